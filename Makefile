@@ -1,0 +1,47 @@
+# Herald's developer entry points. `make dev` runs the whole stack locally; `make test` is the only
+# test command (CI runs it through .ci/run). Both install what is missing first.
+
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+# deps and deps-browser may both call apt-get, which takes a lock: never run targets in parallel.
+.NOTPARALLEL:
+.DEFAULT_GOAL := help
+
+.PHONY: help deps deps-browser dev stop test lint typecheck build bench clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
+
+deps: ## install what is missing: node_modules, nats-server, PostgreSQL, openssl
+	@scripts/deps.sh
+
+deps-browser: ## install chromium for the browser tests when it is missing
+	@scripts/deps.sh browser
+
+dev: deps ## run the whole stack locally (data in .data/); Ctrl-C stops it
+	@scripts/dev.sh
+
+stop: ## stop a `make dev` stack that lost its terminal
+	@scripts/dev-stop.sh
+
+test: deps deps-browser ## run every test (vitest, real nats-server and Postgres)
+	npx vitest run
+
+lint: deps ## biome check and the TypeScript compiler over the whole repo
+	npx biome check .
+	npx tsc -p tsconfig.json
+
+typecheck: deps ## the TypeScript compiler only
+	npx tsc -p tsconfig.json
+
+build: deps ## compile every workspace that has a build script into its dist/
+	npm run build --workspaces --if-present
+
+bench: deps ## run the benchmarks (bench/run.ts)
+	@# Every connection is a descriptor: raise the soft limit to the hard one. QUICK=1: the <60 s smoke run.
+	@ulimit -n "$$(ulimit -Hn)" 2>/dev/null || true; \
+	  node --conditions=herald-source --import tsx bench/run.ts
+
+clean: ## stop the dev stack, then delete .data/ and every dist/
+	@scripts/dev-stop.sh
+	rm -rf .data proto/dist services/*/dist clients/*/dist

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Installs what Herald needs on a fresh Debian/Ubuntu machine that already has Node, and nothing
+# when everything is there (so `make dev` and `make test` can call it every time).
+#
+#   scripts/deps.sh           node_modules, nats-server, PostgreSQL, openssl
+#   scripts/deps.sh browser   chromium, for the browser tests
+#
+# HERALD_DEPS_DRY_RUN=1 prints what would be installed instead of installing it.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+
+dry_run=${HERALD_DEPS_DRY_RUN:-}
+
+say() { printf 'deps: %s\n' "$*" >&2; }
+die() {
+  say "$*"
+  exit 1
+}
+
+# sudo only when needed; never prompt without a terminal (CI), fail instead of hanging.
+as_root() {
+  if [[ $(id -u) -eq 0 ]]; then
+    "$@"
+  elif ! command -v sudo >/dev/null 2>&1; then
+    die "need root to run '$*' and sudo is not installed: run it as root"
+  elif [[ -n ${CI:-} || ! -t 0 ]]; then
+    sudo -n "$@"
+  else
+    sudo "$@"
+  fi
+}
+
+apt_updated=
+apt_install() {
+  if [[ -n $dry_run ]]; then
+    say "would run: apt-get install -y $*"
+    return 0
+  fi
+  command -v apt-get >/dev/null 2>&1 ||
+    die "missing $*, and this is not a Debian/Ubuntu machine (no apt-get): install $* yourself"
+  say "installing $* (apt-get)"
+  export DEBIAN_FRONTEND=noninteractive
+  if [[ -z $apt_updated ]]; then
+    as_root apt-get update -qq
+    apt_updated=1
+  fi
+  as_root apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+have() { command -v "$1" >/dev/null 2>&1; }
+
+# Debian keeps initdb/pg_ctl out of PATH, under /usr/lib/postgresql/<major>/bin.
+have_initdb() {
+  have initdb && return 0
+  compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null
+}
+
+check_node() {
+  have node || die 'Node.js is not installed: install Node 20.19 or newer (https://nodejs.org)'
+  node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>20||(a===20&&b>=19)?0:1)' ||
+    die "Node $(node --version) is too old: Herald needs Node 20.19 or newer"
+}
+
+# node_modules is stale when any package the lockfile pins is absent from npm's record of what it
+# installed (node_modules/.package-lock.json) or there at another version. Comparing contents
+# rather than mtimes keeps a fresh checkout (new mtimes, same lock) from reinstalling.
+node_modules_stale() {
+  [[ -f node_modules/.package-lock.json ]] || return 0
+  ! node -e '
+    const fs = require("fs");
+    const lock = JSON.parse(fs.readFileSync("package-lock.json", "utf8")).packages ?? {};
+    const have = JSON.parse(fs.readFileSync("node_modules/.package-lock.json", "utf8")).packages ?? {};
+    for (const [path, want] of Object.entries(lock)) {
+      if (path === "") continue;
+      const got = have[path];
+      // npm skips optional packages built for other platforms.
+      if (!got) { if (want.optional) continue; process.exit(1); }
+      if (want.version !== undefined && got.version !== want.version) process.exit(1);
+    }
+  ' 2>/dev/null
+}
+
+install_node_modules() {
+  [[ -f package-lock.json ]] || die 'package-lock.json is missing: run npm install once to create it'
+  node_modules_stale || return 0
+  if [[ -n $dry_run ]]; then
+    say 'would run: npm install --no-save'
+    return 0
+  fi
+  # Not `npm ci`: the registry these machines reach 404s biome's non-Linux platform packages
+  # (@biomejs/cli-win32-x64 and the like), so npm writes a lock without them and `npm ci` then
+  # refuses that lock as out of sync. `npm install --no-save` installs the versions the lock
+  # pins and leaves package.json and the lock untouched.
+  say 'node_modules is missing or older than package-lock.json: npm install --no-save'
+  npm install --no-save --no-audit --no-fund --loglevel=error
+}
+
+install_system() {
+  local missing=()
+  have nats-server || [[ -x /usr/sbin/nats-server ]] || missing+=(nats-server)
+  have_initdb || missing+=(postgresql)
+  have openssl || missing+=(openssl)
+  have curl || missing+=(curl)
+  [[ ${#missing[@]} -eq 0 ]] || apt_install "${missing[@]}"
+}
+
+install_browser() {
+  [[ -x /usr/bin/chromium ]] || apt_install chromium
+}
+
+case ${1:-core} in
+  core)
+    check_node
+    install_system
+    install_node_modules
+    ;;
+  browser)
+    install_browser
+    ;;
+  *)
+    die "unknown target '$1': use 'core' (default) or 'browser'"
+    ;;
+esac

@@ -1,0 +1,24 @@
+import { defineConfig } from 'vitest/config';
+
+// Workspace packages export their TypeScript sources under the `herald-source` condition, so
+// tests run the code as written without a build step.
+export default defineConfig({
+  resolve: { conditions: ['herald-source'] },
+  ssr: { resolve: { conditions: ['herald-source'] } },
+  test: {
+    include: [
+      'proto/src/**/*.test.ts',
+      'services/*/src/**/*.test.ts',
+      'services/*/test/**/*.test.ts',
+      'test/**/*.test.ts',
+      'clients/*/test/**/*.test.ts',
+      'bench/src/**/*.test.ts',
+      'bench/test/**/*.test.ts',
+    ],
+    // The SDK's tests import its built dist/ (tested as shipped): build it first when stale.
+    globalSetup: ['clients/sdk/test/global-setup.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+  },
+});
