@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import { Client } from './notify.js';
+import { PlanLimits } from './plans.js';
+
+export const KeyKind = z.enum(['live', 'test']);
+export type KeyKind = z.infer<typeof KeyKind>;
+
+/** Key prefixes, so secret scanners can find leaked keys. */
+export const KeyPrefix = { live: 'hk_live_', test: 'hk_test_' } as const;
+
+/**
+ * `rt.auth.verify` request. Callers send the SHA-256 of the key (hex), never the key itself, so
+ * the secret does not cross NATS.
+ */
+export const AuthVerifyRequest = z.object({
+  v: z.literal(1),
+  key_hash: z.string().regex(/^[0-9a-f]{64}$/, 'key_hash must be 64 lower-case hex characters'),
+});
+export type AuthVerifyRequest = z.infer<typeof AuthVerifyRequest>;
+
+/** What a verified key lets the caller know: enough to route, authorise and limit. */
+export const VerifiedKey = z.object({
+  id: z.string(),
+  account_id: z.string(),
+  kind: KeyKind,
+  client: Client,
+  /** For web keys: the exact origin (`https://host[:port]`) requests must come from. */
+  domain: z.string().nullable(),
+  /** Epoch milliseconds after which the key is refused (`key_expired`); null = never. */
+  expires_at: z.number().int().nullable(),
+  /** The account's plan id. */
+  plan: z.string(),
+  /**
+   * Epoch ms at which the account's paid subscription lapses (a Live key is then refused with
+   * `plan_inactive`); null for the free plan, which never lapses.
+   */
+  plan_until: z.number().int().nullable(),
+  /** The plan's limits, or the catalogue's `test_key_limits` for a Test key. */
+  limits: PlanLimits,
+});
+export type VerifiedKey = z.infer<typeof VerifiedKey>;
+
+export const AuthVerifyReply = z.discriminatedUnion('ok', [
+  z.object({ v: z.literal(1), ok: z.literal(true), key: VerifiedKey }),
+  z.object({
+    v: z.literal(1),
+    ok: z.literal(false),
+    error: z.object({
+      code: z.enum(['invalid_api_key', 'key_revoked', 'key_expired', 'plan_inactive', 'internal']),
+      message: z.string(),
+    }),
+  }),
+]);
+export type AuthVerifyReply = z.infer<typeof AuthVerifyReply>;
+
+/**
+ * `rt.auth.invalidate` broadcast: drop cached verifications for this key (or every key of the
+ * account) and re-check open sockets that used it.
+ */
+export const AuthInvalidate = z.object({
+  v: z.literal(1),
+  key_id: z.string().optional(),
+  account_id: z.string().optional(),
+  /** `domain_changed`: a web key's registered domain was changed; re-check Origins. */
+  reason: z.enum(['revoked', 'reset', 'plan_changed', 'domain_changed']),
+});
+export type AuthInvalidate = z.infer<typeof AuthInvalidate>;

@@ -1,0 +1,138 @@
+/**
+ * The error-code catalogue. A code is stable: clients switch on it. Each code has exactly one
+ * HTTP status and, for sockets, the close code `4000 + status` (herald.v1 framing).
+ */
+export const ErrorCodes = {
+  /** Body is not parseable JSON, or not a JSON object. */
+  invalid_json: 400,
+  /** Content-Type is not application/json. */
+  unsupported_content_type: 400,
+  /** A required field is absent. */
+  missing_field: 400,
+  /** recipient is not a UUID v4. */
+  invalid_recipient: 400,
+  /** client is not `web` or `mobile`. */
+  invalid_client: 400,
+  /** A query or body field has the wrong type or shape. */
+  invalid_field: 400,
+  /** api_key is absent. */
+  missing_api_key: 401,
+  /** Login failed: the email or the password is wrong (deliberately not saying which). */
+  invalid_credentials: 401,
+  /** The account API needs a session: log in (POST /v1/sessions) first. */
+  not_authenticated: 401,
+  /** api_key is not a key Herald issued. */
+  invalid_api_key: 401,
+  /** The key was revoked. */
+  key_revoked: 401,
+  /** The key is past its expiry (Test keys live 4 hours). */
+  key_expired: 401,
+  /** The Origin header does not equal the web key's registered domain. */
+  origin_mismatch: 403,
+  /** The request's client (web|mobile) differs from the key's. */
+  client_mismatch: 403,
+  /** The NATS dispatch subject names another account than the key's. */
+  account_mismatch: 403,
+  /** The account's plan is not active. */
+  plan_inactive: 403,
+  /** The key's dispatch rate limit is exhausted; see Retry-After. */
+  rate_limited: 403,
+  /** Live keys need a paid plan with an active subscription. */
+  plan_required: 403,
+  /** A state-changing account-API request lacks its CSRF token or comes from another Origin. */
+  csrf_failed: 403,
+  /** No such route. */
+  not_found: 404,
+  /** The route exists but not with this HTTP method (see the Allow header). */
+  method_not_allowed: 405,
+  /** A request with the same Idempotency-Key is still being processed. */
+  idempotency_in_progress: 409,
+  /** The account already has its Test key; support can reset it (`key reset-test`). */
+  test_key_exists: 409,
+  /** An account with this email already exists. */
+  account_exists: 409,
+  /** The account holds as many active Live keys as allowed: revoke one first. */
+  too_many_keys: 409,
+  /** The payload (or the whole body) is larger than the configured limit. */
+  payload_too_large: 413,
+  /** The account's concurrent-connection cap is reached. */
+  connection_limit: 429,
+  /** The recipient's offline queue (or the whole store) is full; nothing older was dropped. */
+  queue_full: 507,
+  /** Could neither push nor store (NATS or JetStream unavailable). */
+  unavailable: 503,
+  /** A bug: logged with a request id, never detailed to the caller. */
+  internal: 500,
+} as const satisfies Record<string, number>;
+
+export type ErrorCode = keyof typeof ErrorCodes;
+
+export function statusOf(code: ErrorCode): number {
+  return ErrorCodes[code];
+}
+
+/** The socket close code for a rejection or forced close in herald.v1 framing. */
+export function closeCodeOf(code: ErrorCode): number {
+  return 4000 + ErrorCodes[code];
+}
+
+/** Non-error close codes the edge uses. */
+export const CloseCodes = {
+  /** The edge is shutting down: reconnect (to another edge). */
+  goingAway: 1001,
+  /** The client sent something the edge cannot accept (bad frame, too large). */
+  policy: 1008,
+  /** The socket's send buffer exceeded its cap (slow reader). Reconnect; nothing was lost. */
+  slowConsumer: 1013,
+} as const;
+
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string; field?: string };
+}
+
+/**
+ * A failure with a stable code, an HTTP status, the field at fault and a message that says how
+ * to fix it. The message is safe to show to the caller.
+ */
+export class HeraldError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly field: string | undefined;
+  /** Seconds, for `rate_limited`. */
+  readonly retryAfter: number | undefined;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    opts: { field?: string; retryAfter?: number; cause?: unknown } = {},
+  ) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = 'HeraldError';
+    this.code = code;
+    this.status = ErrorCodes[code];
+    this.field = opts.field;
+    this.retryAfter = opts.retryAfter;
+  }
+
+  toBody(): ErrorBody {
+    return {
+      error: {
+        code: this.code,
+        message: this.message,
+        ...(this.field === undefined ? {} : { field: this.field }),
+      },
+    };
+  }
+
+  /** Rebuilds the typed error from a body that crossed NATS or HTTP. */
+  static fromBody(body: ErrorBody['error'], retryAfter?: number): HeraldError {
+    return new HeraldError(body.code, body.message, {
+      ...(body.field === undefined ? {} : { field: body.field }),
+      ...(retryAfter === undefined ? {} : { retryAfter }),
+    });
+  }
+}
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && Object.hasOwn(ErrorCodes, value);
+}

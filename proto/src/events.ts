@@ -1,0 +1,33 @@
+import { z } from 'zod';
+
+/**
+ * An event crossing NATS (live request or queued message) is the sender's payload JSON text as
+ * the message data, untouched, with its metadata in headers. Keeping the payload as bytes means
+ * no parse/serialise on the hot path and no loss of precision in large numbers.
+ */
+export const EventHeaders = {
+  /** The event id ingress assigned (UUID v4); herald.v1 clients dedup on it. */
+  id: 'Herald-Id',
+  /** Milliseconds since the epoch at which ingress accepted the event. */
+  ts: 'Herald-Ts',
+  /** JetStream's dedup header; Herald sets it to `<account>:<idempotency-key>`. */
+  msgId: 'Nats-Msg-Id',
+} as const;
+
+export const EventMeta = z.object({
+  id: z.string().min(1),
+  ts: z.coerce.number().int().nonnegative(),
+});
+export type EventMeta = z.infer<typeof EventMeta>;
+
+/** The edge's reply to a live request it delivered to at least one socket. */
+export const LiveReply = z.object({
+  v: z.literal(1),
+  /** How many of the recipient's sockets on this edge the event was written to. */
+  sockets: z.number().int().positive(),
+});
+export type LiveReply = z.infer<typeof LiveReply>;
+
+/** Core-NATS notice published after an event is stored in the queue (see subjects.queued). */
+export const QueuedNotice = z.object({ v: z.literal(1), id: z.string() });
+export type QueuedNotice = z.infer<typeof QueuedNotice>;

@@ -1,0 +1,99 @@
+import { z } from 'zod';
+import { HeraldError } from './errors.js';
+import { Client } from './notify.js';
+import { UUID_V4 } from './uuid.js';
+
+/** Query parameters of `wss {ws_url}/ws/connect`. */
+export const ConnectParams = z.object({
+  api_key: z
+    .string({ error: 'api_key is required in the query string' })
+    .min(1, 'api_key must not be empty'),
+  recipient: z
+    .string({ error: 'recipient is required in the query string' })
+    .regex(
+      UUID_V4,
+      'recipient must be a UUID v4 (xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx, y in 8,9,a,b)',
+    )
+    .transform((s) => s.toLowerCase()),
+  client: Client,
+});
+export type ConnectParams = z.infer<typeof ConnectParams>;
+
+/** herald.v1, server to client: one event. `payload` is the sender's JSON, untouched. */
+export const EventFrame = z.object({
+  type: z.literal('event'),
+  id: z.string(),
+  ts: z.number(),
+  payload: z.unknown(),
+});
+export type EventFrame = z.infer<typeof EventFrame>;
+
+/** herald.v1, server to client, sent just before a rejection close (4400/4401/4403/4429). */
+export const ErrorFrame = z.object({
+  type: z.literal('error'),
+  error: z.object({ code: z.string(), message: z.string(), field: z.string().optional() }),
+});
+export type ErrorFrame = z.infer<typeof ErrorFrame>;
+
+export const ServerFrame = z.discriminatedUnion('type', [EventFrame, ErrorFrame]);
+export type ServerFrame = z.infer<typeof ServerFrame>;
+
+/** herald.v1, client to server: the event with this id was handled. */
+export const AckFrame = z.object({ type: z.literal('ack'), id: z.string().min(1).max(64) });
+export type AckFrame = z.infer<typeof AckFrame>;
+
+export const ClientFrame = z.discriminatedUnion('type', [AckFrame]);
+export type ClientFrame = z.infer<typeof ClientFrame>;
+
+/**
+ * Builds a herald.v1 event frame around a payload's original JSON text without parsing it, so
+ * the payload reaches the client byte for byte.
+ */
+export function encodeEventFrame(id: string, ts: number, payloadJson: string): string {
+  return `{"type":"event","id":${JSON.stringify(id)},"ts":${ts},"payload":${payloadJson}}`;
+}
+
+const REQUIRED = ['recipient', 'api_key', 'client'] as const;
+
+const HINTS: Record<(typeof REQUIRED)[number], string> = {
+  recipient: 'add recipient=<the UUID v4 of the user this socket receives for>',
+  api_key: 'add api_key=<your Herald API key>',
+  client: 'add client=web or client=mobile, matching your key',
+};
+
+/**
+ * Validates the query of `/ws/connect` and returns its parameters (recipient lower-cased), or
+ * throws the {@link HeraldError} naming the parameter at fault and how to fix it. Parameters are
+ * checked in a fixed order so the same bad query always yields the same error.
+ */
+export function parseConnectParams(query: URLSearchParams): ConnectParams {
+  const raw: Record<string, string> = {};
+  for (const name of REQUIRED) {
+    const value = query.get(name);
+    if (value === null || value === '') {
+      const code = name === 'api_key' ? 'missing_api_key' : 'missing_field';
+      throw new HeraldError(code, `${name} is required in the query string: ${HINTS[name]}`, {
+        field: name,
+      });
+    }
+    raw[name] = value;
+  }
+  const parsed = ConnectParams.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const field = String(parsed.error.issues[0]?.path[0] ?? 'query');
+  if (field === 'recipient') {
+    throw new HeraldError(
+      'invalid_recipient',
+      'recipient must be a UUID v4 (xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx, y in 8,9,a,b)',
+      { field },
+    );
+  }
+  if (field === 'client') {
+    throw new HeraldError('invalid_client', 'client must be "web" or "mobile"', { field });
+  }
+  throw new HeraldError(
+    'invalid_field',
+    `${field}: ${parsed.error.issues[0]?.message ?? 'invalid value'}`,
+    { field },
+  );
+}
