@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { ConfigError, envInt, parseEnv } from './config.js';
+
+describe('parseEnv', () => {
+  const Env = z.object({
+    DATABASE_URL: z.string().startsWith('postgres://', 'must be a postgres:// URL'),
+    LIMIT: envInt(5, 1, 10),
+  });
+
+  it('returns typed values with defaults', () => {
+    expect(parseEnv('svc', Env, { DATABASE_URL: 'postgres://h/db' })).toEqual({
+      DATABASE_URL: 'postgres://h/db',
+      LIMIT: 5,
+    });
+  });
+
+  it('names every bad variable in one error, and never prints a password', () => {
+    let err: unknown;
+    try {
+      parseEnv('svc', Env, { DATABASE_URL: 'mysql://admin:s3cret@db/x', LIMIT: '11' });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    const message = (err as Error).message;
+    expect(message).toMatch(/DATABASE_URL .*must be a postgres:\/\/ URL/);
+    expect(message).toMatch(/LIMIT \("11"\): must be at most 10/);
+    expect(message).not.toContain('s3cret');
+    expect(message).toContain('admin:***@');
+  });
+});

@@ -1,0 +1,97 @@
+import { z } from 'zod';
+
+/** Thrown by {@link parseEnv}; its message lists every bad variable and what it should be. */
+export class ConfigError extends Error {
+  constructor(service: string, problems: string[]) {
+    super(`${service}: invalid configuration\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * Parses environment variables with a zod schema whose keys are the variable names. Returns the
+ * typed result or throws one {@link ConfigError} naming every bad variable.
+ */
+export function parseEnv<S extends z.ZodObject>(
+  service: string,
+  schema: S,
+  env: Record<string, string | undefined> = process.env,
+): z.infer<S> {
+  const result = schema.safeParse(env);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => {
+    const name = issue.path.join('.') || '(environment)';
+    const value = env[name];
+    const shown =
+      value === undefined
+        ? 'unset'
+        : /KEY|SECRET|PASSWORD|TOKEN/i.test(name)
+          ? 'set'
+          : JSON.stringify(withoutCredentials(value));
+    return `${name} (${shown}): ${issue.message}`;
+  });
+  throw new ConfigError(service, problems);
+}
+
+/** A boolean variable: `true|false|1|0|yes|no`, default when unset. */
+export const envBool = (fallback: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: 'must be true or false' })
+    .optional()
+    .transform((v) => (v === undefined ? fallback : v === 'true' || v === '1' || v === 'yes'));
+
+/** An integer variable within bounds, default when unset. */
+export const envInt = (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
+  z.coerce
+    .number({ error: `must be an integer between ${min} and ${max}` })
+    .int(`must be an integer between ${min} and ${max}`)
+    .min(min, `must be at least ${min}`)
+    .max(max, `must be at most ${max}`)
+    .optional()
+    .default(fallback);
+
+export const envPort = (fallback: number) => envInt(fallback, 0, 65535);
+
+/** Settings every service shares: logging, NATS, TLS on its listener. */
+export const CommonEnv = z.object({
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  NATS_URL: z
+    .string()
+    .min(1, 'must be a NATS URL such as nats://127.0.0.1:4222')
+    .default('nats://127.0.0.1:4222'),
+  /** CA bundle to verify a TLS NATS server; set it when NATS serves TLS. */
+  NATS_CA_FILE: z.string().optional(),
+  NATS_CERT_FILE: z.string().optional(),
+  NATS_KEY_FILE: z.string().optional(),
+  NATS_USER: z.string().optional(),
+  NATS_PASSWORD: z.string().optional(),
+  /** Certificate and key of this service's own listener (PEM files). */
+  TLS_CERT_FILE: z.string().optional(),
+  TLS_KEY_FILE: z.string().optional(),
+  /** Serve plain HTTP/WS: only behind a TLS-terminating proxy. */
+  TLS_DISABLED: envBool(false),
+  HOST: z.string().default('0.0.0.0'),
+  /** How long graceful shutdown may take before the process exits anyway, ms. */
+  SHUTDOWN_TIMEOUT_MS: envInt(10_000, 100, 600_000),
+});
+export type CommonEnv = z.infer<typeof CommonEnv>;
+
+/** Refinement for schemas extending {@link CommonEnv}: TLS needs both files unless disabled. */
+export function requireTls(env: CommonEnv, ctx: z.RefinementCtx): void {
+  if (env.TLS_DISABLED) return;
+  for (const name of ['TLS_CERT_FILE', 'TLS_KEY_FILE'] as const) {
+    if (!env[name]) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [name],
+        message:
+          'is required: every Herald listener serves TLS (set TLS_DISABLED=true only behind a TLS-terminating proxy)',
+      });
+    }
+  }
+}
+
+/** Hides the password of a URL-shaped value (`scheme://user:pass@host`) before it is printed. */
+function withoutCredentials(value: string): string {
+  return value.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*):[^@/]*@/i, '$1:***@');
+}

@@ -1,0 +1,42 @@
+import { readFileSync } from 'node:fs';
+import { type ConnectionOptions, connect, type NatsConnection } from 'nats';
+import type { CommonEnv } from './config.js';
+import type { Logger } from './logger.js';
+
+/** Connects to NATS with the service's name, TLS and credentials from config, reconnecting forever. */
+export async function connectNats(
+  config: CommonEnv,
+  name: string,
+  logger: Logger,
+): Promise<NatsConnection> {
+  const opts: ConnectionOptions = {
+    servers: config.NATS_URL.split(','),
+    name,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 500,
+    pingInterval: 10_000,
+    ...(config.NATS_USER ? { user: config.NATS_USER, pass: config.NATS_PASSWORD ?? '' } : {}),
+  };
+  if (config.NATS_CA_FILE || config.NATS_CERT_FILE) {
+    opts.tls = {
+      ...(config.NATS_CA_FILE ? { ca: readFileSync(config.NATS_CA_FILE, 'utf8') } : {}),
+      ...(config.NATS_CERT_FILE ? { cert: readFileSync(config.NATS_CERT_FILE, 'utf8') } : {}),
+      ...(config.NATS_KEY_FILE ? { key: readFileSync(config.NATS_KEY_FILE, 'utf8') } : {}),
+    };
+  }
+  const nc = await connect(opts);
+  logger.info({ server: nc.getServer() }, 'connected to NATS');
+  void (async () => {
+    for await (const s of nc.status()) {
+      if (s.type === 'disconnect' || s.type === 'reconnect' || s.type === 'error') {
+        logger.warn({ type: s.type, data: String(s.data) }, 'NATS connection status');
+      }
+    }
+  })();
+  return nc;
+}
+
+/** True while the connection is usable (for /readyz). */
+export function natsReady(nc: NatsConnection): boolean {
+  return !nc.isClosed() && !nc.isDraining();
+}
