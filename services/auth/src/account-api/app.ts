@@ -1,0 +1,43 @@
+import type http from 'node:http';
+import Router from '@koa/router';
+import Koa, { type Middleware } from 'koa';
+import { accountRoutes } from './account-routes.js';
+import type { AccountApiDeps } from './deps.js';
+import { errorBoundary, unmatchedAsJson } from './error-boundary.js';
+import { keyRoutes } from './key-routes.js';
+import { originGuard } from './origin-guard.js';
+import type { SessionState } from './session-auth.js';
+
+export type OpsHandler = (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
+
+/**
+ * The account HTTP API (JSON, for the dashboard and scripts), with the ops endpoints on the same
+ * listener. Built without listening: serve `app.callback()`.
+ */
+export function createAccountApi(deps: AccountApiDeps, ops?: OpsHandler): Koa<SessionState> {
+  const app = new Koa<SessionState>({ proxy: deps.settings.trustProxy });
+  // Every error becomes a JSON body in the boundary, so koa's own stderr logging would duplicate it.
+  app.silent = true;
+  const router = new Router<SessionState>();
+  accountRoutes(router, deps);
+  keyRoutes(router, deps);
+
+  app.use(errorBoundary(deps.logger));
+  if (ops) app.use(opsRoutes(ops));
+  app.use(originGuard(deps.settings.allowedOrigin));
+  app.use(unmatchedAsJson());
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return app;
+}
+
+function opsRoutes(ops: OpsHandler): Middleware {
+  return async (ctx, next) => {
+    if (ops(ctx.req, ctx.res)) {
+      // The ops handler writes the response itself (possibly later, for /readyz and /metrics).
+      ctx.respond = false;
+      return;
+    }
+    await next();
+  };
+}

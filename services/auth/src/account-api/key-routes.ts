@@ -1,0 +1,78 @@
+import type { AuthInvalidate } from '@herald/proto';
+import type Router from '@koa/router';
+import { findApiKey, listApiKeys, revokeApiKey, setApiKeyDomain } from '../api-keys.js';
+import { domainChangedMessage, publishInvalidation, revokedMessage } from '../invalidation.js';
+import { normalizeDomain } from '../key-domain.js';
+import { issueKey } from '../key-issuing.js';
+import type { AccountApiDeps } from './deps.js';
+import { parseBody, readJson } from './json-body.js';
+import { DomainBody, LiveKeyBody, TestKeyBody } from './schemas.js';
+import { requireSession, type SessionState } from './session-auth.js';
+import { createdKeyView, keyView } from './views.js';
+
+/** The account's keys: list, create Live, generate Test, revoke, register a domain. */
+export function keyRoutes(router: Router<SessionState>, deps: AccountApiDeps): void {
+  const { db, settings } = deps;
+  const session = requireSession(db, deps.now);
+  const rules = { db, catalogue: deps.catalogue, maxLiveKeys: settings.maxLiveKeys };
+
+  /**
+   * The database already holds the change; the broadcast only cuts cached answers short. If NATS
+   * is down, callers' caches expire within their TTL, so the request still succeeds, logged.
+   */
+  const broadcast = async (msg: AuthInvalidate) => {
+    try {
+      await publishInvalidation(deps.nc, msg);
+    } catch (err) {
+      deps.logger.error(
+        { err: err instanceof Error ? err.message : String(err), reason: msg.reason },
+        'invalidation broadcast failed: caches will catch up within their TTL',
+      );
+    }
+  };
+
+  router.get('/v1/keys', session, async (ctx) => {
+    const keys = await listApiKeys(db, ctx.state.session.account_id);
+    ctx.body = { keys: keys.map(keyView) };
+  });
+
+  router.post('/v1/keys', session, async (ctx) => {
+    const body = parseBody(LiveKeyBody, await readJson(ctx, settings.bodyLimitBytes));
+    const key = await issueKey(
+      rules,
+      ctx.state.session.account_id,
+      { kind: 'live', client: body.client, domain: body.domain },
+      new Date(deps.now()),
+    );
+    ctx.status = 201;
+    ctx.body = createdKeyView(key);
+  });
+
+  router.post('/v1/keys/test', session, async (ctx) => {
+    const body = parseBody(TestKeyBody, await readJson(ctx, settings.bodyLimitBytes));
+    const key = await issueKey(
+      rules,
+      ctx.state.session.account_id,
+      { kind: 'test', client: body.client, domain: body.domain },
+      new Date(deps.now()),
+    );
+    ctx.status = 201;
+    ctx.body = createdKeyView(key);
+  });
+
+  router.delete('/v1/keys/:id', session, async (ctx) => {
+    const key = await revokeApiKey(db, ctx.params.id ?? '', ctx.state.session.account_id);
+    await broadcast(revokedMessage(key));
+    ctx.body = keyView(key);
+  });
+
+  router.put('/v1/keys/:id/domain', session, async (ctx) => {
+    const body = parseBody(DomainBody, await readJson(ctx, settings.bodyLimitBytes));
+    const accountId = ctx.state.session.account_id;
+    const current = await findApiKey(db, accountId, ctx.params.id ?? '');
+    const domain = normalizeDomain(body.domain, current.kind);
+    const key = await setApiKeyDomain(db, accountId, current.id, domain);
+    await broadcast(domainChangedMessage(key));
+    ctx.body = keyView(key);
+  });
+}

@@ -1,0 +1,42 @@
+import { HeraldError } from '@herald/proto';
+import type { Middleware } from 'koa';
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** True for methods that change state and so need CSRF protection. */
+export function isStateChanging(method: string): boolean {
+  return !SAFE_METHODS.has(method.toUpperCase());
+}
+
+/**
+ * The Origin half of CSRF protection, and CORS for the dashboard. A state-changing request that
+ * carries an Origin header must come from `allowedOrigin` (ACCOUNT_API_ORIGIN), else 403
+ * `csrf_failed`; requests without Origin (scripts, curl) pass here and still need the session's
+ * CSRF token (session-auth.ts). Only `allowedOrigin` gets CORS headers, with credentials, so no
+ * other site can read an answer.
+ */
+export function originGuard(allowedOrigin: string): Middleware {
+  return async (ctx, next) => {
+    const origin = ctx.get('Origin');
+    ctx.vary('Origin');
+    if (origin === allowedOrigin) {
+      ctx.set('Access-Control-Allow-Origin', allowedOrigin);
+      ctx.set('Access-Control-Allow-Credentials', 'true');
+      if (ctx.method === 'OPTIONS') {
+        ctx.set('Access-Control-Allow-Methods', 'GET, POST, PUT, DELETE');
+        ctx.set('Access-Control-Allow-Headers', 'Content-Type, X-Herald-CSRF');
+        ctx.set('Access-Control-Max-Age', '600');
+        ctx.status = 204;
+        return;
+      }
+    }
+    if (origin !== '' && isStateChanging(ctx.method) && origin !== allowedOrigin) {
+      throw new HeraldError(
+        'csrf_failed',
+        `Origin ${JSON.stringify(origin)} may not change this account: requests must come from ${allowedOrigin} (ACCOUNT_API_ORIGIN), or from a script sending no Origin`,
+        { field: 'Origin' },
+      );
+    }
+    await next();
+  };
+}

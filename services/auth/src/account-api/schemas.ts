@@ -1,0 +1,55 @@
+import { Client } from '@herald/proto';
+import { z } from 'zod';
+import { Email, MAX_EMAIL_LENGTH } from '../accounts.js';
+import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from './passwords.js';
+
+const password = (min: number) =>
+  z
+    .string({ error: 'password is required: give the account password' })
+    .min(min, `password must be at least ${min} characters: choose a longer passphrase`)
+    .max(MAX_PASSWORD_LENGTH, `password must be at most ${MAX_PASSWORD_LENGTH} characters`);
+
+const client = z.enum(Client.options, { error: 'client must be "web" or "mobile"' });
+const domain = z.string({
+  error:
+    'domain must be a string: the origin your web app is served from, such as https://app.example.com',
+});
+
+/** `POST /v1/accounts`. */
+export const SignupBody = z.strictObject({ email: Email, password: password(MIN_PASSWORD_LENGTH) });
+export type SignupBody = z.infer<typeof SignupBody>;
+
+/**
+ * `POST /v1/sessions`. The email is not checked as an address here: anything that is not an
+ * account's email is simply `invalid_credentials`, like a wrong password.
+ */
+export const LoginBody = z.strictObject({
+  email: z
+    .string({ error: 'email is required: give the account email' })
+    .trim()
+    .toLowerCase()
+    .min(1, 'email is required: give the account email')
+    .max(MAX_EMAIL_LENGTH, `email must be at most ${MAX_EMAIL_LENGTH} characters`),
+  password: password(1),
+});
+export type LoginBody = z.infer<typeof LoginBody>;
+
+/** `POST /v1/keys`: a Live key. */
+export const LiveKeyBody = z.strictObject({
+  kind: z
+    .literal('live', {
+      error: 'kind may only be "live" here: use POST /v1/keys/test for the Test key',
+    })
+    .optional(),
+  client,
+  domain: domain.optional(),
+});
+export type LiveKeyBody = z.infer<typeof LiveKeyBody>;
+
+/** `POST /v1/keys/test`: the account's one Test key. */
+export const TestKeyBody = z.strictObject({ client, domain: domain.optional() });
+export type TestKeyBody = z.infer<typeof TestKeyBody>;
+
+/** `PUT /v1/keys/:id/domain`. */
+export const DomainBody = z.strictObject({ domain });
+export type DomainBody = z.infer<typeof DomainBody>;

@@ -1,0 +1,243 @@
+import type { AuthInvalidate, HeraldError, KeyKind } from '@herald/proto';
+import { createAccount } from '../accounts.js';
+import { type ApiKeySummary, type CreatedApiKey, listApiKeys, revokeApiKey } from '../api-keys.js';
+import {
+  planChangedMessage,
+  publishInvalidation,
+  resetMessage,
+  revokedMessage,
+} from '../invalidation.js';
+import { issueKey, resetTestKey } from '../key-issuing.js';
+import type { KeyRequest } from '../keys.js';
+import { migrateToLatest } from '../migrate.js';
+import { resolvePlanChange, setSubscription } from '../subscriptions.js';
+import type { CommandName, ParsedArgs } from './args.js';
+import type { AdminContext } from './context.js';
+
+/** What a command produced: one JSON object for --json, text otherwise. */
+export interface CommandOutput {
+  json: Record<string, unknown>;
+  text: string;
+  /** Printed on stderr; with `exitCode` 1 when the command only partly succeeded. */
+  warning?: string;
+  exitCode?: number;
+}
+
+type Flags = ParsedArgs['flags'];
+type Command = (ctx: AdminContext, flags: Flags) => Promise<CommandOutput>;
+
+/** How long a command waits for NATS to take an invalidation broadcast. */
+const BROADCAST_TIMEOUT_MS = 5000;
+
+export const commands: Record<CommandName, Command> = {
+  async migrate(ctx) {
+    const applied = await migrateToLatest(ctx.db());
+    return {
+      json: { applied },
+      text: applied.length
+        ? `Applied migrations: ${applied.join(', ')}`
+        : 'Database schema is up to date: no migration to apply',
+    };
+  },
+
+  async 'account create'(ctx, flags) {
+    // Checked before anything is written: a bad plan leaves no half-made account behind.
+    const plan =
+      flags.plan === undefined && flags.until === undefined
+        ? undefined
+        : resolvePlanChange(ctx.catalogue(), flags.plan ?? 'free', flags.until);
+    const account = await createAccount(ctx.db(), { email: flags.email ?? '' }, plan);
+    return {
+      json: {
+        id: account.id,
+        email: account.email,
+        plan: account.plan,
+        period_end: iso(account.period_end),
+      },
+      text: `Created account ${account.id} (${account.email}, plan ${account.plan}${account.period_end ? ` until ${account.period_end.toISOString()}` : ''})`,
+    };
+  },
+
+  async 'account set-plan'(ctx, flags) {
+    const change = resolvePlanChange(ctx.catalogue(), flags.plan ?? '', flags.until);
+    const sub = await setSubscription(ctx.db(), flags.account ?? '', change);
+    const until = iso(sub.period_end);
+    const lapsed = sub.period_end !== null && sub.period_end.getTime() <= Date.now();
+    const failure = await broadcast(ctx, [planChangedMessage(sub.account_id)]);
+    const json = {
+      account_id: sub.account_id,
+      plan: sub.plan,
+      period_end: until,
+      broadcast: !failure,
+    };
+    const text = `Account ${sub.account_id} is on the ${change.plan.name} (${sub.plan}) plan${
+      until
+        ? `, paid until ${until}${lapsed ? ' (already past: its Live keys are refused)' : ''}`
+        : ''
+    }`;
+    if (failure) {
+      return {
+        json,
+        text: `${text}, but the invalidation broadcast failed`,
+        warning: `the plan is stored, but broadcasting the change on NATS failed (${failure}): services may use their cached answers for a few seconds more; check NATS_URL and run the same set-plan again to re-broadcast`,
+        exitCode: 1,
+      };
+    }
+    return { json, text: `${text}; services dropped their cached copies` };
+  },
+
+  async 'key create'(ctx, flags) {
+    const request: KeyRequest = {
+      kind: flags.kind as KeyKind,
+      client: flags.client as KeyRequest['client'],
+      domain: flags.domain,
+    };
+    // issueKey checks kind, client and domain (naming the field), then the plan rules.
+    const key = await issueKey(ctx.keyRules(), flags.account ?? '', request);
+    return createdOutput(key, `Created ${key.kind} ${key.client} key ${key.id}`);
+  },
+
+  async 'key reset-test'(ctx, flags) {
+    const { key, revoked } = await resetTestKey(ctx.db(), flags.account ?? '');
+    const out = createdOutput(
+      key,
+      `Reset the Test key of account ${key.account_id}: revoked ${
+        revoked.map((k) => k.id).join(', ') || 'nothing (it was already revoked)'
+      }, created ${key.client} key ${key.id}`,
+    );
+    const failure = await broadcast(ctx, revoked.map(resetMessage));
+    if (failure) {
+      return {
+        ...out,
+        warning: `the old Test key is revoked in the database, but broadcasting it on NATS failed (${failure}): services may accept it from their cache for a few seconds more; check NATS_URL`,
+        exitCode: 1,
+      };
+    }
+    return out;
+  },
+
+  async 'key list'(ctx, flags) {
+    const keys = await listApiKeys(ctx.db(), flags.account ?? '');
+    const rows = keys.map((k) =>
+      [
+        k.id,
+        `${k.key_prefix}…`,
+        k.kind,
+        k.client,
+        k.domain ?? '-',
+        k.revoked_at ? `revoked ${k.revoked_at.toISOString()}` : expiryText(k),
+      ].join('  '),
+    );
+    return {
+      json: { keys: keys.map(listed) },
+      text: keys.length
+        ? [`${keys.length} key(s) of account ${flags.account}:`, ...rows.map((r) => `  ${r}`)].join(
+            '\n',
+          )
+        : `Account ${flags.account} has no keys: create one with \`key create --account ${flags.account} ...\``,
+    };
+  },
+
+  async 'key revoke'(ctx, flags) {
+    const key = await revokeApiKey(ctx.db(), flags.key ?? '');
+    const revokedAt = iso(key.revoked_at);
+    // The database already refuses the key; the broadcast only cuts callers' cached answers short.
+    const failure = await broadcast(ctx, [revokedMessage(key)]);
+    const json = {
+      id: key.id,
+      account_id: key.account_id,
+      revoked_at: revokedAt,
+      broadcast: !failure,
+    };
+    if (failure) {
+      return {
+        json,
+        text: `Revoked key ${key.id} at ${revokedAt}, but the invalidation broadcast failed`,
+        warning: `the key is revoked in the database, but broadcasting it on NATS failed (${failure}): services may accept it from their cache for a few seconds more; check NATS_URL and run \`key revoke --key ${key.id}\` again to re-broadcast`,
+        exitCode: 1,
+      };
+    }
+    return {
+      json,
+      text: `Revoked key ${key.id} at ${revokedAt}; services dropped their cached copies`,
+    };
+  },
+};
+
+/** The key object `key create` and `key reset-test` print: the only time the key is shown. */
+function createdOutput(key: CreatedApiKey, headline: string): CommandOutput {
+  const lines = [
+    `${headline} for account ${key.account_id}`,
+    `  key:     ${key.key}`,
+    '           (shown only now: store it in your secret manager; Herald keeps only its hash)',
+    ...(key.domain ? [`  domain:  ${key.domain}`] : []),
+    `  expires: ${key.expires_at ? key.expires_at.toISOString() : 'never'}`,
+  ];
+  return {
+    json: {
+      id: key.id,
+      key: key.key,
+      kind: key.kind,
+      client: key.client,
+      domain: key.domain,
+      expires_at: iso(key.expires_at),
+    },
+    text: lines.join('\n'),
+  };
+}
+
+/**
+ * Publishes the invalidations; resolves with why it failed, or undefined. The database change
+ * already stands either way.
+ */
+async function broadcast(
+  ctx: AdminContext,
+  messages: AuthInvalidate[],
+): Promise<string | undefined> {
+  if (messages.length === 0) return undefined;
+  try {
+    const nc = await ctx.nats();
+    await withTimeout(
+      Promise.all(messages.map((m) => publishInvalidation(nc, m))),
+      BROADCAST_TIMEOUT_MS,
+    );
+    return undefined;
+  } catch (err) {
+    return err instanceof Error ? err.message : String(err);
+  }
+}
+
+function listed(k: ApiKeySummary) {
+  return {
+    id: k.id,
+    key_prefix: k.key_prefix,
+    kind: k.kind,
+    client: k.client,
+    domain: k.domain,
+    expires_at: iso(k.expires_at),
+    revoked_at: iso(k.revoked_at),
+    created_at: iso(k.created_at),
+  };
+}
+
+function expiryText(k: ApiKeySummary): string {
+  if (!k.expires_at) return 'never expires';
+  return `${k.expires_at.getTime() <= Date.now() ? 'expired' : 'expires'} ${k.expires_at.toISOString()}`;
+}
+
+function iso(date: Date | null): string | null {
+  return date === null ? null : date.toISOString();
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer from NATS within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** The flag a library error's field corresponds to (they share names). */
+export function flagOf(err: HeraldError): string | undefined {
+  return err.field === undefined ? undefined : `--${err.field}`;
+}

@@ -1,0 +1,85 @@
+import { CommonEnv, envBool, envInt, envPort, parseEnv, requireTls } from '@herald/kit';
+import { z } from 'zod';
+import { DEFAULT_MAX_LIVE_KEYS } from './key-issuing.js';
+
+/** A Postgres connection URL (also what the admin CLI accepts). */
+export const DatabaseUrl = z
+  .string({ error: 'is required: a Postgres URL such as postgres://user:pass@host:5432/herald' })
+  .regex(
+    /^postgres(ql)?:\/\/\S+$/,
+    'must be a Postgres URL such as postgres://user:pass@host:5432/herald',
+  );
+export type DatabaseUrl = z.infer<typeof DatabaseUrl>;
+
+/** Most unrevoked Live keys per account; shared with the admin CLI, which applies the same rule. */
+export const MaxLiveKeys = envInt(DEFAULT_MAX_LIVE_KEYS, 1, 10_000);
+
+/**
+ * An origin exactly as browsers send it in the Origin header: `https://host[:port]` (or
+ * `http://localhost[:port]` for local development), returned normalised.
+ */
+export const OriginUrl = z
+  .string()
+  .trim()
+  .transform((value, ctx) => {
+    let url: URL | undefined;
+    try {
+      url = new URL(value);
+    } catch {
+      url = undefined;
+    }
+    const local = url?.protocol === 'http:' && url.hostname === 'localhost';
+    const originOnly =
+      url?.pathname === '/' &&
+      url.username === '' &&
+      url.password === '' &&
+      !value.includes('?') &&
+      !value.includes('#');
+    if (!url || (url.protocol !== 'https:' && !local) || !originOnly) {
+      ctx.addIssue({
+        code: 'custom',
+        message:
+          'must be the origin the dashboard is served from, such as https://dashboard.example.com (https, no path; http only for localhost)',
+      });
+      return z.NEVER;
+    }
+    return url.origin;
+  });
+
+export const Env = CommonEnv.extend({
+  /** Port of the listener (account API and /healthz, /readyz, /metrics). Default 8445; 0 picks one. */
+  PORT: envPort(8445),
+  /** Postgres holding accounts and keys. Required. */
+  DATABASE_URL: DatabaseUrl,
+  /** Apply pending migrations before answering. Default true; turn off to migrate separately. */
+  MIGRATE_ON_START: envBool(true),
+  /** Most Postgres connections this process holds. Default 10. */
+  DB_POOL_MAX: envInt(10, 1, 1000),
+  /** The plan catalogue (JSON). Default config/plans.json at the repo root. */
+  PLANS_FILE: z.string().optional(),
+  /** Most unrevoked Live keys per account. Default 25. */
+  MAX_LIVE_KEYS_PER_ACCOUNT: MaxLiveKeys,
+  /**
+   * The only Origin allowed on state-changing account-API requests (and given CORS access): where
+   * the dashboard is served from. Default https://localhost:8445, the dev listener itself.
+   */
+  ACCOUNT_API_ORIGIN: OriginUrl.default('https://localhost:8445'),
+  /** How long a login session lasts, ms. Default 8 hours; 1 minute to 30 days. */
+  SESSION_TTL_MS: envInt(8 * 3600_000, 60_000, 30 * 24 * 3600_000),
+  /** Failed logins allowed per email and client IP within LOGIN_WINDOW_MS. Default 10. */
+  LOGIN_MAX_FAILURES: envInt(10, 1, 1000),
+  /** The window failed logins are counted in, ms. Default 15 minutes. */
+  LOGIN_WINDOW_MS: envInt(15 * 60_000, 1000, 24 * 3600_000),
+  /** scrypt cost as log2(N) for new password hashes. Default 15 (N = 32768, 32 MiB). */
+  PASSWORD_SCRYPT_LOG_N: envInt(15, 10, 20),
+  /** Most bytes an account-API request body may have. Default 16384. */
+  ACCOUNT_API_BODY_LIMIT_BYTES: envInt(16_384, 256, 1_048_576),
+  /** Take the client IP from X-Forwarded-For (only behind a proxy that sets it). Default false. */
+  TRUST_PROXY: envBool(false),
+}).superRefine(requireTls);
+export type Env = z.infer<typeof Env>;
+export type AuthConfig = Env;
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): AuthConfig {
+  return parseEnv('auth', Env, env);
+}

@@ -1,0 +1,70 @@
+import type { Client, KeyKind } from '@herald/proto';
+import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+
+/** A `timestamptz` column with a database default: read as a Date, optional on insert. */
+type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
+
+export interface AccountsTable {
+  id: Generated<string>;
+  /** Stored lower-cased (a check constraint enforces it), so lookups need no `lower()`. */
+  email: string;
+  /**
+   * scrypt hash with its parameters (see account-api/passwords.ts). Null for an account made by
+   * the admin CLI: it cannot log in.
+   */
+  password_hash: ColumnType<string | null, string | null | undefined, string | null>;
+  created_at: CreatedAt;
+}
+
+/** One per account: the plan and, for a paid plan, when the paid period ends. */
+export interface SubscriptionsTable {
+  account_id: string;
+  /** A plan id of the catalogue (config/plans.json). */
+  plan: string;
+  /** Null for the free plan, which never lapses. */
+  period_end: Date | null;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export interface ApiKeysTable {
+  id: Generated<string>;
+  account_id: string;
+  /** kit `hashKey(key)`: SHA-256 hex. The key itself is never stored. */
+  key_hash: string;
+  /** The key's first 12 characters, so a user can tell keys apart in lists. */
+  key_prefix: string;
+  kind: KeyKind;
+  client: Client;
+  /** Web keys: the exact origin requests must come from. Null for mobile keys. */
+  domain: string | null;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+  created_at: CreatedAt;
+}
+
+/** A login of the account API. Only hashes of its tokens are stored. */
+export interface SessionsTable {
+  id: Generated<string>;
+  account_id: string;
+  /** SHA-256 hex of the `herald_session` cookie's value. */
+  token_hash: string;
+  /** SHA-256 hex of the CSRF token returned at login. */
+  csrf_hash: string;
+  created_at: CreatedAt;
+  expires_at: Date;
+}
+
+/** The tables the auth service owns. */
+export interface AuthDb {
+  accounts: AccountsTable;
+  subscriptions: SubscriptionsTable;
+  api_keys: ApiKeysTable;
+  sessions: SessionsTable;
+}
+
+export type Account = Selectable<AccountsTable>;
+export type NewAccount = Insertable<AccountsTable>;
+export type SubscriptionRow = Selectable<SubscriptionsTable>;
+export type ApiKeyRow = Selectable<ApiKeysTable>;
+export type NewApiKeyRow = Insertable<ApiKeysTable>;
+export type SessionRow = Selectable<SessionsTable>;

@@ -1,0 +1,98 @@
+import { randomBytes } from 'node:crypto';
+import { Client, HeraldError, KeyKind, KeyPrefix } from '@herald/proto';
+import { normalizeDomain } from './key-domain.js';
+
+/** Random bytes behind every key: 256 bits, far past any brute force. */
+export const KEY_RANDOM_BYTES = 32;
+/** 62^43 > 2^256, so 43 base62 digits hold 32 bytes; keys are zero-padded to this length. */
+export const KEY_BODY_LENGTH = 43;
+/** `hk_live_` / `hk_test_` plus the body. */
+export const KEY_LENGTH = KeyPrefix.live.length + KEY_BODY_LENGTH;
+/** How much of a key is kept in clear (`hk_test_Ab3x`), so users can tell keys apart in lists. */
+export const KEY_PREFIX_LENGTH = 12;
+/** Test keys are valid this long after creation (DESIGN.md: 4 hours). */
+export const TEST_KEY_TTL_MS = 4 * 60 * 60 * 1000;
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/**
+ * A new API key: the kind's prefix, so secret scanners can spot a leaked key, then 32 random bytes
+ * in base62 (letters and digits only, so a double-click selects the whole key).
+ */
+export function generateApiKey(kind: KeyKind): string {
+  return KeyPrefix[kind] + base62(randomBytes(KEY_RANDOM_BYTES), KEY_BODY_LENGTH);
+}
+
+/** The part of a key kept in clear. */
+export function keyPrefixOf(key: string): string {
+  return key.slice(0, KEY_PREFIX_LENGTH);
+}
+
+/** When a key created at `now` expires: test keys 4 hours later, live keys never. */
+export function expiryFor(kind: KeyKind, now: Date): Date | null {
+  return kind === 'test' ? new Date(now.getTime() + TEST_KEY_TTL_MS) : null;
+}
+
+/** What a caller asks for when creating a key. */
+export interface KeyRequest {
+  kind: KeyKind;
+  client: Client;
+  /** Required for web keys (the origin they may be used from), refused for mobile keys. */
+  domain?: string | undefined;
+}
+
+/** A validated key request: the domain normalised, the expiry fixed. */
+export interface KeySpec {
+  kind: KeyKind;
+  client: Client;
+  domain: string | null;
+  expires_at: Date | null;
+}
+
+/**
+ * Checks a key request and resolves what the key will be. Throws a {@link HeraldError} naming the
+ * field at fault: a web key without a domain, a mobile key with one, or a bad domain.
+ */
+export function resolveKeySpec(request: KeyRequest, now: Date): KeySpec {
+  // Typed callers cannot get these wrong, but the CLI and a future HTTP API pass user input.
+  if (!KeyKind.safeParse(request.kind).success) {
+    throw new HeraldError('invalid_field', 'kind must be "live" or "test"', { field: 'kind' });
+  }
+  if (!Client.safeParse(request.client).success) {
+    throw new HeraldError('invalid_client', 'client must be "web" or "mobile"', {
+      field: 'client',
+    });
+  }
+  const kind = request.kind;
+  const hasDomain = request.domain !== undefined && request.domain !== '';
+  if (request.client === 'web' && !hasDomain) {
+    throw new HeraldError(
+      'missing_field',
+      'domain is required for a web key: give the origin your web app is served from, such as https://app.example.com (or create a mobile key for servers and apps)',
+      { field: 'domain' },
+    );
+  }
+  if (request.client === 'mobile' && hasDomain) {
+    throw new HeraldError(
+      'invalid_field',
+      'domain is only for web keys: drop the domain for a mobile key, or create a web key',
+      { field: 'domain' },
+    );
+  }
+  return {
+    kind,
+    client: request.client,
+    domain: request.client === 'web' ? normalizeDomain(request.domain ?? '', kind) : null,
+    expires_at: expiryFor(kind, now),
+  };
+}
+
+function base62(bytes: Buffer, length: number): string {
+  let n = BigInt(`0x${bytes.toString('hex')}`);
+  let out = '';
+  while (n > 0n) {
+    out = BASE62[Number(n % 62n)] + out;
+    n /= 62n;
+  }
+  return out.padStart(length, '0');
+}

@@ -1,0 +1,14 @@
+import type { Migration } from 'kysely';
+import * as m0001 from './0001_init.js';
+import * as m0002 from './0002_plans.js';
+import * as m0003 from './0003_account_api.js';
+
+/**
+ * Every migration, imported statically rather than read from a folder at run time, so the same
+ * list works from the TypeScript sources and from a build. Names sort in the order they run.
+ */
+export const migrations: Record<string, Migration> = {
+  '0001_init': m0001,
+  '0002_plans': m0002,
+  '0003_account_api': m0003,
+};

@@ -1,0 +1,176 @@
+import { HeraldError, type Plan, type PlanCatalogue } from '@herald/proto';
+import type { Kysely } from 'kysely';
+import type { AuthDb, SubscriptionRow } from './db-schema.js';
+import { parseId } from './ids.js';
+import { isPgError, PgCodes } from './pg-errors.js';
+import { findPlan, planIds } from './plan-catalogue.js';
+
+/** The plan every new account starts on. */
+export const DEFAULT_PLAN = 'free';
+
+/** A validated plan for an account: what `set-plan` and account creation store. */
+export interface PlanChange {
+  plan: Plan;
+  /** When the paid period ends; null for a plan that is not paid (it never lapses). */
+  period_end: Date | null;
+}
+
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/i;
+const UNTIL_HINT =
+  'give a date (2025-07-01, meaning midnight UTC) or a date-time with its zone (2025-07-01T12:00:00Z)';
+
+/**
+ * Checks a plan change against the catalogue. A paid plan needs `until` (when its period ends);
+ * a plan that is not paid refuses one, since it never lapses. Throws a {@link HeraldError}
+ * naming `plan` (with the valid ids) or `until`.
+ */
+export function resolvePlanChange(
+  catalogue: PlanCatalogue,
+  planId: string,
+  until: string | Date | undefined,
+): PlanChange {
+  const plan = findPlan(catalogue, planId);
+  if (!plan) {
+    throw new HeraldError(
+      'invalid_field',
+      `plan "${planId}" is not in the plan catalogue: use one of ${planIds(catalogue)}`,
+      { field: 'plan' },
+    );
+  }
+  if (!plan.paid) {
+    if (until !== undefined) {
+      throw new HeraldError(
+        'invalid_field',
+        `until is only for paid plans: the ${plan.id} plan never lapses, so drop --until`,
+        { field: 'until' },
+      );
+    }
+    return { plan, period_end: null };
+  }
+  if (until === undefined || until === '') {
+    throw new HeraldError(
+      'missing_field',
+      `until is required for the paid ${plan.id} plan: ${UNTIL_HINT}, when the paid period ends`,
+      { field: 'until' },
+    );
+  }
+  return { plan, period_end: until instanceof Date ? until : parseUntil(until) };
+}
+
+/** Parses an ISO 8601 date or date-time with zone, refusing dates that do not exist. */
+export function parseUntil(value: string): Date {
+  const text = value.trim();
+  const isDate = DATE_ONLY.test(text);
+  if (!isDate && !DATE_TIME.test(text)) {
+    throw new HeraldError('invalid_field', `until "${value}" is not a date: ${UNTIL_HINT}`, {
+      field: 'until',
+    });
+  }
+  const date = new Date(isDate ? `${text}T00:00:00Z` : text);
+  // Date rolls 2025-02-30 over to March 2; a date that does not exist is a typo, not a wish.
+  const [y, m, d] = text.slice(0, 10).split('-').map(Number);
+  const calendar = new Date(Date.UTC(y ?? 0, (m ?? 1) - 1, d ?? 0));
+  if (
+    Number.isNaN(date.getTime()) ||
+    calendar.getUTCFullYear() !== y ||
+    calendar.getUTCMonth() !== (m ?? 1) - 1 ||
+    calendar.getUTCDate() !== d
+  ) {
+    throw new HeraldError('invalid_field', `until "${value}" is not a real date: ${UNTIL_HINT}`, {
+      field: 'until',
+    });
+  }
+  return date;
+}
+
+/** The account's subscription, or undefined when the account does not exist. */
+export async function findSubscription(
+  db: Kysely<AuthDb>,
+  accountId: string,
+): Promise<SubscriptionRow | undefined> {
+  const account_id = parseId('account', accountId, 'give the id `account create` printed');
+  return db
+    .selectFrom('subscriptions')
+    .selectAll()
+    .where('account_id', '=', account_id)
+    .executeTakeFirst();
+}
+
+/**
+ * Stores the account's plan and period end. Callers broadcast `plan_changed` afterwards (see
+ * invalidation.ts) so cached verifications follow at once. Throws naming `account` when there is
+ * no such account.
+ */
+export async function setSubscription(
+  db: Kysely<AuthDb>,
+  accountId: string,
+  change: PlanChange,
+  now: Date = new Date(),
+): Promise<SubscriptionRow> {
+  const account_id = parseId('account', accountId, 'give the id `account create` printed');
+  const values = { plan: change.plan.id, period_end: change.period_end, updated_at: now };
+  try {
+    return await db
+      .insertInto('subscriptions')
+      .values({ account_id, ...values })
+      .onConflict((oc) => oc.column('account_id').doUpdateSet(values))
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  } catch (err) {
+    if (isPgError(err, PgCodes.foreignKeyViolation)) {
+      throw new HeraldError(
+        'not_found',
+        `account ${account_id} does not exist: give the id \`account create\` printed`,
+        { field: 'account' },
+      );
+    }
+    throw err;
+  }
+}
+
+/** Where a subscription stands at `now` (epoch ms). */
+export type PlanStanding =
+  | { active: true; plan: Plan }
+  | { active: false; plan: Plan | undefined; reason: string };
+
+/**
+ * Whether the account may use Live keys now: a paid plan of the catalogue whose period has not
+ * ended. The reason says what is wrong and how to fix it, for `plan_required` / `plan_inactive`.
+ */
+export function liveKeyStanding(
+  catalogue: PlanCatalogue,
+  sub: Pick<SubscriptionRow, 'plan' | 'period_end'> | undefined,
+  now: number,
+): PlanStanding {
+  const planId = sub?.plan ?? DEFAULT_PLAN;
+  const plan = findPlan(catalogue, planId);
+  const renew = 'renew the subscription to use Live keys again';
+  if (!plan) {
+    return {
+      active: false,
+      plan,
+      reason: `the account's plan "${planId}" is no longer offered: move to one of ${planIds(catalogue)}`,
+    };
+  }
+  if (!plan.paid) {
+    const paid = catalogue.plans.filter((p) => p.paid).map((p) => p.name);
+    return {
+      active: false,
+      plan,
+      reason: `Live keys need a paid plan and the account is on the ${plan.name} (${plan.id}) plan: move to ${paid.join(' or ') || 'a paid plan'}, or use the Test key`,
+    };
+  }
+  const end = sub?.period_end ?? null;
+  if (end === null || now >= end.getTime()) {
+    return {
+      active: false,
+      plan,
+      reason:
+        end === null
+          ? `the ${plan.name} plan has no paid period on record: ${renew}`
+          : `the ${plan.name} plan lapsed at ${end.toISOString()}: ${renew}`,
+    };
+  }
+  return { active: true, plan };
+}

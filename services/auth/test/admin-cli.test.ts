@@ -1,0 +1,299 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { hashKey } from '@herald/kit';
+import { AuthInvalidate, subjects } from '@herald/proto';
+import { sql } from 'kysely';
+import { connect, JSONCodec, type NatsConnection } from 'nats';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../../test/harness/ports.js';
+import { createAccount } from '../src/accounts.js';
+import { runAdmin } from '../src/admin/cli.js';
+import { createApiKey } from '../src/api-keys.js';
+import { type Servers, startServers } from './servers.js';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+let servers: Servers;
+
+beforeAll(async () => {
+  servers = await startServers({ nats: true });
+});
+afterAll(() => servers?.stop());
+
+interface Run {
+  status: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI exactly as `npm run -s admin --` does, against this file's private servers. */
+function admin(...args: string[]): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--conditions=herald-source', '--import', 'tsx', 'services/auth/src/admin.ts', ...args],
+      {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH, DATABASE_URL: servers.pg.url, NATS_URL: servers.nats?.url },
+      },
+      (err, stdout, stderr) => {
+        const status = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+        resolve({ status, stdout, stderr });
+      },
+    );
+  });
+}
+
+/** The one JSON object a --json run printed (fails if stdout holds anything else). */
+function json(run: Run): Record<string, unknown> {
+  expect(run.stderr).toBe('');
+  expect(run.status).toBe(0);
+  const lines = run.stdout.trim().split('\n');
+  expect(lines).toHaveLength(1);
+  return JSON.parse(lines[0] ?? '') as Record<string, unknown>;
+}
+
+describe('admin CLI', () => {
+  it('creates an account and keys, lists them without secrets, and revokes with a broadcast', async () => {
+    const account = json(
+      await admin(
+        'account',
+        'create',
+        '--email',
+        'CLI@Example.com',
+        '--plan',
+        'hobby',
+        '--until',
+        '2099-01-01',
+        '--json',
+      ),
+    );
+    expect(account).toEqual({
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      email: 'cli@example.com',
+      plan: 'hobby',
+      period_end: '2099-01-01T00:00:00.000Z',
+    });
+    const accountId = String(account.id);
+
+    const created = json(
+      await admin(
+        'key',
+        'create',
+        '--account',
+        accountId,
+        '--kind',
+        'test',
+        '--client',
+        'web',
+        '--domain',
+        'https://App.Example.com/',
+        '--json',
+      ),
+    );
+    expect(created).toEqual({
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      key: expect.stringMatching(/^hk_test_[0-9A-Za-z]{43}$/),
+      kind: 'test',
+      client: 'web',
+      domain: 'https://app.example.com',
+      expires_at: expect.any(String),
+    });
+    const key = String(created.key);
+    const row = await servers.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('id', '=', String(created.id))
+      .executeTakeFirstOrThrow();
+    expect(row.key_hash).toBe(hashKey(key));
+    expect(row.expires_at?.getTime()).toBe(row.created_at.getTime() + 4 * 3600_000);
+    expect(Date.parse(String(created.expires_at))).toBe(row.expires_at?.getTime());
+
+    const listRun = await admin('key', 'list', '--account', accountId, '--json');
+    expect(listRun.stdout).not.toContain(key);
+    expect(listRun.stdout).not.toContain(key.slice(12));
+    expect(listRun.stdout).not.toContain(row.key_hash);
+    expect(json(listRun)).toEqual({
+      keys: [
+        {
+          id: created.id,
+          key_prefix: key.slice(0, 12),
+          kind: 'test',
+          client: 'web',
+          domain: 'https://app.example.com',
+          expires_at: created.expires_at,
+          revoked_at: null,
+          created_at: row.created_at.toISOString(),
+        },
+      ],
+    });
+    const text = await inProcess(['key', 'list', '--account', accountId]);
+    expect(text.status).toBe(0);
+    expect(text.stdout).toContain(key.slice(0, 12));
+    expect(text.stdout).not.toContain(key);
+
+    let revoked: Record<string, unknown> = {};
+    const nc: NatsConnection = await connect({ servers: servers.nats?.url ?? '' });
+    try {
+      const received: AuthInvalidate[] = [];
+      const codec = JSONCodec();
+      nc.subscribe(subjects.authInvalidate, {
+        callback: (_err, msg) => received.push(AuthInvalidate.parse(codec.decode(msg.data))),
+      });
+      await nc.flush();
+      revoked = json(await admin('key', 'revoke', '--key', String(created.id), '--json'));
+      expect(revoked).toEqual({
+        id: created.id,
+        account_id: accountId,
+        revoked_at: expect.any(String),
+        broadcast: true,
+      });
+      await nc.flush();
+      expect(received).toEqual([
+        { v: 1, key_id: created.id, account_id: accountId, reason: 'revoked' },
+      ]);
+    } finally {
+      await nc.close();
+    }
+    const after = await servers.db
+      .selectFrom('api_keys')
+      .select('revoked_at')
+      .where('id', '=', String(created.id))
+      .executeTakeFirstOrThrow();
+    expect(after.revoked_at?.toISOString()).toBe(revoked.revoked_at);
+  });
+
+  it('prints the key once in its human-readable output too', async () => {
+    // On a paid plan, since Live keys need one (plan rules: key-lifecycle.test.ts).
+    const accountId = (
+      await createAccount(
+        servers.db,
+        { email: 'text@example.com' },
+        { plan: { id: 'startup' }, period_end: new Date('2099-01-01T00:00:00Z') },
+      )
+    ).id;
+    const run = await admin(
+      'key',
+      'create',
+      '--account',
+      accountId,
+      '--kind',
+      'live',
+      '--client',
+      'mobile',
+    );
+    expect(run.status).toBe(0);
+    const key = /hk_live_[0-9A-Za-z]{43}/.exec(run.stdout)?.[0] ?? '';
+    expect(key).not.toBe('');
+    expect(run.stdout).toMatch(/shown only now/);
+    const stored = await sql<{
+      n: number;
+    }>`select count(*)::int as n from api_keys where key_hash = ${hashKey(key)}`.execute(
+      servers.db,
+    );
+    expect(stored.rows[0]?.n).toBe(1);
+  });
+
+  it('exits 2 naming the flag and the fix on bad arguments', async () => {
+    const noDomain = await admin(
+      'key',
+      'create',
+      '--account',
+      '6b1c3a4e-1111-4111-8111-111111111111',
+      '--kind',
+      'live',
+      '--client',
+      'web',
+      '--json',
+    );
+    expect(noDomain.status).toBe(2);
+    expect(noDomain.stdout).toBe('');
+    expect(noDomain.stderr).toMatch(/--domain.*required.*https:\/\//);
+  });
+});
+
+/** Runs the CLI's code in this process: for cases where the child process adds nothing. */
+async function inProcess(
+  argv: string[],
+  env: Record<string, string | undefined> = {},
+): Promise<Run> {
+  let stdout = '';
+  let stderr = '';
+  const status = await runAdmin(argv, {
+    stdout: { write: (t: string) => (stdout += t) },
+    stderr: { write: (t: string) => (stderr += t) },
+    env: { DATABASE_URL: servers.pg.url, NATS_URL: servers.nats?.url, ...env },
+  });
+  return { status, stdout, stderr };
+}
+
+describe('runAdmin (in process, same code path as the CLI)', () => {
+  it('migrates: nothing to do on a migrated database', async () => {
+    expect(json(await inProcess(['migrate', '--json']))).toEqual({ applied: [] });
+    expect((await inProcess(['migrate'])).stdout).toMatch(/up to date/);
+  });
+
+  it('names the flag when a value is refused', async () => {
+    const cases: [string[], RegExp][] = [
+      [['key', 'list', '--acount', 'x'], /unknown flag --acount.*--help/],
+      [
+        ['key', 'revoke', '--key', 'hk_live_abc', '--json'],
+        /--key: key must be a UUID.*not the key itself/,
+      ],
+      [
+        ['key', 'list', '--account', '6b1c3a4e-1111-4111-8111-111111111111'],
+        /--account: account 6b1c3a4e-1111-4111-8111-111111111111 does not exist/,
+      ],
+      [
+        ['account', 'create', '--email', 'x@example.com', '--plan', 'Gold!'],
+        /--plan: plan "Gold!" is not in the plan catalogue: use one of free, hobby, startup/,
+      ],
+      [
+        [
+          'key',
+          'create',
+          '--account',
+          '6b1c3a4e-1111-4111-8111-111111111111',
+          '--kind',
+          'test',
+          '--client',
+          'mobile',
+          '--domain',
+          'https://a.example',
+        ],
+        /--domain: domain is only for web keys/,
+      ],
+    ];
+    for (const [argv, message] of cases) {
+      const run = await inProcess(argv);
+      expect(run.status).toBe(2);
+      expect(run.stderr).toMatch(message);
+      expect(run.stdout).toBe('');
+    }
+  });
+
+  it('exits 1 with the broadcast failure when NATS is unreachable, the key revoked all the same', async () => {
+    const account = await createAccount(servers.db, { email: 'nonats@example.com' });
+    const key = await createApiKey(servers.db, account.id, { kind: 'live', client: 'mobile' });
+    const run = await inProcess(['key', 'revoke', '--key', key.id, '--json'], {
+      NATS_URL: `nats://127.0.0.1:${await freePort()}`,
+    });
+    expect(run.status).toBe(1);
+    expect(JSON.parse(run.stdout)).toMatchObject({ id: key.id, broadcast: false });
+    expect(run.stderr).toMatch(
+      /revoked in the database, but broadcasting it on NATS failed.*key revoke --key/,
+    );
+    const row = await servers.db
+      .selectFrom('api_keys')
+      .select('revoked_at')
+      .where('id', '=', key.id)
+      .executeTakeFirstOrThrow();
+    expect(row.revoked_at).toBeInstanceOf(Date);
+  });
+
+  it('exits 1 naming DATABASE_URL when it is invalid', async () => {
+    const run = await inProcess(['migrate'], { DATABASE_URL: 'mysql://db/herald' });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(/DATABASE_URL must be a Postgres URL/);
+  });
+});

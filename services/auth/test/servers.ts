@@ -1,0 +1,33 @@
+import { createDb } from '@herald/kit';
+import type { Kysely } from 'kysely';
+import { type NatsServer, startNatsServer } from '../../../test/harness/nats-server.js';
+import { type PostgresServer, startPostgres } from '../../../test/harness/postgres.js';
+import type { AuthDb } from '../src/db-schema.js';
+import { migrateToLatest } from '../src/migrate.js';
+
+export interface Servers {
+  pg: PostgresServer;
+  nats: NatsServer | undefined;
+  /** A migrated database on `pg`. */
+  db: Kysely<AuthDb>;
+  stop(): Promise<void>;
+}
+
+/** A private Postgres (migrated) and, when asked, a private nats-server, for one test file. */
+export async function startServers(opts: { nats: boolean }): Promise<Servers> {
+  const [pg, nats] = await Promise.all([
+    startPostgres(),
+    opts.nats ? startNatsServer() : Promise.resolve(undefined),
+  ]);
+  const db = createDb<AuthDb>(pg.url, 4);
+  await migrateToLatest(db);
+  return {
+    pg,
+    nats,
+    db,
+    async stop() {
+      await db.destroy();
+      await Promise.all([pg.stop(), nats?.stop()]);
+    },
+  };
+}
