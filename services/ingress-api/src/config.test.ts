@@ -1,0 +1,108 @@
+import { ConfigError } from '@herald/kit';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from './config.js';
+
+const base = { TLS_DISABLED: 'true' };
+const load = (env: Record<string, string>) => loadConfig({ ...base, ...env });
+const problems = (env: Record<string, string>) => {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as Error).message;
+  }
+  throw new Error('expected a ConfigError');
+};
+
+describe('loadConfig', () => {
+  it('has the documented defaults', () => {
+    expect(load({})).toMatchObject({
+      PORT: 8443,
+      PAYLOAD_LIMIT_BYTES: 65_536,
+      BODY_OVERHEAD_BYTES: 16_384,
+      LIVE_TIMEOUT_MS: 1000,
+      PUBLISH_TIMEOUT_MS: 5000,
+      KEY_CACHE_TTL_MS: 5000,
+      AUTH_TIMEOUT_MS: 2000,
+      IDEMPOTENCY_TTL_MS: 120_000,
+      QUEUE_MAX_PER_RECIPIENT: 100_000,
+      QUEUE_SHRINK_LIMITS: false,
+      QUEUE_MAX_BYTES: -1,
+      QUEUE_MAX_MSG_BYTES: 65_536 + 1024,
+      NATS_REPLICAS: 1,
+      RATE_LEASE_MS: 1000,
+      RATE_LEASE_BATCH_MS: 100,
+      RATE_STATE_TTL_MS: 600_000,
+      QUEUE_DEPTH_SCAN_CACHE_MS: 1000,
+    });
+  });
+
+  it('bounds the rate-limit and queue-depth settings, naming the variable', () => {
+    const low = load({
+      RATE_LEASE_MS: '10',
+      RATE_LEASE_BATCH_MS: '1',
+      RATE_STATE_TTL_MS: '1000',
+      QUEUE_DEPTH_SCAN_CACHE_MS: '0',
+    });
+    expect(low).toMatchObject({
+      RATE_LEASE_MS: 10,
+      RATE_LEASE_BATCH_MS: 1,
+      RATE_STATE_TTL_MS: 1000,
+    });
+    const message = problems({
+      ...base,
+      RATE_LEASE_MS: '9',
+      RATE_LEASE_BATCH_MS: '0',
+      RATE_STATE_TTL_MS: '999',
+      QUEUE_DEPTH_SCAN_CACHE_MS: '60001',
+    });
+    for (const name of [
+      'RATE_LEASE_MS ("9")',
+      'RATE_LEASE_BATCH_MS ("0")',
+      'RATE_STATE_TTL_MS ("999")',
+      'QUEUE_DEPTH_SCAN_CACHE_MS ("60001")',
+    ])
+      expect(message).toContain(name);
+  });
+
+  it('derives QUEUE_MAX_MSG_BYTES from PAYLOAD_LIMIT_BYTES, or takes an explicit one', () => {
+    expect(load({ PAYLOAD_LIMIT_BYTES: '1000' }).QUEUE_MAX_MSG_BYTES).toBe(2024);
+    expect(
+      load({ PAYLOAD_LIMIT_BYTES: '1000', QUEUE_MAX_MSG_BYTES: '2024' }).QUEUE_MAX_MSG_BYTES,
+    ).toBe(2024);
+    expect(problems({ ...base, PAYLOAD_LIMIT_BYTES: '1000', QUEUE_MAX_MSG_BYTES: '2023' })).toMatch(
+      /QUEUE_MAX_MSG_BYTES \("2023"\): must be at least PAYLOAD_LIMIT_BYTES \+ 1024 \(2024\)/,
+    );
+  });
+
+  it('bounds PAYLOAD_LIMIT_BYTES to 1..1 MiB', () => {
+    expect(load({ PAYLOAD_LIMIT_BYTES: '1' }).PAYLOAD_LIMIT_BYTES).toBe(1);
+    expect(load({ PAYLOAD_LIMIT_BYTES: '1048576' }).PAYLOAD_LIMIT_BYTES).toBe(1_048_576);
+    expect(problems({ ...base, PAYLOAD_LIMIT_BYTES: '0' })).toContain(
+      'PAYLOAD_LIMIT_BYTES ("0"): must be at least 1',
+    );
+    expect(problems({ ...base, PAYLOAD_LIMIT_BYTES: '1048577' })).toContain(
+      'must be at most 1048576',
+    );
+  });
+
+  it('takes QUEUE_MAX_BYTES as -1 or a positive count, never 0', () => {
+    expect(load({ QUEUE_MAX_BYTES: '1048576' }).QUEUE_MAX_BYTES).toBe(1_048_576);
+    expect(problems({ ...base, QUEUE_MAX_BYTES: '0' })).toContain('QUEUE_MAX_BYTES');
+  });
+
+  it('needs IDEMPOTENCY_TTL_MS to outlast a dispatch', () => {
+    expect(problems({ ...base, IDEMPOTENCY_TTL_MS: '6000' })).toContain(
+      'IDEMPOTENCY_TTL_MS ("6000"): must exceed LIVE_TIMEOUT_MS + PUBLISH_TIMEOUT_MS (6000)',
+    );
+    expect(load({ IDEMPOTENCY_TTL_MS: '6001' }).IDEMPOTENCY_TTL_MS).toBe(6001);
+  });
+
+  it('requires TLS files unless TLS_DISABLED, and lists every problem in one message', () => {
+    const message = problems({ PAYLOAD_LIMIT_BYTES: 'lots', PORT: '70000' });
+    expect(message).toContain('PAYLOAD_LIMIT_BYTES');
+    expect(message).toContain('PORT');
+    expect(message).toContain('TLS_CERT_FILE');
+    expect(message).toContain('TLS_KEY_FILE');
+  });
+});

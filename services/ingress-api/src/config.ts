@@ -1,0 +1,105 @@
+import { CommonEnv, envBool, envInt, envPort, parseEnv, requireTls } from '@herald/kit';
+import { z } from 'zod';
+
+const MIB = 1024 * 1024;
+
+/**
+ * Room a queued message needs beyond its payload for the headers ingress sets (event id, ts,
+ * Nats-Msg-Id with a 255-character Idempotency-Key, expected stream): JetStream counts headers
+ * against `max_msg_size` (measured on 2.9.10), so the stream must allow payload + headers.
+ */
+export const HEADER_HEADROOM_BYTES = 1024;
+
+export const Env = CommonEnv.extend({
+  /** Port of the HTTPS listener (dispatch, /healthz, /readyz, /metrics). Default 8443; 0 picks one. */
+  PORT: envPort(8443),
+  /** Largest payload (its JSON text, UTF-8 bytes). Default 65536; at most 1 MiB. */
+  PAYLOAD_LIMIT_BYTES: envInt(65_536, 1, MIB),
+  /** Bytes a body may carry beyond the payload (recipient, api_key, client, whitespace). Default 16384. */
+  BODY_OVERHEAD_BYTES: envInt(16_384, 256, MIB),
+  /** How long a live push waits for an edge's reply before queueing instead, ms. Default 1000. */
+  LIVE_TIMEOUT_MS: envInt(1000, 10, 60_000),
+  /** How long a queue publish waits for JetStream's ack, ms. Default 5000. */
+  PUBLISH_TIMEOUT_MS: envInt(5000, 100, 60_000),
+  /** How long a key verification is reused, ms (revocations invalidate at once). Default 5000. */
+  KEY_CACHE_TTL_MS: envInt(5000, 0, 300_000),
+  /** How long to wait for the auth service to verify a key, ms. Default 2000. */
+  AUTH_TIMEOUT_MS: envInt(2000, 100, 60_000),
+  /** How long an Idempotency-Key is remembered (and the queue's dedup window), ms. Default 120000. */
+  IDEMPOTENCY_TTL_MS: envInt(120_000, 1000, 86_400_000),
+  /**
+   * Ceiling of stored events per recipient (the stream's max_msgs_per_subject); the next is refused
+   * with 507. Delivered events count against it until retention deletes them, so it sits well above
+   * the plans' own caps (which count undelivered events only). Default 100000.
+   */
+  QUEUE_MAX_PER_RECIPIENT: envInt(100_000, 1, 100_000_000),
+  /**
+   * Lower QUEUE_MAX_PER_RECIPIENT or QUEUE_MAX_BYTES on an existing stream even though the server
+   * then deletes the oldest stored events over the new cap. Default false: a lower value is
+   * ignored with a warning and the current cap kept.
+   */
+  QUEUE_SHRINK_LIMITS: envBool(false),
+  /** Byte cap of the whole queue stream; -1 for none. Default -1. */
+  QUEUE_MAX_BYTES: envInt(-1, -1).refine(
+    (v) => v === -1 || v > 0,
+    'must be -1 (no cap) or a positive byte count',
+  ),
+  /** Largest queued message (payload + headers). Default PAYLOAD_LIMIT_BYTES + 1024. */
+  QUEUE_MAX_MSG_BYTES: z.coerce
+    .number({ error: 'must be an integer byte count' })
+    .int('must be an integer byte count')
+    .positive('must be a positive byte count')
+    .optional(),
+  /** Replicas of the queue stream and the KV buckets: 1 on one server, 3 in a cluster. */
+  NATS_REPLICAS: envInt(1, 1, 5),
+  /** How long dispatch tokens leased from a key's shared bucket stay usable (unused ones are forfeited), ms. Default 1000. */
+  RATE_LEASE_MS: envInt(1000, 10, 60_000),
+  /** A lease takes at most this many ms worth of the key's dispatch_rate (at least 1 token). Default 100. */
+  RATE_LEASE_BATCH_MS: envInt(100, 1, 10_000),
+  /**
+   * TTL of a key's shared token bucket since its last use, ms; an expired one starts full. Must
+   * exceed the longest dispatch_burst / dispatch_rate of the plan catalogue. Default 600000.
+   */
+  RATE_STATE_TTL_MS: envInt(600_000, 1000, 86_400_000),
+  /** How long an exact queue count from a subject scan is reused for a recipient near its plan's cap, ms. Default 1000. */
+  QUEUE_DEPTH_SCAN_CACHE_MS: envInt(1000, 0, 60_000),
+}).superRefine(
+  (env, ctx) => {
+    requireTls(env, ctx);
+    crossChecks(env, ctx);
+  },
+  // Run even when a variable is already bad, so one message lists every problem at once.
+  { when: () => true },
+);
+export type Env = z.infer<typeof Env>;
+
+function crossChecks(env: Env, ctx: z.RefinementCtx): void {
+  const needed = env.PAYLOAD_LIMIT_BYTES + HEADER_HEADROOM_BYTES;
+  if (env.QUEUE_MAX_MSG_BYTES !== undefined && env.QUEUE_MAX_MSG_BYTES < needed) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['QUEUE_MAX_MSG_BYTES'],
+      message: `must be at least PAYLOAD_LIMIT_BYTES + ${HEADER_HEADROOM_BYTES} (${needed}): headers count against it; unset it to derive it`,
+    });
+  }
+  const inFlight = env.LIVE_TIMEOUT_MS + env.PUBLISH_TIMEOUT_MS;
+  if (env.IDEMPOTENCY_TTL_MS <= inFlight) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['IDEMPOTENCY_TTL_MS'],
+      message: `must exceed LIVE_TIMEOUT_MS + PUBLISH_TIMEOUT_MS (${inFlight}) so a key outlives its own dispatch`,
+    });
+  }
+}
+
+/** The parsed configuration, with QUEUE_MAX_MSG_BYTES resolved. */
+export type IngressConfig = Omit<Env, 'QUEUE_MAX_MSG_BYTES'> & { QUEUE_MAX_MSG_BYTES: number };
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): IngressConfig {
+  const parsed = parseEnv('ingress-api', Env, env);
+  return {
+    ...parsed,
+    QUEUE_MAX_MSG_BYTES:
+      parsed.QUEUE_MAX_MSG_BYTES ?? parsed.PAYLOAD_LIMIT_BYTES + HEADER_HEADROOM_BYTES,
+  };
+}

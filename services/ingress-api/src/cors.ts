@@ -1,0 +1,30 @@
+import type { Middleware } from 'koa';
+
+/** Headers a browser may send on a dispatch. */
+const ALLOWED_HEADERS = 'Content-Type, Idempotency-Key';
+/** How long a browser may cache the preflight answer, seconds. */
+const PREFLIGHT_MAX_AGE = 600;
+
+/**
+ * Lets browsers call the dispatch endpoints with a web key. Any Origin is reflected because CORS
+ * is not the gate here: a web key's registered domain is (authorizeKeyUse refuses any other
+ * Origin with 403), and no cookies or credentials are involved.
+ */
+export function cors(paths: readonly string[]): Middleware {
+  const routes = new Set(paths);
+  return async (ctx, next) => {
+    const origin = ctx.get('Origin');
+    if (!origin || !routes.has(ctx.path)) return next();
+    ctx.set('Access-Control-Allow-Origin', origin);
+    ctx.vary('Origin');
+    if (ctx.method === 'OPTIONS' && ctx.get('Access-Control-Request-Method')) {
+      ctx.set('Access-Control-Allow-Methods', 'POST');
+      ctx.set('Access-Control-Allow-Headers', ALLOWED_HEADERS);
+      ctx.set('Access-Control-Max-Age', String(PREFLIGHT_MAX_AGE));
+      ctx.status = 204;
+      return;
+    }
+    ctx.set('Access-Control-Expose-Headers', 'Retry-After');
+    await next();
+  };
+}

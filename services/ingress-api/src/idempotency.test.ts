@@ -1,0 +1,32 @@
+import { HeraldError } from '@herald/proto';
+import { describe, expect, it } from 'vitest';
+import { validateIdempotencyKey } from './idempotency.js';
+
+describe('validateIdempotencyKey', () => {
+  it('accepts 1 to 255 visible ASCII characters, and an absent header', () => {
+    expect(validateIdempotencyKey(undefined)).toBeUndefined();
+    expect(validateIdempotencyKey('a')).toBe('a');
+    expect(validateIdempotencyKey('k'.repeat(255))).toBe('k'.repeat(255));
+    expect(validateIdempotencyKey('!~order:42/retry#1')).toBe('!~order:42/retry#1');
+  });
+
+  it.each([
+    ['empty', ''],
+    ['256 characters', 'k'.repeat(256)],
+    ['a space', 'a b'],
+    ['a tab', 'a\tb'],
+    ['DEL', 'a\x7fb'],
+    ['non-ASCII', 'ordre-é'],
+  ])('refuses %s with invalid_field naming the header', (_name, value) => {
+    try {
+      validateIdempotencyKey(value);
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(HeraldError);
+      expect((err as HeraldError).toBody().error).toMatchObject({
+        code: 'invalid_field',
+        field: 'Idempotency-Key',
+      });
+    }
+  });
+});

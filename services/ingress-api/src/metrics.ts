@@ -1,0 +1,55 @@
+import { Counter, Histogram, type Registry } from 'prom-client';
+
+export type Transport = 'http' | 'nats';
+/**
+ * sent: pushed live (200); queued: stored (202); refused: the caller's request or quota was at
+ * fault (4xx, and 507 queue_full); failed: Herald could not complete it (503, 500).
+ */
+export type Outcome = 'sent' | 'queued' | 'refused' | 'failed';
+export type QueuePublishResult = 'stored' | 'duplicate' | 'full' | 'error';
+
+export interface IngressMetrics {
+  dispatches: Counter<'transport' | 'outcome'>;
+  refused: Counter<'code'>;
+  duration: Histogram<'transport' | 'outcome'>;
+  queuePublishes: Counter<'result'>;
+}
+
+export function createIngressMetrics(registry: Registry): IngressMetrics {
+  return {
+    dispatches: new Counter({
+      name: 'herald_dispatch_total',
+      help: 'Dispatch requests by transport and outcome',
+      labelNames: ['transport', 'outcome'],
+      registers: [registry],
+    }),
+    refused: new Counter({
+      name: 'herald_dispatch_refused_total',
+      help: 'Refused dispatch requests by error code',
+      labelNames: ['code'],
+      registers: [registry],
+    }),
+    duration: new Histogram({
+      name: 'herald_dispatch_duration_seconds',
+      help: 'Time from receiving a dispatch to its answer',
+      labelNames: ['transport', 'outcome'],
+      // Live pushes answer in well under a millisecond; the top buckets catch live timeouts
+      // (1 s default) and slow JetStream acks (5 s default).
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+    queuePublishes: new Counter({
+      name: 'herald_queue_publish_total',
+      help: 'JetStream publishes to the offline queue by result',
+      labelNames: ['result'],
+      registers: [registry],
+    }),
+  };
+}
+
+export function outcomeOf(status: number): Outcome {
+  if (status === 200) return 'sent';
+  if (status === 202) return 'queued';
+  if (status < 500 || status === 507) return 'refused';
+  return 'failed';
+}

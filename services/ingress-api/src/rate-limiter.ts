@@ -1,0 +1,195 @@
+import type { Logger } from '@herald/kit';
+import { HeraldError, type VerifiedKey } from '@herald/proto';
+import type { KV, KvEntry } from 'nats';
+import {
+  type BucketLimits,
+  BucketState,
+  maxLease,
+  msUntilToken,
+  refill,
+  retryAfterSeconds,
+} from './token-bucket.js';
+
+/** The KV bucket holding every key's shared token bucket, keyed by key id. */
+export const RATE_BUCKET = 'herald_dispatch_rate';
+
+const JS_ERR_WRONG_LAST_SEQUENCE = 10071;
+/** Compare-and-set attempts per lease before letting the caller try again. */
+const CAS_ATTEMPTS = 5;
+/** Lease rounds one dispatch may wait through before it is refused (heavy local contention). */
+const TAKE_ATTEMPTS = 8;
+/** After the shared state failed to answer, how long to count locally before asking it again, ms. */
+const FALLBACK_MS = 5000;
+/** Most keys whose lease one instance remembers; the least recently used is forgotten first. */
+const MAX_KEYS = 50_000;
+
+export interface RateLimiterOptions {
+  /** How long leased tokens stay usable; unused ones are forfeited, ms. */
+  leaseMs: number;
+  /** A lease takes at most this many ms worth of the key's dispatch_rate (at least 1 token). */
+  leaseBatchMs: number;
+  logger: Logger;
+  /** Epoch ms; injectable for tests. */
+  now?: () => number;
+}
+
+interface Lease {
+  /** Tokens this instance may spend without asking the shared bucket. */
+  tokens: number;
+  expiresAt: number;
+  /** Tokens the next lease asks for: doubles while leases run out, halves when they expire unused. */
+  size: number;
+  /** The shared bucket had no whole token: refuse locally until then. */
+  emptyUntil: number;
+  pending: Promise<void> | undefined;
+}
+
+/**
+ * The per-key dispatch rate limit, across every ingress instance: one token bucket per key
+ * (refill `dispatch_rate` per second, capacity `dispatch_burst`, from the key's plan) kept in the
+ * NATS KV bucket `herald_dispatch_rate`. An instance leases a small batch of tokens at a time with
+ * compare-and-set on the key's entry, so the shared state is touched once per batch, not per
+ * dispatch, and tokens are never handed out twice. Leased tokens expire after `leaseMs`; a
+ * refused dispatch is answered locally until the bucket holds a token again.
+ *
+ * Accepted dispatches of a key over any window of T seconds stay within
+ * `burst + rate × T + instances × maxLease` (tokens leased before the window): see
+ * docs/operations.md, "Caps and rate limits across instances". While the KV does not answer,
+ * each instance enforces the limit on its own (so the global rate is at most instances × the
+ * limit) rather than refuse every dispatch or let them all through.
+ */
+export class DispatchRateLimiter {
+  readonly #kv: () => Promise<KV>;
+  readonly #opts: RateLimiterOptions;
+  readonly #now: () => number;
+  readonly #leases = new Map<string, Lease>();
+  readonly #local = new Map<string, BucketState>();
+  #fallbackUntil = 0;
+
+  constructor(kv: () => Promise<KV>, opts: RateLimiterOptions) {
+    this.#kv = kv;
+    this.#opts = opts;
+    this.#now = opts.now ?? Date.now;
+  }
+
+  /** Spends one of the key's tokens, or throws 403 `rate_limited` with its Retry-After. */
+  async take(key: VerifiedKey): Promise<void> {
+    const lease = this.#leaseOf(key.id);
+    for (let attempt = 0; attempt < TAKE_ATTEMPTS; attempt++) {
+      const now = this.#now();
+      if (lease.tokens > 0 && now < lease.expiresAt) {
+        lease.tokens--;
+        return;
+      }
+      if (now < lease.emptyUntil) throw limited(key, lease.emptyUntil - now);
+      if (now < this.#fallbackUntil) return this.#takeLocally(key, now);
+      lease.pending ??= this.#renew(key, lease).finally(() => {
+        lease.pending = undefined;
+      });
+      await lease.pending;
+    }
+    // Other dispatches of this key on this instance kept taking the leased tokens first.
+    throw limited(key, 1000);
+  }
+
+  #leaseOf(keyId: string): Lease {
+    let lease = this.#leases.get(keyId);
+    if (lease) {
+      this.#leases.delete(keyId);
+    } else {
+      lease = { tokens: 0, expiresAt: 0, size: 1, emptyUntil: 0, pending: undefined };
+    }
+    this.#leases.set(keyId, lease);
+    if (this.#leases.size > MAX_KEYS) {
+      const oldest = this.#leases.keys().next().value;
+      if (oldest !== undefined) this.#leases.delete(oldest);
+    }
+    return lease;
+  }
+
+  /** Leases tokens from the key's shared bucket, or learns when it will hold one again. */
+  async #renew(key: VerifiedKey, lease: Lease): Promise<void> {
+    const limits = key.limits;
+    const max = maxLease(limits, this.#opts.leaseBatchMs);
+    if (lease.expiresAt > 0) {
+      const wasted = lease.tokens > 0;
+      lease.size = wasted ? Math.max(1, Math.floor(lease.size / 2)) : Math.min(max, lease.size * 2);
+    }
+    lease.size = Math.min(lease.size, max);
+    lease.tokens = 0;
+    let kv: KV;
+    try {
+      kv = await this.#kv();
+      for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
+        const entry = await kv.get(key.id);
+        const now = this.#now();
+        const bucket = refill(stateOf(entry), limits, now);
+        if (bucket.tokens < 1) {
+          lease.emptyUntil = now + msUntilToken(bucket.tokens, limits);
+          return;
+        }
+        const taken = Math.min(lease.size, Math.floor(bucket.tokens));
+        const next = encode({ tokens: bucket.tokens - taken, at: bucket.at });
+        try {
+          if (entry?.operation === 'PUT') await kv.update(key.id, next, entry.revision);
+          else await kv.create(key.id, next);
+        } catch (err) {
+          if (errCode(err) === JS_ERR_WRONG_LAST_SEQUENCE) continue;
+          throw err;
+        }
+        lease.tokens = taken;
+        lease.expiresAt = this.#now() + this.#opts.leaseMs;
+        lease.emptyUntil = 0;
+        return;
+      }
+    } catch (err) {
+      this.#fallbackUntil = this.#now() + FALLBACK_MS;
+      this.#opts.logger.warn(
+        { err: String(err) },
+        'dispatch rate state unavailable: limiting on this instance alone for a while',
+      );
+    }
+  }
+
+  #takeLocally(key: VerifiedKey, now: number): void {
+    const bucket = refill(this.#local.get(key.id), key.limits, now);
+    if (bucket.tokens < 1) {
+      this.#local.set(key.id, bucket);
+      throw limited(key, msUntilToken(bucket.tokens, key.limits));
+    }
+    this.#local.set(key.id, { tokens: bucket.tokens - 1, at: bucket.at });
+    if (this.#local.size > MAX_KEYS) {
+      const oldest = this.#local.keys().next().value;
+      if (oldest !== undefined) this.#local.delete(oldest);
+    }
+  }
+}
+
+function limited(key: VerifiedKey, waitMs: number): HeraldError {
+  const limits: BucketLimits = key.limits;
+  const retryAfter = retryAfterSeconds(waitMs);
+  const whose = key.kind === 'test' ? 'Test keys' : `the ${key.plan} plan`;
+  return new HeraldError(
+    'rate_limited',
+    `This api_key is over its dispatch rate (${limits.dispatch_rate}/s sustained, bursts of ${limits.dispatch_burst}, for ${whose}): retry after ${retryAfter} s (Retry-After), spread dispatches out, or move to a bigger plan`,
+    { field: 'api_key', retryAfter },
+  );
+}
+
+function stateOf(entry: KvEntry | null): BucketState | undefined {
+  if (entry?.operation !== 'PUT') return undefined;
+  try {
+    const parsed = BucketState.safeParse(entry.json());
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function encode(state: BucketState): Uint8Array {
+  return new TextEncoder().encode(JSON.stringify(state));
+}
+
+function errCode(err: unknown): number | undefined {
+  return (err as { api_error?: { err_code?: number } } | undefined)?.api_error?.err_code;
+}

@@ -1,0 +1,107 @@
+import { QUEUE_STREAM, queueConsumerName, subjects } from '@herald/proto';
+import type { JetStreamManager, MsgRequest } from 'nats';
+
+/** Most recipients whose exact count one instance remembers. */
+const MAX_CACHED = 10_000;
+
+export type Room =
+  /** The recipient may take one more event. */
+  | { full: false }
+  /** `depth` undelivered events wait, `cap` or more: refuse the event. */
+  | { full: true; depth: number };
+
+export interface RecipientDepthOptions {
+  /** How long an exact count from a subject scan is reused (plus this instance's stores), ms. */
+  scanCacheMs: number;
+  /** Epoch ms; injectable for tests. */
+  now?: () => number;
+}
+
+/**
+ * Decides whether a recipient's offline queue holds fewer undelivered events than a plan's cap,
+ * before ingress stores one more, cheaply and never by dropping anything:
+ *
+ * 1. Three small requests in parallel (one round trip): the recipient's consumer info, and the
+ *    first and last stored message on their subject.
+ * 2. A consumer exists (an edge drained them before): its `num_pending + num_ack_pending` is the
+ *    exact count of events not yet acked.
+ * 3. No consumer: every stored message on the subject is undelivered (retention purges before it
+ *    reaps a consumer). Nothing stored: 0. Else `last − first + 1` is an upper bound of their count
+ *    (other recipients' messages interleave); below the cap settles it.
+ * 4. Only when that bound reaches the cap: the exact count from the stream's per-subject totals,
+ *    which costs the server a pass over every subject of the stream (measured on 2.9.10: 0.6 ms
+ *    with 2 000 subjects, 36 ms with 50 000), so it is reused for `scanCacheMs` and advanced by
+ *    this instance's own stores.
+ */
+export class RecipientDepth {
+  readonly #jsm: () => Promise<JetStreamManager>;
+  readonly #opts: RecipientDepthOptions;
+  readonly #now: () => number;
+  readonly #scans = new Map<string, { count: number; at: number }>();
+
+  constructor(jsm: () => Promise<JetStreamManager>, opts: RecipientDepthOptions) {
+    this.#jsm = jsm;
+    this.#opts = opts;
+    this.#now = opts.now ?? Date.now;
+  }
+
+  async room(account: string, recipient: string, cap: number): Promise<Room> {
+    const subject = subjects.queue(account, recipient);
+    const cached = this.#scans.get(subject);
+    if (cached && this.#now() - cached.at < this.#opts.scanCacheMs)
+      return verdict(cached.count, cap);
+    const jsm = await this.#jsm();
+    const [consumer, first, last] = await Promise.all([
+      orMissing(jsm.consumers.info(QUEUE_STREAM, queueConsumerName(account, recipient))),
+      // The server's MSG.GET takes next_by_subj (2.9+); nats.js 2.29's types omit it.
+      orMissing(
+        jsm.streams.getMessage(QUEUE_STREAM, {
+          next_by_subj: subject,
+          seq: 1,
+        } as unknown as MsgRequest),
+      ),
+      orMissing(jsm.streams.getMessage(QUEUE_STREAM, { last_by_subj: subject })),
+    ]);
+    if (consumer) return verdict(consumer.num_pending + consumer.num_ack_pending, cap);
+    if (!first || !last) return { full: false };
+    if (last.seq - first.seq + 1 < cap) return { full: false };
+    const info = await jsm.streams.info(QUEUE_STREAM, { subjects_filter: subject });
+    const count = info.state.subjects?.[subject] ?? 0;
+    this.#remember(subject, count);
+    return verdict(count, cap);
+  }
+
+  /** This instance stored one more event for the recipient: a cached count follows it. */
+  stored(account: string, recipient: string): void {
+    const cached = this.#scans.get(subjects.queue(account, recipient));
+    if (cached) cached.count++;
+  }
+
+  #remember(subject: string, count: number): void {
+    this.#scans.delete(subject);
+    this.#scans.set(subject, { count, at: this.#now() });
+    if (this.#scans.size > MAX_CACHED) {
+      const oldest = this.#scans.keys().next().value;
+      if (oldest !== undefined) this.#scans.delete(oldest);
+    }
+  }
+}
+
+function verdict(depth: number, cap: number): Room {
+  return depth >= cap ? { full: true, depth } : { full: false };
+}
+
+/** The result, or undefined when JetStream answered "not found" (404). Other errors propagate. */
+async function orMissing<T>(request: Promise<T>): Promise<T | undefined> {
+  try {
+    return await request;
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+function isNotFound(err: unknown): boolean {
+  const e = err as { code?: string | number; api_error?: { code?: number } } | undefined;
+  return e?.api_error?.code === 404 || e?.code === '404' || e?.code === 404;
+}

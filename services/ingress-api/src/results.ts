@@ -1,0 +1,49 @@
+import {
+  DispatchStatus,
+  HeraldError,
+  type NotifyAccepted,
+  type NotifyFailed,
+  type NotifyRefused,
+} from '@herald/proto';
+
+export type DispatchBody = NotifyAccepted | NotifyFailed | NotifyRefused;
+
+/** What a dispatch answers, whichever transport carried it. */
+export interface DispatchResult {
+  status: number;
+  body: DispatchBody;
+  /** Seconds; becomes the Retry-After header (HTTP) or reply header (NATS). */
+  retryAfter?: number;
+}
+
+export function sent(id: string): DispatchResult {
+  return { status: 200, body: { status: DispatchStatus.sent, id } };
+}
+
+export function queued(id: string): DispatchResult {
+  return { status: 202, body: { status: DispatchStatus.queued, id } };
+}
+
+/** The contract's 503 body: the failed status plus the error saying why. */
+export function failed(err: HeraldError): DispatchResult {
+  return { status: err.status, body: { status: DispatchStatus.failed, error: err.toBody().error } };
+}
+
+export function fromError(err: HeraldError): DispatchResult {
+  if (err.code === 'unavailable') return failed(err);
+  return {
+    status: err.status,
+    body: err.toBody(),
+    ...(err.retryAfter === undefined ? {} : { retryAfter: err.retryAfter }),
+  };
+}
+
+/** A bug: the caller learns only a reference to quote; the details go to the log. */
+export function internal(requestId: string): DispatchResult {
+  return fromError(
+    new HeraldError(
+      'internal',
+      `Internal error: nothing was confirmed; quote request id ${requestId} to support and retry`,
+    ),
+  );
+}
