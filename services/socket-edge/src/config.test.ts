@@ -1,0 +1,90 @@
+import { ConfigError } from '@herald/kit';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from './config.js';
+
+const tls = { TLS_CERT_FILE: '/tmp/cert.pem', TLS_KEY_FILE: '/tmp/key.pem' };
+
+describe('loadConfig', () => {
+  it('applies the documented defaults', () => {
+    expect(loadConfig(tls)).toMatchObject({
+      PORT: 8444,
+      HEARTBEAT_INTERVAL_MS: 30_000,
+      MAX_BUFFERED_BYTES: 1_048_576,
+      MAX_CLIENT_FRAME_BYTES: 4096,
+      QUEUE_BATCH: 8,
+      QUEUE_RECHECK_MS: 500,
+      ACK_WAIT_MS: 30_000,
+      MAX_ACK_PENDING: 64,
+      KEY_CACHE_TTL_MS: 5000,
+      AUTH_TIMEOUT_MS: 2000,
+      MAX_SOCKETS: 50_000,
+      CONNECTION_COUNT_TTL_MS: 30_000,
+      CONNECTION_COUNT_REFRESH_MS: 10_000,
+      NATS_REPLICAS: 1,
+    });
+  });
+
+  it('accepts every limit at its bounds', () => {
+    const low = loadConfig({
+      ...tls,
+      PORT: '0',
+      HEARTBEAT_INTERVAL_MS: '100',
+      MAX_BUFFERED_BYTES: '1024',
+      MAX_CLIENT_FRAME_BYTES: '128',
+      QUEUE_BATCH: '1',
+      QUEUE_RECHECK_MS: '1',
+      ACK_WAIT_MS: '1000',
+      MAX_ACK_PENDING: '1',
+      KEY_CACHE_TTL_MS: '0',
+      AUTH_TIMEOUT_MS: '100',
+      MAX_SOCKETS: '1',
+    });
+    expect(low.MAX_SOCKETS).toBe(1);
+    const high = loadConfig({
+      ...tls,
+      PORT: '65535',
+      QUEUE_BATCH: '256',
+      MAX_CLIENT_FRAME_BYTES: String(1024 * 1024),
+    });
+    expect(high.QUEUE_BATCH).toBe(256);
+  });
+
+  it('names every bad variable in one error', () => {
+    let error: unknown;
+    try {
+      loadConfig({
+        ...tls,
+        MAX_SOCKETS: '0',
+        QUEUE_BATCH: '257',
+        HEARTBEAT_INTERVAL_MS: 'soon',
+        PORT: '70000',
+      });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const message = (error as Error).message;
+    for (const name of ['MAX_SOCKETS', 'QUEUE_BATCH', 'HEARTBEAT_INTERVAL_MS', 'PORT'])
+      expect(message).toContain(name);
+  });
+
+  it('keeps the connection-count refresh within half the TTL, at the edge and beyond', () => {
+    const edge = loadConfig({
+      ...tls,
+      CONNECTION_COUNT_TTL_MS: '1000',
+      CONNECTION_COUNT_REFRESH_MS: '500',
+    });
+    expect(edge.CONNECTION_COUNT_REFRESH_MS).toBe(500);
+    expect(() =>
+      loadConfig({ ...tls, CONNECTION_COUNT_TTL_MS: '1000', CONNECTION_COUNT_REFRESH_MS: '501' }),
+    ).toThrow(/CONNECTION_COUNT_REFRESH_MS.*half of CONNECTION_COUNT_TTL_MS/);
+    expect(() => loadConfig({ ...tls, CONNECTION_COUNT_TTL_MS: '999' })).toThrow(
+      /CONNECTION_COUNT_TTL_MS/,
+    );
+  });
+
+  it('requires TLS files unless TLS_DISABLED=true', () => {
+    expect(() => loadConfig({})).toThrow(/TLS_CERT_FILE/);
+    expect(loadConfig({ TLS_DISABLED: 'true' }).TLS_DISABLED).toBe(true);
+  });
+});

@@ -1,0 +1,50 @@
+import { HeraldError, type VerifiedKey } from '@herald/proto';
+import type { ConnectionCounts } from './connection-counts.js';
+import type { ConnectionGate } from './connection-gate.js';
+
+/**
+ * The pool a key's sockets count in. A Live key's sockets count against the account's plan cap;
+ * the Test key's in a pool of their own with the catalogue's `test_key_limits` cap, so trying
+ * things with the Test key never eats into production's connections, nor the reverse.
+ */
+export function poolOf(key: Pick<VerifiedKey, 'account_id' | 'kind'>): string {
+  return key.kind === 'test' ? `${key.account_id}.test` : key.account_id;
+}
+
+/**
+ * The per-account concurrent-connection cap, across every edge: admits a socket when the sockets
+ * counted in its pool on every edge (see {@link ConnectionCounts}) are fewer than the key's
+ * `limits.connections`, counting it at once (before its upgrade completes) so a burst on this edge
+ * cannot overshoot. Edges learn of each other's counts within one KV propagation delay, so a
+ * burst spread over several edges can exceed the cap by about the connects the other edges admit
+ * within that delay (docs/operations.md, "Caps and rate limits across instances").
+ */
+export class ConnectionCap implements ConnectionGate {
+  readonly #counts: ConnectionCounts;
+
+  constructor(counts: ConnectionCounts) {
+    this.#counts = counts;
+  }
+
+  admit(key: VerifiedKey): void {
+    const pool = poolOf(key);
+    const cap = key.limits.connections;
+    const open = this.#counts.total(pool);
+    if (open >= cap) {
+      const whose =
+        key.kind === 'test'
+          ? `The Test key of this account may hold ${cap} concurrent connections`
+          : `This account's ${key.plan} plan allows ${cap} concurrent connections`;
+      throw new HeraldError(
+        'connection_limit',
+        `${whose} and ${open} are open: close a socket first${key.kind === 'test' ? ', or use a Live key' : ', or move to a bigger plan'}`,
+        { field: 'api_key' },
+      );
+    }
+    this.#counts.add(pool, 1);
+  }
+
+  release(key: VerifiedKey): void {
+    this.#counts.add(poolOf(key), -1);
+  }
+}

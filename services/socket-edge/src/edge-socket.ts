@@ -1,0 +1,156 @@
+import { authorizeKeyUse, type KeyVerifier, keyUseDeadline } from '@herald/kit';
+import { type Client, CloseCodes, HeraldError, type VerifiedKey } from '@herald/proto';
+import { WebSocket } from 'ws';
+import type { EventFrames, Framing } from './framing.js';
+import { closeWithError } from './rejection.js';
+
+/** setTimeout's largest delay; a deadline later than this is re-armed when the timer fires. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+export interface EdgeSocketInit {
+  ws: WebSocket;
+  framing: Framing;
+  /** Kept in memory only, to re-verify the key when auth broadcasts an invalidation. Never logged. */
+  apiKey: string;
+  key: VerifiedKey;
+  recipient: string;
+  client: Client;
+  origin: string | undefined;
+  maxBufferedBytes: number;
+  /** Called once, when the socket stops taking events (the edge or the client began closing it). */
+  onGone: (socket: EdgeSocket) => void;
+  /** Called when a write found the send buffer over its cap (the socket is then closed with 1013). */
+  onSlow: (socket: EdgeSocket) => void;
+}
+
+/**
+ * One client WebSocket and what the edge knows about it: its framing, verified key and recipient.
+ * Writes go through {@link write}, which enforces the slow-reader cap.
+ */
+export class EdgeSocket {
+  readonly ws: WebSocket;
+  readonly framing: Framing;
+  readonly recipient: string;
+  readonly client: Client;
+  readonly origin: string | undefined;
+  key: VerifiedKey;
+  readonly #apiKey: string;
+  readonly #maxBufferedBytes: number;
+  readonly #onGone: (socket: EdgeSocket) => void;
+  readonly #onSlow: (socket: EdgeSocket) => void;
+  #gone = false;
+  #alive = true;
+  #expiry: NodeJS.Timeout | undefined;
+
+  constructor(init: EdgeSocketInit) {
+    this.ws = init.ws;
+    this.framing = init.framing;
+    this.#apiKey = init.apiKey;
+    this.key = init.key;
+    this.recipient = init.recipient;
+    this.client = init.client;
+    this.origin = init.origin;
+    this.#maxBufferedBytes = init.maxBufferedBytes;
+    this.#onGone = init.onGone;
+    this.#onSlow = init.onSlow;
+    this.ws.on('pong', () => {
+      this.#alive = true;
+    });
+    this.ws.once('close', () => this.#markGone());
+    this.#armExpiry();
+  }
+
+  /** The account the socket's key belongs to: the tenant boundary of its subjects. */
+  get account(): string {
+    return this.key.account_id;
+  }
+
+  get open(): boolean {
+    return !this.#gone && this.ws.readyState === WebSocket.OPEN;
+  }
+
+  /**
+   * Hands an event to the socket. Returns false at once when the socket is closing or its send
+   * buffer would exceed MAX_BUFFERED_BYTES (the socket is then closed as a slow consumer); else
+   * true, and `done` reports whether the write completed. A frame always goes onto an empty
+   * buffer, so one event larger than the cap is still delivered.
+   */
+  write(frames: EventFrames, done: (ok: boolean) => void): boolean {
+    if (!this.open) return false;
+    const { data, bytes } = frames.frameFor(this.framing);
+    const buffered = this.ws.bufferedAmount;
+    if (buffered > 0 && buffered + bytes > this.#maxBufferedBytes) {
+      this.#onSlow(this);
+      this.close(CloseCodes.slowConsumer, 'slow consumer');
+      return false;
+    }
+    this.ws.send(data, { binary: false }, (err) => done(!err));
+    return true;
+  }
+
+  /** Re-verifies the socket's key with auth (after an invalidation); rejects with the HeraldError. */
+  reverify(verifier: KeyVerifier): Promise<VerifiedKey> {
+    return verifier.verify(this.#apiKey);
+  }
+
+  /** Takes the answer of a re-verification (same key id), re-arming the expiry it may have moved. */
+  refreshKey(key: VerifiedKey): void {
+    this.key = key;
+    clearTimeout(this.#expiry);
+    if (!this.#gone) this.#armExpiry();
+  }
+
+  /** Closes for a policy reason (4000 + status), herald.v1 clients getting an ErrorFrame first. */
+  fail(err: HeraldError): void {
+    closeWithError(this.ws, err, this.framing);
+    this.#markGone();
+  }
+
+  close(code: number, reason: string): void {
+    if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) {
+      this.ws.close(code, reason);
+    }
+    this.#markGone();
+  }
+
+  /** One heartbeat tick: terminates a socket that did not answer the previous ping, else pings. */
+  heartbeat(): void {
+    if (!this.#alive) {
+      this.ws.terminate();
+      this.#markGone();
+      return;
+    }
+    this.#alive = false;
+    if (this.ws.readyState === WebSocket.OPEN) this.ws.ping();
+  }
+
+  #markGone(): void {
+    if (this.#gone) return;
+    this.#gone = true;
+    clearTimeout(this.#expiry);
+    this.#onGone(this);
+  }
+
+  /**
+   * A socket lives no longer than its key may be used: it is closed with 4401 `key_expired` when a
+   * Test key expires and with 4403 `plan_inactive` when a Live key's paid period ends (herald.v1
+   * clients get the ErrorFrame first). A re-verification that moves either deadline re-arms it.
+   */
+  #armExpiry(): void {
+    const deadline = keyUseDeadline(this.key);
+    if (deadline === null) return;
+    const delay = deadline - Date.now();
+    this.#expiry = setTimeout(
+      () => {
+        if (deadline - Date.now() > 0) return this.#armExpiry();
+        try {
+          authorizeKeyUse(this.key, { client: this.client, origin: this.origin, now: deadline });
+        } catch (err) {
+          if (err instanceof HeraldError) this.fail(err);
+        }
+      },
+      Math.max(0, Math.min(delay, MAX_TIMER_MS)),
+    );
+    this.#expiry.unref();
+  }
+}

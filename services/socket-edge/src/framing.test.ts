@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { EventFrames, framingOf, parseAck, selectProtocol } from './framing.js';
+
+const bytes = (s: string) => new TextEncoder().encode(s);
+
+describe('framingOf / selectProtocol', () => {
+  it('picks herald.v1 only when offered', () => {
+    expect(framingOf(undefined)).toBe('plain');
+    expect(framingOf('chat, herald.v1')).toBe('herald.v1');
+    expect(framingOf('herald.v2')).toBe('plain');
+    expect(selectProtocol(new Set(['x', 'herald.v1']))).toBe('herald.v1');
+    expect(selectProtocol(new Set(['x']))).toBe(false);
+  });
+});
+
+describe('EventFrames', () => {
+  it('sends plain payloads byte for byte and splices herald.v1 envelopes without parsing', () => {
+    const payload = '{"big":12345678901234567890123,"k":"é"}';
+    const frames = new EventFrames({ id: 'e1', ts: 42, data: bytes(payload) });
+    const plain = frames.frameFor('plain');
+    expect(plain.data.toString()).toBe(payload);
+    expect(plain.bytes).toBe(Buffer.byteLength(payload));
+    const v1 = frames.frameFor('herald.v1');
+    expect(v1.data).toBe(`{"type":"event","id":"e1","ts":42,"payload":${payload}}`);
+    expect(v1.bytes).toBe(Buffer.byteLength(v1.data as string));
+    expect(frames.frameFor('herald.v1').data).toBe(v1.data);
+  });
+
+  it('keeps the envelope valid JSON for an empty payload', () => {
+    const v1 = new EventFrames({ id: 'e2', ts: 1, data: new Uint8Array() }).frameFor('herald.v1');
+    expect(JSON.parse(v1.data as string)).toEqual({
+      type: 'event',
+      id: 'e2',
+      ts: 1,
+      payload: null,
+    });
+  });
+});
+
+describe('parseAck', () => {
+  it('reads the id of an ack and rejects everything else', () => {
+    expect(parseAck(Buffer.from('{"type":"ack","id":"abc"}'), false)).toBe('abc');
+    expect(parseAck([Buffer.from('{"type":"ack",'), Buffer.from('"id":"abc"}')], false)).toBe(
+      'abc',
+    );
+    expect(parseAck(Buffer.from('{"type":"ack","id":"abc"}'), true)).toBeUndefined();
+    expect(parseAck(Buffer.from('nope'), false)).toBeUndefined();
+    expect(parseAck(Buffer.from('{"type":"ack"}'), false)).toBeUndefined();
+    expect(parseAck(Buffer.from(`{"type":"ack","id":"${'x'.repeat(65)}"}`), false)).toBeUndefined();
+  });
+});

@@ -1,0 +1,80 @@
+import { AckFrame, encodeEventFrame, SUBPROTOCOL } from '@herald/proto';
+import type { RawData } from 'ws';
+import type { EdgeEvent } from './edge-event.js';
+
+/**
+ * How events are written to a socket. `plain`: the sender's payload JSON, nothing else, one text
+ * frame per event (no acks). `herald.v1`: the JSON envelope `{"type":"event","id","ts","payload"}`,
+ * which the client acks by id.
+ */
+export type Framing = 'plain' | typeof SUBPROTOCOL;
+
+/**
+ * Lists the subprotocols a client offered (`Sec-WebSocket-Protocol`, comma-separated) and picks
+ * the framing. Anything but an offer of herald.v1 gets plain framing.
+ */
+export function framingOf(offered: string | string[] | undefined): Framing {
+  const header = Array.isArray(offered) ? offered.join(',') : (offered ?? '');
+  return header.split(',').some((p) => p.trim() === SUBPROTOCOL) ? SUBPROTOCOL : 'plain';
+}
+
+/** ws `handleProtocols`: select herald.v1 when offered, else no subprotocol (plain framing). */
+export function selectProtocol(protocols: Set<string>): string | false {
+  return protocols.has(SUBPROTOCOL) ? SUBPROTOCOL : false;
+}
+
+const decoder = new TextDecoder();
+
+/**
+ * The frames of one event, built at most once per framing however many sockets it goes to. The
+ * payload is never parsed: plain framing sends its bytes as they came, herald.v1 splices its text
+ * into the envelope.
+ */
+export class EventFrames {
+  readonly event: EdgeEvent;
+  #plain: Buffer | undefined;
+  #v1: string | undefined;
+
+  constructor(event: EdgeEvent) {
+    this.event = event;
+  }
+
+  /** The frame for a socket of this framing, and its size in bytes (for the slow-reader check). */
+  frameFor(framing: Framing): { data: Buffer | string; bytes: number } {
+    if (framing === 'plain') {
+      this.#plain ??= Buffer.from(
+        this.event.data.buffer,
+        this.event.data.byteOffset,
+        this.event.data.byteLength,
+      );
+      return { data: this.#plain, bytes: this.#plain.byteLength };
+    }
+    if (this.#v1 === undefined) {
+      // An empty body is not JSON; `null` keeps the envelope valid (ingress never sends one).
+      const payload = this.event.data.byteLength === 0 ? 'null' : decoder.decode(this.event.data);
+      this.#v1 = encodeEventFrame(this.event.id, this.event.ts, payload);
+    }
+    return { data: this.#v1, bytes: Buffer.byteLength(this.#v1) };
+  }
+}
+
+/**
+ * Reads a herald.v1 client frame: the acked event id, or undefined when the frame is not a valid
+ * ack (binary, not JSON, wrong shape). The caller counts and ignores those.
+ */
+export function parseAck(data: RawData, isBinary: boolean): string | undefined {
+  if (isBinary) return undefined;
+  const text = Array.isArray(data)
+    ? Buffer.concat(data).toString('utf8')
+    : Buffer.isBuffer(data)
+      ? data.toString('utf8')
+      : Buffer.from(data).toString('utf8');
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const parsed = AckFrame.safeParse(value);
+  return parsed.success ? parsed.data.id : undefined;
+}

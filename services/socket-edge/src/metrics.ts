@@ -1,0 +1,58 @@
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Framing } from './framing.js';
+
+/** The edge's Prometheus series, registered on the service's registry. */
+export interface EdgeMetrics {
+  openSockets: Gauge<'framing'>;
+  liveDeliveries: Counter;
+  queuedDeliveries: Counter;
+  rejections: Counter<'code'>;
+  slowConsumerCloses: Counter;
+  activeDrainers: Gauge;
+  malformedClientFrames: Counter;
+}
+
+export function createEdgeMetrics(registry: Registry): EdgeMetrics {
+  const registers = [registry];
+  const openSockets = new Gauge({
+    name: 'herald_open_sockets',
+    help: 'Open WebSockets on this edge, by framing (plain or herald.v1)',
+    labelNames: ['framing'] as const,
+    registers,
+  });
+  for (const framing of ['plain', 'herald.v1'] satisfies Framing[]) openSockets.set({ framing }, 0);
+  return {
+    openSockets,
+    liveDeliveries: new Counter({
+      name: 'herald_live_deliveries_total',
+      help: 'Live events written to a socket (one per socket whose write completed)',
+      registers,
+    }),
+    queuedDeliveries: new Counter({
+      name: 'herald_queued_deliveries_total',
+      help: 'Queued events acked in JetStream (written to a plain socket, or acked by a herald.v1 client)',
+      registers,
+    }),
+    rejections: new Counter({
+      name: 'herald_socket_rejections_total',
+      help: 'Connects refused or sockets closed by policy, by error code',
+      labelNames: ['code'] as const,
+      registers,
+    }),
+    slowConsumerCloses: new Counter({
+      name: 'herald_slow_consumer_closes_total',
+      help: 'Sockets closed with 1013 because their send buffer exceeded MAX_BUFFERED_BYTES',
+      registers,
+    }),
+    activeDrainers: new Gauge({
+      name: 'herald_active_drainers',
+      help: 'Recipients whose offline queue this edge is consuming right now',
+      registers,
+    }),
+    malformedClientFrames: new Counter({
+      name: 'herald_malformed_client_frames_total',
+      help: 'herald.v1 client frames that were not a valid ack (ignored)',
+      registers,
+    }),
+  };
+}

@@ -1,0 +1,210 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '@herald/kit';
+import { HeraldError, type LiveReply, QueuedNotice, subjects } from '@herald/proto';
+import { JSONCodec, type Msg, type NatsConnection, type Subscription } from 'nats';
+import { edgeEventOf } from './edge-event.js';
+import type { EdgeSocket } from './edge-socket.js';
+import { EventFrames } from './framing.js';
+import type { EdgeMetrics } from './metrics.js';
+import { QueueDrainer, type QueueDrainerDeps } from './queue-drainer.js';
+
+const json = JSONCodec();
+
+/**
+ * Most live requests held for a session whose subscription is up but whose first socket has not
+ * opened yet (a window of about one NATS round trip). Beyond it a request gets no reply, and the
+ * sender queues the event: nothing is lost.
+ */
+const EARLY_LIVE_MAX = 1000;
+
+export interface RecipientSessionDeps extends Omit<QueueDrainerDeps, 'sockets'> {
+  nc: NatsConnection;
+  /** Delay after the start before the queue is checked once more, ms. */
+  recheckMs: number;
+  metrics: EdgeMetrics;
+  logger: Logger;
+}
+
+/**
+ * Everything this edge holds for one recipient: their sockets (tabs, devices), ONE subscription to
+ * their live subject, one to their queued-notice subject, and the drainer of their offline queue.
+ * Created for the first connect, closed when the last socket goes (and no connect is pending).
+ *
+ * Live events reach every socket of the session. Queued events are written to every socket too
+ * and acked on the first success, so a queued event reaches the recipient's sockets on one edge.
+ */
+export class RecipientSession {
+  readonly account: string;
+  readonly recipient: string;
+  readonly #deps: RecipientSessionDeps;
+  readonly #sockets = new Set<EdgeSocket>();
+  readonly #drainer: QueueDrainer;
+  #live: Subscription | undefined;
+  #notices: Subscription | undefined;
+  #ready: Promise<void> | undefined;
+  /** Connects admitted for this recipient whose WebSocket is not open yet. */
+  #pending = 0;
+  #activated = false;
+  /** Live requests that arrived between the subscription and the first socket. */
+  #early: Msg[] = [];
+  #broken = false;
+  #recheck: NodeJS.Timeout | undefined;
+  #closed = false;
+
+  constructor(deps: RecipientSessionDeps) {
+    this.#deps = deps;
+    this.account = deps.account;
+    this.recipient = deps.recipient;
+    this.#drainer = new QueueDrainer({ ...deps, sockets: () => this.#sockets });
+  }
+
+  /** No socket and no pending connect: the session can close. */
+  get idle(): boolean {
+    return this.#sockets.size === 0 && this.#pending === 0;
+  }
+
+  /** Subscribing failed (NATS unavailable): the session takes no more connects. */
+  get broken(): boolean {
+    return this.#broken;
+  }
+
+  sockets(): Iterable<EdgeSocket> {
+    return this.#sockets;
+  }
+
+  /**
+   * Subscribes to the live and queued-notice subjects and flushes, resolving once the server holds
+   * the interest. The edge completes a connect's upgrade only after this, so a live event sent once
+   * the client saw the socket open finds it (on this server; across a cluster, interest propagates
+   * asynchronously and the queue covers the gap). Shared by every connect of the session.
+   */
+  ready(): Promise<void> {
+    this.#ready ??= this.#subscribe();
+    return this.#ready;
+  }
+
+  /** Counts a connect that was admitted and waits for ready() and its upgrade. */
+  reserve(): void {
+    this.#pending++;
+  }
+
+  /**
+   * Ends a reservation: with the socket that opened, or without one when the upgrade failed. The
+   * first socket starts the queue drain: the queue is checked now (after the flush in ready(), so
+   * an event queued after this check is announced by a notice the session receives) and once more
+   * after QUEUE_RECHECK_MS, for a notice that crossed the cluster before the interest did.
+   */
+  settle(socket?: EdgeSocket): void {
+    this.#pending = Math.max(0, this.#pending - 1);
+    if (!socket || this.#closed) {
+      // Unanswered, the held requests time out at the sender, which queues them.
+      if (this.idle) this.#early = [];
+      return;
+    }
+    this.#sockets.add(socket);
+    const early = this.#early;
+    this.#early = [];
+    for (const msg of early) this.#deliverLive(msg);
+    if (this.#activated) return;
+    this.#activated = true;
+    this.#drainer.kick();
+    this.#recheck = setTimeout(() => this.#drainer.kick(), this.#deps.recheckMs);
+    this.#recheck.unref();
+  }
+
+  /**
+   * Removes a socket. When others remain, queued events only this one was to ack are nakked for
+   * them; when it was the last, close() nakks everything in one go.
+   */
+  remove(socket: EdgeSocket): void {
+    if (this.#sockets.delete(socket) && this.#sockets.size > 0) this.#drainer.socketGone(socket);
+  }
+
+  /** A herald.v1 client acked an event id (acks for unknown ids are ignored). */
+  ack(id: string): void {
+    this.#drainer.clientAck(id);
+  }
+
+  /** Unsubscribes, stops the drainer and nakks what it held, so the next connect gets it at once. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearTimeout(this.#recheck);
+    this.#early = [];
+    this.#live?.unsubscribe();
+    this.#notices?.unsubscribe();
+    await this.#drainer.stop();
+  }
+
+  async #subscribe(): Promise<void> {
+    const { nc, account, recipient } = this.#deps;
+    try {
+      this.#live = nc.subscribe(subjects.live(account, recipient), {
+        callback: (err, msg) => {
+          if (!err) this.#onLive(msg);
+        },
+      });
+      this.#notices = nc.subscribe(subjects.queued(account, recipient), {
+        callback: (err, msg) => {
+          if (!err) this.#onNotice(msg);
+        },
+      });
+      await nc.flush();
+    } catch (err) {
+      this.#broken = true;
+      this.#deps.logger.error({ err: String(err) }, 'could not subscribe a recipient session');
+      throw new HeraldError(
+        'unavailable',
+        'The edge cannot reach NATS right now: reconnect shortly',
+        { cause: err },
+      );
+    }
+  }
+
+  #onLive(msg: Msg): void {
+    if (this.#sockets.size === 0 && this.#pending > 0 && !this.#closed) {
+      // The first socket is being opened: hold the event instead of letting the sender wait for a
+      // reply that would not come (and queue it a timeout later).
+      if (this.#early.length < EARLY_LIVE_MAX) this.#early.push(msg);
+      return;
+    }
+    this.#deliverLive(msg);
+  }
+
+  /**
+   * Writes a live event to every socket and replies {v:1, sockets} as soon as one write completed,
+   * `sockets` being how many sockets the frame was handed to. No reply when none completed: the
+   * sender then times out and queues the event (at-least-once).
+   */
+  #deliverLive(msg: Msg): void {
+    const event = edgeEventOf(msg.headers, msg.data, () => ({ id: randomUUID(), ts: Date.now() }));
+    const frames = new EventFrames(event);
+    let handed = 0;
+    let replied = false;
+    for (const socket of this.#sockets) {
+      const ok = socket.write(frames, (written) => {
+        if (!written) return;
+        this.#deps.metrics.liveDeliveries.inc();
+        if (replied || !msg.reply) return;
+        replied = true;
+        const reply: LiveReply = { v: 1, sockets: handed };
+        msg.respond(json.encode(reply));
+      });
+      if (ok) handed++;
+    }
+  }
+
+  #onNotice(msg: Msg): void {
+    let body: unknown;
+    try {
+      body = json.decode(msg.data);
+    } catch {
+      body = undefined;
+    }
+    if (!QueuedNotice.safeParse(body).success) {
+      this.#deps.logger.warn({ subject: msg.subject }, 'ignoring malformed queued notice');
+      return;
+    }
+    this.#drainer.kick();
+  }
+}

@@ -1,0 +1,161 @@
+import type http from 'node:http';
+import type { Duplex } from 'node:stream';
+import { authorizeKeyUse, type KeyVerifier, type Logger, safePath } from '@herald/kit';
+import {
+  assertToken,
+  CONNECT_PATH,
+  type ConnectParams,
+  HeraldError,
+  parseConnectParams,
+  type VerifiedKey,
+} from '@herald/proto';
+import type { WebSocket, WebSocketServer } from 'ws';
+import type { ConnectionGate } from './connection-gate.js';
+import type { RecipientRegistry } from './connection-registry.js';
+import { type Framing, framingOf } from './framing.js';
+import type { EdgeMetrics } from './metrics.js';
+import type { RecipientSession } from './recipient-session.js';
+import { asHeraldError, closeWithError, refuseUpgrade } from './rejection.js';
+import type { SocketBudget } from './socket-budget.js';
+
+/** A connect that passed every check, handed to the edge with its WebSocket. */
+export interface Admission {
+  ws: WebSocket;
+  framing: Framing;
+  params: ConnectParams;
+  key: VerifiedKey;
+  origin: string | undefined;
+  /** The recipient's session, subscribed, with this connect reserved in it: attach the socket. */
+  session: RecipientSession;
+  /** Gives back the MAX_SOCKETS slot and the gate's admission; call once, when the socket closes. */
+  release: () => void;
+}
+
+export interface UpgradeHandlerDeps {
+  wss: WebSocketServer;
+  verifier: KeyVerifier;
+  gate: ConnectionGate;
+  budget: SocketBudget;
+  sessions: RecipientRegistry;
+  metrics: EdgeMetrics;
+  logger: Logger;
+  /** True once the edge is shutting down: new connects are refused with 503 / 4503. */
+  closing: () => boolean;
+  onAdmitted: (admission: Admission) => void;
+}
+
+/**
+ * The `upgrade` listener: authenticates a connect BEFORE it becomes a WebSocket. Checks, in
+ * order: path (404), query parameters (400, or 401 without api_key), this process's socket budget
+ * (503), the key with auth (401, 503 when auth is unreachable), its use (expiry, client, Origin:
+ * 401/403), the connection gate (429). Then it waits until the recipient's session holds its NATS
+ * subscriptions (503 if NATS is unreachable), and only then completes the upgrade, so the client
+ * sees the socket open once live events can reach it. A plain client is refused with the HTTP
+ * status and a JSON body; a herald.v1 client gets an accepted socket that receives one ErrorFrame
+ * and is closed at once with 4000 + status, because browsers cannot read an upgrade's status.
+ */
+export function createUpgradeHandler(deps: UpgradeHandlerDeps) {
+  return (req: http.IncomingMessage, socket: Duplex, head: Buffer): void => {
+    void admit(deps, req, socket, head);
+  };
+}
+
+async function admit(
+  deps: UpgradeHandlerDeps,
+  req: http.IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+): Promise<void> {
+  const { budget, gate, metrics, logger } = deps;
+  // Until ws owns the socket, a client that vanishes mid-auth must not crash the process.
+  const onEarlyError = () => socket.destroy();
+  socket.on('error', onEarlyError);
+  const framing = framingOf(req.headers['sec-websocket-protocol']);
+  const url = new URL(req.url ?? '/', 'https://edge.invalid');
+  const path = safePath(req.url);
+  if (url.pathname !== CONNECT_PATH) {
+    metrics.rejections.inc({ code: 'not_found' });
+    refuseUpgrade(
+      socket,
+      new HeraldError('not_found', `No WebSocket endpoint at ${path}: connect to ${CONNECT_PATH}`),
+    );
+    return;
+  }
+  let tookSlot = false;
+  let admitted: { key: VerifiedKey; recipient: string } | undefined;
+  const release = () => {
+    if (tookSlot) budget.give();
+    if (admitted) gate.release(admitted.key, admitted.recipient);
+    tookSlot = false;
+    admitted = undefined;
+  };
+  let params: ConnectParams;
+  let key: VerifiedKey;
+  let session: RecipientSession | undefined;
+  const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
+  try {
+    if (deps.closing()) throw shuttingDown();
+    params = parseConnectParams(url.searchParams);
+    if (!budget.take()) {
+      throw new HeraldError(
+        'unavailable',
+        `This edge holds its maximum of ${budget.max} sockets: reconnect shortly (another edge may take you)`,
+      );
+    }
+    tookSlot = true;
+    key = await deps.verifier.verify(params.api_key);
+    authorizeKeyUse(key, { client: params.client, origin, now: Date.now() });
+    // The account becomes a subject token; an id that cannot be one is a bug in auth, not the client.
+    assertToken('account', key.account_id);
+    await deps.gate.admit(key, params.recipient);
+    admitted = { key, recipient: params.recipient };
+    if (deps.closing()) throw shuttingDown();
+    session = deps.sessions.reserve(key.account_id, params.recipient);
+    await session.ready();
+    if (deps.closing()) throw shuttingDown();
+  } catch (err) {
+    release();
+    if (session) deps.sessions.cancel(session);
+    const error = asHeraldError(err);
+    metrics.rejections.inc({ code: error.code });
+    if (error.code === 'internal') logger.error({ err, path }, 'connect failed');
+    else logger.debug({ code: error.code, path, framing }, 'connect refused');
+    if (framing !== 'plain') socket.off('error', onEarlyError);
+    reject(deps.wss, req, socket, head, framing, error);
+    return;
+  }
+  socket.off('error', onEarlyError);
+  let opened = false;
+  const reserved = session;
+  deps.wss.handleUpgrade(req, socket, head, (ws) => {
+    opened = true;
+    deps.onAdmitted({ ws, framing, params, key, origin, session: reserved, release });
+  });
+  // ws refused the handshake itself (bad WebSocket headers, client gone) and answered the client.
+  if (!opened) {
+    release();
+    deps.sessions.cancel(reserved);
+  }
+}
+
+function reject(
+  wss: WebSocketServer,
+  req: http.IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+  framing: Framing,
+  err: HeraldError,
+): void {
+  if (framing === 'plain') {
+    refuseUpgrade(socket, err);
+    return;
+  }
+  wss.handleUpgrade(req, socket, head, (ws) => closeWithError(ws, err, framing));
+}
+
+function shuttingDown(): HeraldError {
+  return new HeraldError(
+    'unavailable',
+    'This edge is shutting down: reconnect (another edge will take you)',
+  );
+}

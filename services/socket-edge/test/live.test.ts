@@ -1,0 +1,177 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ACCOUNT_A,
+  ACCOUNT_B,
+  fetchText,
+  keys,
+  metric,
+  openClient,
+  type RunningEdge,
+  type Stack,
+  sendLive,
+  sleep,
+  startEdge,
+  startStack,
+  waitUntil,
+} from './fixture.js';
+
+let stack: Stack;
+let edge: RunningEdge;
+
+beforeAll(async () => {
+  stack = await startStack();
+  edge = await startEdge(stack);
+});
+
+afterAll(async () => {
+  await edge?.close();
+  await stack?.stop();
+});
+
+describe('live events, plain framing', () => {
+  it('writes the payload bytes as they came, and replies LiveReply', async () => {
+    const recipient = randomUUID();
+    const client = openClient(stack, edge.port, { recipient });
+    await client.opened;
+    // Key order, whitespace, a number beyond double precision and unicode must survive untouched.
+    const payload =
+      '{ "z": 1, "a": [true, null], "big": 12345678901234567890123, "txt": "héllo ✓" }';
+    const reply = await sendLive(stack.nc, ACCOUNT_A, recipient, payload);
+    expect(reply).toEqual({ v: 1, sockets: 1 });
+    await waitUntil('the frame', () => client.frames.length === 1);
+    expect(client.frames[0]).toBe(payload);
+    client.ws.close();
+  });
+
+  it('reaches every socket of the recipient, and no other recipient', async () => {
+    const recipient = randomUUID();
+    const tab1 = openClient(stack, edge.port, { recipient });
+    const tab2 = openClient(stack, edge.port, { recipient });
+    const other = openClient(stack, edge.port);
+    await Promise.all([tab1.opened, tab2.opened, other.opened]);
+    const reply = await sendLive(stack.nc, ACCOUNT_A, recipient, '{"n":1}');
+    expect(reply.sockets).toBe(2);
+    await waitUntil('both tabs', () => tab1.frames.length === 1 && tab2.frames.length === 1);
+    expect(tab1.frames).toEqual(['{"n":1}']);
+    expect(tab2.frames).toEqual(['{"n":1}']);
+    await sleep(50);
+    expect(other.frames).toEqual([]);
+    for (const c of [tab1, tab2, other]) c.ws.close();
+  });
+
+  it('does not answer for a recipient with no socket: the request fails with no responders', async () => {
+    await expect(sendLive(stack.nc, ACCOUNT_A, randomUUID(), '{}')).rejects.toMatchObject({
+      code: '503',
+    });
+  });
+
+  it('isolates tenants: the same recipient id under another account gets nothing', async () => {
+    const recipient = randomUUID();
+    const ofB = openClient(stack, edge.port, { recipient, apiKey: keys.mobileB });
+    await ofB.opened;
+    await expect(sendLive(stack.nc, ACCOUNT_A, recipient, '{"for":"A"}')).rejects.toMatchObject({
+      code: '503',
+    });
+    expect(await sendLive(stack.nc, ACCOUNT_B, recipient, '{"for":"B"}')).toEqual({
+      v: 1,
+      sockets: 1,
+    });
+    await waitUntil('the B frame', () => ofB.frames.length === 1);
+    expect(ofB.frames).toEqual(['{"for":"B"}']);
+    ofB.ws.close();
+  });
+
+  it('stops answering once the last socket of a recipient closed', async () => {
+    const recipient = randomUUID();
+    const client = openClient(stack, edge.port, { recipient });
+    await client.opened;
+    await sendLive(stack.nc, ACCOUNT_A, recipient, '1');
+    client.ws.close();
+    await client.closed;
+    // Between the client's close and the edge's, a request finds the subscription but no writable
+    // socket and gets no reply (a timeout); after it, no responders.
+    await waitUntil('the live subscription to go', async () => {
+      try {
+        await sendLive(stack.nc, ACCOUNT_A, recipient, '2', randomUUID(), 100);
+        return false;
+      } catch (err) {
+        return (err as { code?: string }).code === '503';
+      }
+    });
+    expect(client.frames).toContain('1');
+  });
+});
+
+describe('live events, herald.v1 framing', () => {
+  it('wraps the payload in the event envelope with the id and ts ingress set', async () => {
+    const recipient = randomUUID();
+    const client = openClient(stack, edge.port, { recipient, v1: true });
+    await client.opened;
+    expect(client.ws.protocol).toBe('herald.v1');
+    const id = randomUUID();
+    await sendLive(stack.nc, ACCOUNT_A, recipient, '{"big":12345678901234567890123}', id);
+    await waitUntil('the envelope', () => client.frames.length === 1);
+    const frame = client.frames[0] ?? '';
+    expect(frame).toMatch(
+      new RegExp(
+        `^\\{"type":"event","id":"${id}","ts":\\d+,"payload":\\{"big":12345678901234567890123\\}\\}$`,
+      ),
+    );
+    expect(client.events[0]).toMatchObject({ type: 'event', id });
+    client.ws.close();
+  });
+
+  it('delivers live events to plain and herald.v1 sockets of one recipient alike', async () => {
+    const recipient = randomUUID();
+    const plain = openClient(stack, edge.port, { recipient });
+    const v1 = openClient(stack, edge.port, { recipient, v1: true });
+    await Promise.all([plain.opened, v1.opened]);
+    expect((await sendLive(stack.nc, ACCOUNT_A, recipient, '[1,2]')).sockets).toBe(2);
+    await waitUntil('both', () => plain.frames.length === 1 && v1.events.length === 1);
+    expect(plain.frames[0]).toBe('[1,2]');
+    expect(v1.events[0]?.payload).toEqual([1, 2]);
+    plain.ws.close();
+    v1.ws.close();
+  });
+});
+
+describe('ops endpoints on the same listener', () => {
+  it('serves /healthz, /readyz and /metrics', async () => {
+    expect(await fetchText(stack, edge.port, '/healthz')).toMatchObject({ status: 200 });
+    const ready = await fetchText(stack, edge.port, '/readyz');
+    expect(ready.status).toBe(200);
+    expect(JSON.parse(ready.body)).toMatchObject({ checks: { nats: true } });
+    const client = openClient(stack, edge.port, { v1: true });
+    await client.opened;
+    await waitUntil(
+      'the gauge',
+      async () =>
+        metric(
+          await edge.metrics(),
+          'herald_open_sockets{framing="herald.v1",service="socket-edge"}',
+        ) === 1,
+    );
+    const text = await edge.metrics();
+    for (const name of [
+      'herald_live_deliveries_total',
+      'herald_queued_deliveries_total',
+      'herald_slow_consumer_closes_total',
+      'herald_active_drainers',
+    ]) {
+      expect(text).toContain(`# TYPE ${name}`);
+    }
+    client.ws.close();
+  });
+
+  it('answers 404 elsewhere and 400 to a GET of the socket path without an upgrade', async () => {
+    const notFound = await fetchText(stack, edge.port, '/nope');
+    expect(notFound.status).toBe(404);
+    expect(JSON.parse(notFound.body)).toMatchObject({ error: { code: 'not_found' } });
+    const noUpgrade = await fetchText(stack, edge.port, '/ws/connect?api_key=x');
+    expect(noUpgrade.status).toBe(400);
+    expect(JSON.parse(noUpgrade.body)).toMatchObject({
+      error: { code: 'invalid_field', field: 'Upgrade' },
+    });
+  });
+});
