@@ -1,0 +1,58 @@
+import { CommonEnv, envInt, envPort, parseEnv, requireTls } from '@herald/kit';
+import { Cron } from 'croner';
+import { z } from 'zod';
+
+/** Sunday 03:00 UTC: a quiet hour for most audiences. */
+export const DEFAULT_SCHEDULE = '0 3 * * 0';
+
+/** A cron expression croner accepts (5 fields, or 6 with seconds); evaluated in UTC. */
+const CronExpression = z
+  .string()
+  .default(DEFAULT_SCHEDULE)
+  .superRefine((value, ctx) => {
+    try {
+      new Cron(value, { timezone: 'UTC', paused: true });
+    } catch (err) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `must be a cron expression such as "${DEFAULT_SCHEDULE}" (minute hour day-of-month month day-of-week, UTC): ${(err as Error).message}`,
+      });
+    }
+  });
+
+/** Settings of a retention pass, shared by the service and `run-once`. */
+const RunFields = {
+  /** Most JetStream API calls per second a run makes (consumer info at scale is expensive). */
+  RETENTION_API_RATE: envInt(500, 1, 100_000),
+  /** How long one JetStream API call may take, ms. */
+  RETENTION_API_TIMEOUT_MS: envInt(5_000, 100, 120_000),
+  /** Lifetime of the run lock in NATS KV without a refresh; a dead holder's lock expires after it. */
+  RETENTION_LOCK_TTL_MS: envInt(60_000, 1_000, 3_600_000),
+} as const;
+
+export const RunOnceEnv = CommonEnv.extend(RunFields);
+export type RunOnceEnv = z.infer<typeof RunOnceEnv>;
+
+export const Env = CommonEnv.extend({
+  ...RunFields,
+  PORT: envPort(8446),
+  /** When the weekly run starts: a cron expression in UTC. */
+  RETENTION_SCHEDULE: CronExpression,
+  /** How often queue depth per account is recomputed between runs, ms; 0 = only after runs. */
+  QUEUE_DEPTH_INTERVAL_MS: envInt(300_000, 0, 86_400_000),
+}).superRefine(requireTls);
+export type Env = z.infer<typeof Env>;
+
+export type RetentionConfig = Env;
+
+/** The service's configuration (listener, schedule and run settings). */
+export function loadConfig(env: Record<string, string | undefined> = process.env): RetentionConfig {
+  return parseEnv('retention', Env, env);
+}
+
+/** What `run-once` needs: no listener, so no TLS files and no schedule. */
+export function loadRunOnceConfig(
+  env: Record<string, string | undefined> = process.env,
+): RunOnceEnv {
+  return parseEnv('retention run-once', RunOnceEnv, env);
+}

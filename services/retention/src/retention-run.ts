@@ -1,0 +1,169 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '@herald/kit';
+import { QUEUE_STREAM, type QueuedNotice, subjects } from '@herald/proto';
+import type { JetStreamManager, NatsConnection } from 'nats';
+import { QueueApi } from './jetstream-api.js';
+import { measureQueueDepth, type QueueDepth } from './queue-depth.js';
+import { RateLimiter } from './rate-limiter.js';
+import { type SweepContext, type SweepHooks, sweepRecipient } from './recipient-sweep.js';
+import type { RunLock } from './run-lock.js';
+import type { RunSummary, RunTrigger } from './run-summary.js';
+
+/** After this many consumers fail in a row, the run stops: NATS is likely unavailable. */
+const MAX_CONSECUTIVE_ERRORS = 10;
+
+export interface RunDeps {
+  nc: NatsConnection;
+  jsm: JetStreamManager;
+  lock: RunLock;
+  logger: Logger;
+  /** Identifies this instance in the lock record. */
+  instanceId: string;
+  hooks?: SweepHooks;
+}
+
+export interface RunOptions {
+  trigger: RunTrigger;
+  apiRate: number;
+  apiTimeoutMs: number;
+  /** Aborting stops the run at its next safe point (between two events); the next run continues. */
+  signal?: AbortSignal;
+}
+
+/**
+ * One retention pass over every recipient consumer of the queue stream, under the KV run lock.
+ * Pages through consumers (the server's page, 256) instead of loading them all, throttles its
+ * JetStream calls, and after the pass measures queue depth per account.
+ */
+export async function runRetention(
+  deps: RunDeps,
+  opts: RunOptions,
+): Promise<{ summary: RunSummary; depth: QueueDepth | undefined }> {
+  const started = Date.now();
+  const serverVersion = deps.nc.info?.version;
+  const api = new QueueApi(deps.nc, deps.jsm, new RateLimiter(opts.apiRate), {
+    timeoutMs: opts.apiTimeoutMs,
+  });
+  const summary: RunSummary = {
+    run_id: randomUUID(),
+    trigger: opts.trigger,
+    outcome: 'completed',
+    started_at: new Date(started).toISOString(),
+    finished_at: '',
+    duration_ms: 0,
+    recipients_scanned: 0,
+    events_purged: 0,
+    consumers_reaped: 0,
+    errors: 0,
+    api_calls: 0,
+    server_version: serverVersion,
+  };
+  const finish = (depth?: QueueDepth) => {
+    const ended = Date.now();
+    summary.finished_at = new Date(ended).toISOString();
+    summary.duration_ms = ended - started;
+    summary.api_calls = api.calls;
+    if (depth) summary.events_stored = depth.messages;
+    return { summary, depth };
+  };
+
+  const acquired = await deps.lock.acquire({
+    holder: deps.instanceId,
+    run_id: summary.run_id,
+    started_at: summary.started_at,
+  });
+  if (!acquired.ok) {
+    summary.outcome = 'skipped';
+    summary.reason = 'another retention instance holds the run lock';
+    if (acquired.holder) summary.lock_holder = acquired.holder;
+    return finish();
+  }
+  const lease = acquired.lease;
+
+  const stopReason = () =>
+    opts.signal?.aborted
+      ? 'shutting down'
+      : lease.lost
+        ? 'lost the run lock (refresh failed for longer than its TTL)'
+        : undefined;
+  const ctx: SweepContext = {
+    api,
+    stopping: () => stopReason() !== undefined,
+    announce: (account, recipient, id) => {
+      const notice: QueuedNotice = { v: 1, id };
+      deps.nc.publish(subjects.queued(account, recipient), JSON.stringify(notice));
+    },
+    ...(deps.hooks ? { hooks: deps.hooks } : {}),
+  };
+
+  let depth: QueueDepth | undefined;
+  try {
+    const stream = await api.streamInfo();
+    if (stream === undefined) {
+      summary.reason = 'the queue stream does not exist yet: nothing to do';
+      return finish();
+    }
+    const streamSubjects = stream.config.subjects ?? [];
+    if (streamSubjects.length !== 1 || streamSubjects[0] !== subjects.queueAll) {
+      // Recipient consumers and their subjects are only known inside rt.queue.>.
+      throw new Error(
+        `stream ${QUEUE_STREAM} captures ${JSON.stringify(streamSubjects)}, not only ${subjects.queueAll}: refusing to delete from it`,
+      );
+    }
+    let offset = 0;
+    let consecutiveErrors = 0;
+    pages: for (;;) {
+      const page = await api.listConsumers(offset);
+      if (page.consumers.length === 0) break;
+      let removed = 0;
+      for (const listed of page.consumers) {
+        const reason = stopReason();
+        if (reason) {
+          summary.outcome = 'aborted';
+          summary.reason = reason;
+          break pages;
+        }
+        try {
+          const r = await sweepRecipient(ctx, listed);
+          consecutiveErrors = 0;
+          if (!r) continue;
+          summary.recipients_scanned++;
+          summary.events_purged += r.purged;
+          if (r.reaped) {
+            summary.consumers_reaped++;
+            removed++;
+          }
+        } catch (err) {
+          summary.errors++;
+          deps.logger.warn(
+            { consumer: listed.name, err: String(err) },
+            'retention failed for a consumer; the next run retries it',
+          );
+          if (++consecutiveErrors >= MAX_CONSECUTIVE_ERRORS) {
+            throw new Error(`${consecutiveErrors} consumers failed in a row; last: ${String(err)}`);
+          }
+        }
+      }
+      // The server lists consumers sorted by name: those we deleted shifted the rest down.
+      offset += page.consumers.length - removed;
+    }
+    const late = stopReason();
+    if (late && summary.outcome === 'completed') {
+      // Stopped inside the last recipient: what it did is counted, the rest is the next run's.
+      summary.outcome = 'aborted';
+      summary.reason = late;
+    }
+    try {
+      depth = await measureQueueDepth(api, Date.now());
+    } catch (err) {
+      summary.errors++;
+      deps.logger.warn({ err: String(err) }, 'could not measure queue depth after the run');
+    }
+  } catch (err) {
+    summary.outcome = 'failed';
+    summary.reason = err instanceof Error ? err.message : String(err);
+  } finally {
+    await lease.release();
+  }
+  return finish(depth);
+}
