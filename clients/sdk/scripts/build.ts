@@ -1,0 +1,134 @@
+import { copyFile, mkdir, mkdtemp, readdir, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { type BuildOptions, build as esbuild, type Plugin } from 'esbuild';
+import { rollup } from 'rollup';
+import { dts } from 'rollup-plugin-dts';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const DIST = join(ROOT, 'dist');
+const at = (...p: string[]) => join(ROOT, ...p);
+
+/** What a build reads; dist/ is stale when any of these is newer than it. */
+const INPUTS = [
+  at('src'),
+  at('scripts', 'build.ts'),
+  at('package.json'),
+  at('tsconfig.json'),
+  at('..', '..', 'proto', 'src'),
+];
+
+/** The browser and React Native build must never reach for `ws` and its Node built-ins. */
+const browserLoader: Plugin = {
+  name: 'browser-load-ws',
+  setup(b) {
+    b.onResolve({ filter: /\/load-ws\.js$/ }, () => ({ path: at('src', 'load-ws.browser.ts') }));
+  },
+};
+
+/**
+ * dist/index.js (ESM) and index.cjs (CJS) for Node and bundlers, with `ws` left as a lazy
+ * import; browser.js, minified ESM without it; index.d.ts and index.d.cts, one file each with
+ * proto's types inlined, because @herald/proto is private and never published.
+ */
+export async function build(opts: { ifStale?: boolean } = {}): Promise<'built' | 'fresh'> {
+  if (opts.ifStale && !(await stale())) return 'fresh';
+  // Several vitest runs may build at once while others read dist/: build aside, then move each
+  // file in with an atomic rename, so a reader never sees a missing or half-written file. The
+  // scratch directory sits beside dist/ so the source maps' relative paths stay right.
+  await mkdir(DIST, { recursive: true });
+  const out = await mkdtemp(join(ROOT, '.dist-'));
+  try {
+    await emit(out);
+    const produced = await readdir(out);
+    for (const file of produced) await rename(join(out, file), join(DIST, file));
+    for (const file of await readdir(DIST)) {
+      if (!produced.includes(file)) await rm(join(DIST, file), { recursive: true, force: true });
+    }
+  } finally {
+    await rm(out, { recursive: true, force: true });
+  }
+  return 'built';
+}
+
+async function emit(out: string): Promise<void> {
+  const common: BuildOptions = {
+    entryPoints: [at('src', 'index.ts')],
+    bundle: true,
+    // Resolve @herald/proto to its TypeScript sources: it is bundled, never a dependency.
+    conditions: ['herald-source'],
+    target: 'es2022',
+    sourcemap: true,
+    legalComments: 'none',
+    logLevel: 'warning',
+    tsconfig: at('tsconfig.json'),
+  };
+  await Promise.all([
+    esbuild({
+      ...common,
+      format: 'esm',
+      platform: 'neutral',
+      external: ['ws'],
+      outfile: join(out, 'index.js'),
+    }),
+    esbuild({
+      ...common,
+      format: 'cjs',
+      platform: 'node',
+      external: ['ws'],
+      outfile: join(out, 'index.cjs'),
+    }),
+    esbuild({
+      ...common,
+      format: 'esm',
+      platform: 'browser',
+      minify: true,
+      plugins: [browserLoader],
+      outfile: join(out, 'browser.js'),
+    }),
+    declarations(join(out, 'index.d.ts')),
+  ]);
+  await copyFile(join(out, 'index.d.ts'), join(out, 'index.d.cts'));
+}
+
+async function declarations(file: string): Promise<void> {
+  const bundle = await rollup({
+    input: at('src', 'index.ts'),
+    plugins: [
+      dts({
+        tsconfig: at('tsconfig.json'),
+        respectExternal: true,
+        compilerOptions: { noEmit: false },
+      }),
+    ],
+    onwarn(warning, warn) {
+      if (warning.code !== 'CIRCULAR_DEPENDENCY') warn(warning);
+    },
+  });
+  await bundle.write({ file, format: 'es' });
+  await bundle.close();
+}
+
+async function stale(): Promise<boolean> {
+  const built = await stat(at('dist', 'index.d.cts')).then(
+    (s) => s.mtimeMs,
+    () => 0,
+  );
+  if (built === 0) return true;
+  for (const input of INPUTS) if ((await newest(input)) > built) return true;
+  return false;
+}
+
+async function newest(path: string): Promise<number> {
+  const s = await stat(path);
+  if (!s.isDirectory()) return s.mtimeMs;
+  let max = s.mtimeMs;
+  for (const entry of await readdir(path)) max = Math.max(max, await newest(join(path, entry)));
+  return max;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const started = Date.now();
+  await build();
+  console.log(`@herald/sdk built into dist/ in ${Date.now() - started} ms`);
+}

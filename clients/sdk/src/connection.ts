@@ -1,0 +1,240 @@
+import { SUBPROTOCOL } from '@herald/proto/wire';
+import { backoffDelay, limitedDelay } from './backoff.js';
+import { closeAction } from './close-action.js';
+import { HeraldError } from './errors.js';
+import { closeError, type ErrorDetail, parseFrame } from './frames.js';
+import { Listeners } from './listeners.js';
+import { reportListenerError } from './logger.js';
+import type { Resolved } from './options.js';
+import { RecentIds } from './recent-ids.js';
+import type { ConnectionState, HeraldEvent } from './types.js';
+import { OPEN, type WebSocketConstructor, type WebSocketLike } from './websocket.js';
+
+/**
+ * - `connecting`: a socket is opening, or is open but not yet known to be accepted;
+ * - `open`: accepted, events flow;
+ * - `waiting`: a retry is scheduled;
+ * - `stopped`: refused for good (4400, 4401, 4403) or no WebSocket, until every handle unsubscribed;
+ * - `closed`: unsubscribed.
+ */
+type Phase = 'connecting' | 'open' | 'waiting' | 'stopped' | 'closed';
+
+export interface ConnectionDeps {
+  recipient: string;
+  /** The full connect URL. It holds the API key: never log it. */
+  url: string;
+  options: Resolved;
+  webSocket: () => Promise<WebSocketConstructor | undefined>;
+  /** Called after every change of `connected`, so the instance can recompute its own state. */
+  onStateChange: () => void;
+  random: () => number;
+}
+
+/**
+ * One recipient's socket in herald.v1 framing: acks each event after the listeners ran, drops
+ * redeliveries by id, and reconnects with backoff until closed or refused for good. Shared by
+ * every subscription handle of that recipient on one Herald instance.
+ */
+export class Connection {
+  readonly events: Listeners<[unknown, HeraldEvent]>;
+  readonly errors: Listeners<[HeraldError]>;
+  readonly states: Listeners<[ConnectionState]>;
+  readonly #deps: ConnectionDeps;
+  readonly #recent: RecentIds;
+  #phase: Phase = 'connecting';
+  #ws: WebSocketLike | undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #attempt = 0;
+  #openedAt = 0;
+  #refusal: ErrorDetail | undefined;
+  #delivering = false;
+
+  constructor(deps: ConnectionDeps) {
+    this.#deps = deps;
+    const onThrow = (err: unknown) => reportListenerError(deps.options.logger, err);
+    this.events = new Listeners(onThrow);
+    this.errors = new Listeners(onThrow);
+    this.states = new Listeners(onThrow);
+    this.#recent = new RecentIds(deps.options.dedupCapacity);
+    void this.#connect();
+  }
+
+  get connected(): boolean {
+    return this.#phase === 'open';
+  }
+
+  /** Retries now instead of waiting out the backoff (the network or the tab came back). */
+  wake(): void {
+    if (this.#phase !== 'waiting') return;
+    this.#clearTimer();
+    void this.#connect();
+  }
+
+  /** Closes the socket for good and forgets every listener. Idempotent. */
+  close(): void {
+    if (this.#phase === 'closed') return;
+    const wasOpen = this.#phase === 'open';
+    this.#phase = 'closed';
+    this.#clearTimer();
+    this.#detach();
+    this.events.clear();
+    this.errors.clear();
+    this.states.clear();
+    if (wasOpen) this.#deps.onStateChange();
+  }
+
+  async #connect(): Promise<void> {
+    this.#phase = 'connecting';
+    const Ctor = await this.#deps.webSocket();
+    if (this.#phase !== 'connecting') return;
+    if (!Ctor) {
+      return this.#stop(
+        new HeraldError(
+          'websocket_unavailable',
+          'No WebSocket in this runtime: pass options.WebSocket, or install the ws package (Node < 22)',
+        ),
+      );
+    }
+    let ws: WebSocketLike;
+    try {
+      ws = new Ctor(this.#deps.url, SUBPROTOCOL);
+    } catch (err) {
+      // A constructor that throws (a page's CSP, a mixed-content block) would throw again.
+      return this.#stop(
+        new HeraldError('websocket_unavailable', `WebSocket refused to open: ${String(err)}`),
+      );
+    }
+    this.#ws = ws;
+    this.#log('debug', 'herald: connecting');
+    this.#timer = setTimeout(() => this.#lost('retry'), this.#deps.options.connectTimeoutMs);
+    ws.onopen = () => {
+      this.#clearTimer();
+      this.#openedAt = Date.now();
+      // A refusal is an accepted socket that gets an error frame right after it opens: wait one
+      // turn of the event loop for it before saying the connection is up. An event frame proves
+      // acceptance at once.
+      this.#timer = setTimeout(() => this.#accept(), 0);
+    };
+    ws.onmessage = (ev) => this.#onMessage(ws, ev.data);
+    ws.onclose = (ev) => this.#onClose(ws, ev.code, ev.reason);
+    // The close event follows an error and carries what is worth knowing.
+    ws.onerror = noop;
+  }
+
+  #accept(): void {
+    if (this.#phase !== 'connecting' || this.#refusal) return;
+    this.#clearTimer();
+    this.#phase = 'open';
+    this.#log('debug', 'herald: connected');
+    this.states.emit('connected');
+    this.#deps.onStateChange();
+  }
+
+  #onMessage(ws: WebSocketLike, data: unknown): void {
+    if (ws !== this.#ws) return;
+    const frame = parseFrame(data);
+    if (frame === undefined) {
+      this.#log('warn', 'herald: skipped a frame that is not a herald.v1 envelope');
+      return;
+    }
+    if (frame.type === 'error') {
+      this.#refusal = frame.error;
+      return;
+    }
+    if (this.#phase === 'connecting') this.#accept();
+    const { id } = frame;
+    if (!this.#recent.has(id)) {
+      this.#recent.add(id);
+      this.#delivering = true;
+      this.events.emit(frame.payload, { id, ts: frame.ts, payload: frame.payload });
+      this.#delivering = false;
+    }
+    // A duplicate is acked again: it came back because the edge never saw the first ack.
+    if (ws.readyState === OPEN) {
+      try {
+        ws.send(JSON.stringify({ type: 'ack', id }));
+      } catch {
+        // The socket is going; the edge redelivers and the copy is dropped here.
+      }
+    }
+    // A listener unsubscribed: the socket was left open for this ack, close it now.
+    if (ws !== this.#ws) closeQuietly(ws);
+  }
+
+  #onClose(ws: WebSocketLike, code: number, reason: string): void {
+    if (ws !== this.#ws) return;
+    // Herald's own codes (4000 + HTTP status) come with an error frame or a JSON reason.
+    const error = code >= 4000 && code < 5000 ? closeError(this.#refusal, code, reason) : undefined;
+    this.#log('debug', 'herald: closed', { code });
+    this.#lost(closeAction(code), error);
+  }
+
+  /** The socket is gone (closed, or never opened in time): tell, then retry or stop. */
+  #lost(action: 'retry' | 'wait' | 'stop', error?: HeraldError): void {
+    const wasOpen = this.#phase === 'open';
+    this.#detach();
+    this.#clearTimer();
+    this.#refusal = undefined;
+    if (this.#openedAt !== 0 && Date.now() - this.#openedAt >= this.#deps.options.backoff.stableMs)
+      this.#attempt = 0;
+    this.#openedAt = 0;
+    this.#phase = action === 'stop' ? 'stopped' : 'waiting';
+    if (wasOpen) {
+      this.states.emit('disconnected');
+      this.#deps.onStateChange();
+    }
+    if (action === 'stop') {
+      this.#stop(error ?? new HeraldError('unexpected_response', 'socket refused'));
+      return;
+    }
+    if (error) this.errors.emit(error);
+    // A listener may have unsubscribed, or the network may be back already (wake).
+    if (this.#phase !== 'waiting' || this.#timer !== undefined) return;
+    const { backoff } = this.#deps.options;
+    const delay =
+      action === 'wait'
+        ? limitedDelay(backoff, this.#deps.random)
+        : backoffDelay(this.#attempt++, backoff, this.#deps.random);
+    this.#log('debug', 'herald: reconnecting', { delayMs: delay });
+    this.#timer = setTimeout(() => void this.#connect(), delay);
+  }
+
+  #stop(error: HeraldError): void {
+    this.#phase = 'stopped';
+    this.#log('warn', 'herald: not reconnecting', { code: error.code, closeCode: error.closeCode });
+    this.errors.emit(error);
+  }
+
+  /** Lets go of the current socket so none of its events reach us again, and closes it. */
+  #detach(): void {
+    const ws = this.#ws;
+    if (!ws) return;
+    this.#ws = undefined;
+    ws.onopen = null;
+    ws.onmessage = null;
+    ws.onclose = null;
+    // Some implementations (ws) throw an unhandled 'error' when closed while connecting.
+    ws.onerror = noop;
+    // A listener that unsubscribes still gets its event acked: #onMessage closes the socket after.
+    if (!this.#delivering) closeQuietly(ws);
+  }
+
+  #clearTimer(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #log(level: 'debug' | 'warn', message: string, extra: Record<string, unknown> = {}): void {
+    this.#deps.options.logger?.[level]?.(message, { recipient: this.#deps.recipient, ...extra });
+  }
+}
+
+function noop(): void {}
+
+function closeQuietly(ws: WebSocketLike): void {
+  try {
+    ws.close(1000);
+  } catch {
+    // Already closed or closing: nothing to release.
+  }
+}

@@ -1,0 +1,6 @@
+import type { WebSocketConstructor } from './websocket.js';
+
+/** The browser and React Native build: never `ws`, which needs Node built-ins. */
+export async function loadWs(): Promise<WebSocketConstructor | undefined> {
+  return undefined;
+}

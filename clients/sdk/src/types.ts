@@ -1,0 +1,88 @@
+import type { DispatchStatus } from '@herald/proto/wire';
+import type { HeraldError } from './errors.js';
+
+/** The kind of key: `web` (browsers, bound to a registered domain) or `mobile` (apps, servers). */
+export type Client = 'web' | 'mobile';
+
+/** Whether events can flow: at least one subscription's socket is open and was accepted. */
+export type ConnectionState = 'connected' | 'disconnected';
+
+/** One herald.v1 event: the sender's payload with the id Herald assigned and its accept time. */
+export interface HeraldEvent<TPayload = unknown> {
+  /** Unique per event; a redelivery carries the same id (the SDK drops it). */
+  id: string;
+  /** Milliseconds since the epoch at which Herald accepted the event. */
+  ts: number;
+  /** The sender's JSON payload, as sent. Not validated: type it with `subscribe<T>()`. */
+  payload: TPayload;
+}
+
+/** Receives the payload; an advanced listener also reads the envelope (id, ts). */
+export type EventListener<TPayload = unknown> = (
+  payload: TPayload,
+  event: HeraldEvent<TPayload>,
+) => void;
+
+export type ConnectionListener = (state: ConnectionState) => void;
+
+export type ErrorListener = (error: HeraldError) => void;
+
+/** Removes what was added. Calling it twice is harmless. */
+export type Unsubscribe = () => void;
+
+/**
+ * What `herald.subscribe(recipient)` returns. Subscriptions of the same recipient on one
+ * instance share one socket, which closes when the last of them unsubscribes; each removes only
+ * the listeners it added.
+ */
+export interface Subscription<TPayload = unknown> {
+  /** The recipient's UUID, lower case. */
+  readonly recipient: string;
+  /** Calls `listener(payload, event)` for every event, once per id, then acks it. */
+  listen(listener: EventListener<TPayload>): Unsubscribe;
+  /**
+   * Calls `listener(error)` when the edge refuses the socket (`error.code`, `error.closeCode`):
+   * after 4400, 4401 or 4403 the subscription stops retrying; after 4429 or 4503 it retries.
+   */
+  onError(listener: ErrorListener): Unsubscribe;
+  /** This recipient's socket going up or down, once per transition. */
+  onConnectionChange(listener: ConnectionListener): Unsubscribe;
+  /** Whether this recipient's socket is open and accepted. */
+  connected(): boolean;
+  /** Removes this subscription's listeners; closes the socket if no other uses it. Idempotent. */
+  unsubscribe(): void;
+}
+
+export interface NotifyInput {
+  /** The user to notify: a UUID v4 (any case). */
+  recipient: string;
+  /** Any JSON value; delivered as sent. */
+  payload: unknown;
+  /** Sent as the `Origin` header (servers using a web key). Browsers set Origin themselves. */
+  origin?: string;
+  /** Overrides the instance's `client` for this call. */
+  client?: Client;
+  /** Sent as `Idempotency-Key`: a retried call with the same key delivers or stores at most once. */
+  idempotencyKey?: string;
+}
+
+/** The event was pushed to an open socket (HTTP 200) or queued for the next connect (202). */
+export interface NotifyAccepted {
+  status: typeof DispatchStatus.sent | typeof DispatchStatus.queued;
+  /** The event id the recipient will see in `HeraldEvent.id`. */
+  id: string;
+  httpStatus: number;
+  error?: undefined;
+}
+
+/** Nothing was pushed or stored; `error.code` says why (and `error.retryAfter` when to retry). */
+export interface NotifyFailed {
+  status: typeof DispatchStatus.failed;
+  id?: undefined;
+  /** The HTTP status, or 0 when no response arrived (network error, timeout). */
+  httpStatus: number;
+  error: HeraldError;
+}
+
+/** What `notify` resolves to; switch on `status`. */
+export type NotifyResult = NotifyAccepted | NotifyFailed;

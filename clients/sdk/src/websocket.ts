@@ -1,0 +1,38 @@
+import { loadWs } from './load-ws.js';
+
+// Handlers typed as methods compare their parameters bivariantly, so the DOM's, React Native's,
+// undici's and the `ws` package's WebSocket classes all fit without casts (React's types use the
+// same device for event handlers).
+type Handler<E> = { bivarianceHack(event: E): void }['bivarianceHack'];
+
+/** The part of the standard WebSocket the SDK uses. */
+export interface WebSocketLike {
+  readonly readyState: number;
+  onopen: Handler<unknown> | null;
+  onmessage: Handler<{ data: unknown }> | null;
+  onclose: Handler<{ code: number; reason: string }> | null;
+  onerror: Handler<unknown> | null;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+}
+
+/** A standard WebSocket constructor: the global one, `ws`, or a subclass (e.g. adding `{ ca }`). */
+export type WebSocketConstructor = new (
+  url: string,
+  protocols?: string | string[],
+) => WebSocketLike;
+
+export const OPEN = 1;
+
+/**
+ * Injected first, then the runtime's own (browsers, React Native, Node >= 22), and only then the
+ * `ws` package, loaded on first use so neither browsers nor Node 22 ever load it.
+ */
+export async function resolveWebSocket(
+  injected: WebSocketConstructor | undefined,
+): Promise<WebSocketConstructor | undefined> {
+  if (injected) return injected;
+  const global = (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
+  if (typeof global === 'function') return global;
+  return loadWs();
+}

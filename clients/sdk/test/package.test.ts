@@ -1,0 +1,78 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import * as sdk from '@herald/sdk';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const read = (p: string) => readFileSync(join(ROOT, p), 'utf8');
+const pkg = JSON.parse(read('package.json'));
+
+describe('the package as built', () => {
+  it('is what `@herald/sdk` resolves to in these tests (dist/, not src/)', async () => {
+    const dist = await import('../dist/index.js');
+    expect(sdk.Herald).toBe(dist.Herald);
+  });
+
+  it('declares ESM, CJS, types and a browser build in its exports, with no side effects', () => {
+    expect(pkg.sideEffects).toBe(false);
+    expect(pkg.exports['.']).toEqual({
+      'react-native': { types: './dist/index.d.ts', default: './dist/browser.js' },
+      browser: { types: './dist/index.d.ts', default: './dist/browser.js' },
+      import: { types: './dist/index.d.ts', default: './dist/index.js' },
+      require: { types: './dist/index.d.cts', default: './dist/index.cjs' },
+    });
+    // @herald/proto is bundled in: nothing at run time but the optional `ws` peer.
+    expect(pkg.dependencies).toBeUndefined();
+    expect(pkg.peerDependenciesMeta).toEqual({ ws: { optional: true } });
+  });
+
+  it('loads through require() with the same surface as the ESM build', () => {
+    const cjs = createRequire(import.meta.url)(join(ROOT, 'dist', 'index.cjs'));
+    expect(Object.keys(cjs).sort()).toEqual(Object.keys(sdk).sort());
+    expect(Object.keys(sdk).sort()).toEqual([
+      'DispatchStatus',
+      'Herald',
+      'HeraldError',
+      'isUuidV4',
+    ]);
+    expect(cjs.DispatchStatus).toEqual({
+      sent: 'sent',
+      queued: 'User offline, notification saved',
+      failed: 'Failed to send/save notification',
+    });
+  });
+
+  it('ships declarations that stand alone: proto inlined, no zod, no private package', () => {
+    const dts = read('dist/index.d.ts');
+    expect(dts).not.toMatch(/from ['"]@herald\/proto/);
+    expect(dts).not.toMatch(/from ['"]zod|Zod[A-Z]/);
+    // Internals stay internal: only the public surface is declared.
+    expect(dts).not.toMatch(/class (Connection|Listeners|SubscriptionHandle)|interface Resolved/);
+    expect(dts).not.toMatch(/^import /m);
+    expect(dts).toContain('declare class Herald');
+    expect(dts).toContain('type ErrorCode = keyof typeof ErrorCodes');
+    expect(read('dist/index.d.cts')).toBe(dts);
+  });
+
+  it('keeps ws out of the browser bundle and Node built-ins out of every build', () => {
+    const browser = read('dist/browser.js');
+    const esm = read('dist/index.js');
+    const imports = (code: string) =>
+      [...code.matchAll(/(?:import\(|from\s*|require\()\s*["']([^"']+)["']/g)].map((m) => m[1]);
+    expect(imports(browser)).toEqual([]);
+    expect(/\bprocess\.|\bBuffer\b|node:/.test(browser)).toBe(false);
+    // The Node builds reach for ws only lazily, from inside a function, and for nothing else.
+    expect(imports(esm)).toEqual(['ws']);
+    expect(esm).toContain('await import("ws")');
+    expect(/node:/.test(esm)).toBe(false);
+    expect(imports(read('dist/index.cjs'))).toEqual(['ws']);
+  });
+
+  it('keeps the minified browser bundle under 6 KB gzipped', () => {
+    const size = gzipSync(readFileSync(join(ROOT, 'dist', 'browser.js')), { level: 9 }).length;
+    expect(size).toBeLessThan(6 * 1024);
+  });
+});

@@ -1,0 +1,32 @@
+import { randomUUID } from 'node:crypto';
+import { Herald, type HeraldOptions } from '@herald/sdk';
+import { vi } from 'vitest';
+import { type FakeSocket, fakeWebSocket } from './fake-websocket.js';
+
+export const KEY = 'hk_test_unit-test-secret-key-0123456789';
+
+export const uuid = (): string => randomUUID();
+
+/** Lets pending promises and zero-delay timers run (the accept turn after `open`). */
+export const settle = () => vi.advanceTimersByTimeAsync(0);
+
+/** A Herald on fake sockets, with quick, readable backoff numbers. */
+export function setup(extra: Partial<HeraldOptions> = {}) {
+  const fake = fakeWebSocket();
+  const herald = new Herald({
+    apiKey: KEY,
+    client: 'web',
+    wsUrl: 'wss://edge.test',
+    baseUrl: 'https://api.test',
+    WebSocket: fake.WebSocket,
+    backoff: { baseMs: 100, capMs: 800, stableMs: 5000 },
+    ...extra,
+  });
+  return { herald, ...fake };
+}
+
+/** Opens the socket and lets the accept turn pass: the subscription is connected. */
+export async function accept(sock: FakeSocket): Promise<void> {
+  sock.open();
+  await settle();
+}
