@@ -1,0 +1,90 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll } from 'vitest';
+import { post } from '../harness/http-client.js';
+import { openSocket, type SocketOptions, type TestSocket } from '../harness/socket-client.js';
+import { type KeyObject, type Stack, type StackOptions, startStack } from '../harness/stack.js';
+
+/** Starts a whole stack for the test file and stops it afterwards. */
+export function useStack(opts: StackOptions = {}): () => Stack {
+  let stack: Stack | undefined;
+  beforeAll(async () => {
+    stack = await startStack(opts);
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+  return () => {
+    if (!stack) throw new Error('stack not started');
+    return stack;
+  };
+}
+
+export interface Tenant {
+  account: string;
+  key: KeyObject;
+}
+
+/** A fresh account with one mobile Test key. */
+export async function newTenant(
+  stack: Stack,
+  client: 'web' | 'mobile' = 'mobile',
+  domain?: string,
+): Promise<Tenant> {
+  const { id } = await stack.createAccount();
+  const key = await stack.createKey({
+    account: id,
+    kind: 'test',
+    client,
+    ...(domain ? { domain } : {}),
+  });
+  return { account: id, key };
+}
+
+export const recipient = (): string => randomUUID();
+
+/** A notify body as raw JSON text, with the payload's own text inserted verbatim. */
+export function rawBody(opts: {
+  recipient: string;
+  apiKey: string;
+  payloadJson: string;
+  client?: string;
+}): string {
+  return `{"recipient":${JSON.stringify(opts.recipient)},"payload":${opts.payloadJson},"api_key":${JSON.stringify(opts.apiKey)},"client":${JSON.stringify(opts.client ?? 'mobile')}}`;
+}
+
+export function notify(
+  stack: Stack,
+  tenant: Tenant,
+  to: string,
+  payload: unknown,
+  headers?: Record<string, string>,
+) {
+  return post(
+    stack.baseUrl,
+    stack.ca,
+    { recipient: to, payload, api_key: tenant.key.key, client: tenant.key.client },
+    headers ? { headers } : {},
+  );
+}
+
+/** Opens a socket and waits until it is open (so the edge has subscribed the recipient). */
+export async function connect(stack: Stack, opts: SocketOptions): Promise<TestSocket> {
+  const s = openSocket(stack.wsUrl, stack.ca, opts);
+  await s.opened;
+  return s;
+}
+
+/** Waits until predicate holds, polling; throws with the message after timeoutMs. */
+export async function eventually(
+  predicate: () => boolean | Promise<boolean>,
+  message: string,
+  timeoutMs = 10_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error(`timed out: ${message}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,0 +1,53 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { PortTakenError, readIfExists, waitFor } from './ports.js';
+
+export interface LaunchedNats {
+  proc: ChildProcess;
+  port: number;
+}
+
+/**
+ * Spawns nats-server on 127.0.0.1 and resolves with the port it listens on. By default the server
+ * picks a free port itself (`-p -1`), so no other process can take it first; the port is read from
+ * the ports file the server writes into `portsDir` once it is listening. With `port` (a restart on
+ * the same address) a bind failure rejects with PortTakenError.
+ */
+export async function launchNats(
+  bin: string,
+  args: string[],
+  opts: { portsDir: string; port?: number },
+): Promise<LaunchedNats> {
+  const requested = opts.port ?? -1;
+  const proc = spawn(
+    bin,
+    [...args, '-a', '127.0.0.1', '-p', String(requested), '--ports_file_dir', opts.portsDir],
+    { stdio: 'ignore' },
+  );
+  const port = await waitFor(
+    proc,
+    () => {
+      const file = readdirSync(opts.portsDir).find((f) => f.endsWith(`_${proc.pid}.ports`));
+      const text = file && readIfExists(join(opts.portsDir, file));
+      if (!text) return undefined;
+      const url = (JSON.parse(text) as { nats?: string[] }).nats?.[0];
+      return url ? Number(new URL(url).port) : undefined;
+    },
+    () =>
+      opts.port
+        ? new PortTakenError(opts.port, ` (nats-server exited with ${proc.exitCode})`)
+        : new Error(`nats-server exited with ${proc.exitCode} before listening`),
+  );
+  return { proc, port };
+}
+
+/** SIGTERM, then SIGKILL after 3 s; resolves once the process has exited. */
+export function stopProcess(proc: ChildProcess): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
+    proc.once('exit', () => resolve());
+    proc.kill('SIGTERM');
+    setTimeout(() => proc.kill('SIGKILL'), 3000).unref();
+  });
+}

@@ -1,0 +1,128 @@
+import WebSocket from 'ws';
+
+export interface SocketOptions {
+  apiKey: string;
+  recipient: string;
+  client?: 'web' | 'mobile';
+  /** Offer the herald.v1 subprotocol (envelopes and acks). */
+  v1?: boolean;
+  /** Answer herald.v1 events with an ack automatically. Default true. */
+  autoAck?: boolean;
+  origin?: string;
+  /** Extra raw query string appended (for bad-parameter tests). */
+  query?: string;
+}
+
+export interface Frame {
+  text: string;
+  /** Parsed herald.v1 envelope (undefined in plain framing). */
+  envelope?: {
+    type: string;
+    id: string;
+    ts: number;
+    payload: unknown;
+    error?: { code: string; message: string };
+  };
+}
+
+/**
+ * A test WebSocket that records every frame, so a test can wait for the nth one, and reports how
+ * it ended: an HTTP status for a refused upgrade, or the close code and reason.
+ */
+export class TestSocket {
+  readonly ws: WebSocket;
+  readonly frames: Frame[] = [];
+  readonly opened: Promise<void>;
+  readonly ended: Promise<{ code: number; reason: string; httpStatus?: number; httpBody?: string }>;
+  #waiters: Array<() => void> = [];
+
+  constructor(wsUrl: string, ca: string, opts: SocketOptions) {
+    const q =
+      opts.query ??
+      new URLSearchParams({
+        api_key: opts.apiKey,
+        recipient: opts.recipient,
+        client: opts.client ?? 'mobile',
+      }).toString();
+    this.ws = new WebSocket(`${wsUrl}/ws/connect?${q}`, opts.v1 ? ['herald.v1'] : [], {
+      ca,
+      ...(opts.origin ? { origin: opts.origin } : {}),
+    });
+    const autoAck = opts.autoAck ?? true;
+    this.ws.on('message', (data) => {
+      const text = data.toString('utf8');
+      const frame: Frame = { text };
+      if (opts.v1) {
+        frame.envelope = JSON.parse(text);
+        if (autoAck && frame.envelope?.type === 'event') this.ack(frame.envelope.id);
+      }
+      this.frames.push(frame);
+      for (const w of this.#waiters.splice(0)) w();
+    });
+    this.opened = new Promise((resolve, reject) => {
+      this.ws.once('open', () => resolve());
+      this.ws.once('error', reject);
+      this.ws.once('unexpected-response', () => reject(new Error('upgrade refused')));
+    });
+    this.opened.catch(() => {});
+    this.ended = new Promise((resolve) => {
+      this.ws.once('close', (code, reason) => resolve({ code, reason: reason.toString('utf8') }));
+      this.ws.once('unexpected-response', (_req, res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            code: 0,
+            reason: '',
+            httpStatus: res.statusCode ?? 0,
+            httpBody: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
+      });
+    });
+  }
+
+  ack(id: string): void {
+    this.ws.send(JSON.stringify({ type: 'ack', id }));
+  }
+
+  /** Resolves when at least n frames arrived; rejects after timeoutMs with what did arrive. */
+  async waitForFrames(n: number, timeoutMs = 10_000): Promise<Frame[]> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.frames.length < n) {
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`expected ${n} frames, got ${this.frames.length}`);
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, left);
+        this.#waiters.push(() => {
+          clearTimeout(t);
+          resolve();
+        });
+      });
+    }
+    return this.frames.slice(0, n);
+  }
+
+  /** Events only (herald.v1), in arrival order. */
+  events(): NonNullable<Frame['envelope']>[] {
+    return this.frames.flatMap((f) => (f.envelope?.type === 'event' ? [f.envelope] : []));
+  }
+
+  close(): Promise<void> {
+    if (this.ws.readyState === WebSocket.CLOSED) return Promise.resolve();
+    const done = this.ended.then(() => undefined);
+    this.ws.close();
+    return done;
+  }
+
+  /** Kills the TCP connection without a close handshake (a dropped network). */
+  drop(): Promise<void> {
+    const done = this.ended.then(() => undefined);
+    this.ws.terminate();
+    return done;
+  }
+}
+
+export function openSocket(wsUrl: string, ca: string, opts: SocketOptions): TestSocket {
+  return new TestSocket(wsUrl, ca, opts);
+}
