@@ -1,0 +1,6 @@
+/** Names the baseline processes and the load generator share. */
+export const ECHO_SUBJECT = 'bench.echo';
+/** The baseline JetStream stream of figure 3: HERALD_QUEUE's configuration under another name. */
+export const RAW_STREAM = 'BENCH_RAW';
+export const RAW_SUBJECTS = 'bench.raw.>';
+export const rawSubject = (recipient: string) => `bench.raw.${recipient}`;

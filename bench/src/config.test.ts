@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import { loadBenchConfig } from './config.js';
+
+describe('loadBenchConfig', () => {
+  it('defaults to the full run: 5 runs of every figure (one connection ramp) at the sizes of the issue', () => {
+    const c = loadBenchConfig({});
+    expect(c).toMatchObject({
+      quick: false,
+      runs: 5,
+      rampRuns: 1,
+      payloadBytes: 256,
+      latencyLoads: [0.1, 0.5, 0.8],
+      recipients: [1000, 5000],
+      drainOne: 10_000,
+      drainMany: 2000,
+      drainEach: 20,
+      memoryLevels: [5000, 15_000],
+      probeP99Ms: 100,
+      serverCpus: '0',
+      clientCpus: '1',
+      writeDocs: true,
+      deadlineMs: 600_000,
+    });
+    expect([...c.figures]).toEqual(['1', '2', '3', '4', '5', '6']);
+  });
+
+  it('QUICK=1 shrinks every size, runs once, leaves the docs alone and must end within 60 s', () => {
+    const c = loadBenchConfig({ QUICK: '1' });
+    expect(c).toMatchObject({ quick: true, runs: 1, writeDocs: false, deadlineMs: 60_000 });
+    expect(c.recipients).toEqual([200]);
+  });
+
+  it('lets every knob be set explicitly, in either mode', () => {
+    const c = loadBenchConfig({
+      QUICK: '1',
+      BENCH_RUNS: '3',
+      BENCH_FIGURES: '2,4',
+      BENCH_RECIPIENTS: '10,20',
+      BENCH_LATENCY_LOADS: '0.25,.75',
+      BENCH_WRITE_DOCS: 'true',
+      BENCH_RAMP_RUNS: '2',
+    });
+    expect(c.runs).toBe(3);
+    expect(c.rampRuns).toBe(2);
+    expect([...c.figures]).toEqual(['2', '4']);
+    expect(c.recipients).toEqual([10, 20]);
+    expect(c.latencyLoads).toEqual([0.25, 0.75]);
+    expect(c.writeDocs).toBe(true);
+  });
+
+  it('names each bad variable and what it should be', () => {
+    expect(() => loadBenchConfig({ BENCH_RUNS: '0', BENCH_FIGURES: '7' })).toThrow(
+      /BENCH_RUNS \("0"\): must be at least 1[\s\S]*BENCH_FIGURES \("7"\): must be a comma-separated list of figure numbers 1\.\.6/,
+    );
+    expect(() => loadBenchConfig({ BENCH_LATENCY_LOADS: '0.5,1.5' })).toThrow(
+      /BENCH_LATENCY_LOADS/,
+    );
+    expect(() => loadBenchConfig({ BENCH_SERVER_CPUS: 'all' })).toThrow(/taskset CPU list/);
+  });
+
+  it('holds limits at their edges', () => {
+    expect(loadBenchConfig({ BENCH_RUNS: '50' }).runs).toBe(50);
+    expect(() => loadBenchConfig({ BENCH_RUNS: '51' })).toThrow(/at most 50/);
+    expect(loadBenchConfig({ BENCH_PAYLOAD_BYTES: '64' }).payloadBytes).toBe(64);
+    expect(() => loadBenchConfig({ BENCH_PAYLOAD_BYTES: '63' })).toThrow(/at least 64/);
+    expect(loadBenchConfig({ BENCH_DEADLINE_S: '10' }).deadlineMs).toBe(10_000);
+    expect(() => loadBenchConfig({ BENCH_DEADLINE_S: '9' })).toThrow(/BENCH_DEADLINE_S/);
+  });
+
+  it('refuses memory levels out of order, or above the ramp they share with figure 6', () => {
+    expect(() => loadBenchConfig({ BENCH_MEMORY_LEVELS: '15000,5000' })).toThrow(
+      /increasing order/,
+    );
+    expect(() =>
+      loadBenchConfig({ BENCH_MEMORY_LEVELS: '5000,40000', BENCH_CAPACITY_MAX: '30000' }),
+    ).toThrow(/must not exceed BENCH_CAPACITY_MAX/);
+    expect(
+      loadBenchConfig({
+        BENCH_FIGURES: '5',
+        BENCH_MEMORY_LEVELS: '40000',
+        BENCH_CAPACITY_MAX: '30000',
+      }).memoryLevels,
+    ).toEqual([40_000]);
+    expect(() => loadBenchConfig({ BENCH_CAPACITY_STEP: '40000' })).toThrow(/BENCH_CAPACITY_STEP/);
+  });
+});

@@ -1,0 +1,202 @@
+import { ConfigError, envBool, parseEnv } from '@herald/kit';
+import { z } from 'zod';
+
+/** The six figures of docs/benchmarks.md, by number. */
+export const FigureId = z.enum(['1', '2', '3', '4', '5', '6']);
+export type FigureId = z.infer<typeof FigureId>;
+
+const int = (min: number, max: number) =>
+  z.coerce
+    .number({ error: `must be an integer between ${min} and ${max}` })
+    .int(`must be an integer between ${min} and ${max}`)
+    .min(min, `must be at least ${min}`)
+    .max(max, `must be at most ${max}`)
+    .optional();
+
+const intList = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d+(,\d+)*$/, 'must be a comma-separated list of integers, e.g. 1000,5000')
+    .transform((s) => s.split(',').map(Number))
+    .refine((xs) => xs.every((x) => x >= min && x <= max), `every value must be ${min}..${max}`)
+    .optional();
+
+const fractionList = z
+  .string()
+  .regex(/^0?\.\d+(,0?\.\d+)*$/, 'must be comma-separated fractions of 1, e.g. 0.1,0.5,0.8')
+  .transform((s) => s.split(',').map(Number))
+  .refine((xs) => xs.every((x) => x > 0 && x < 1), 'every value must be between 0 and 1')
+  .optional();
+
+const cpuList = z
+  .string()
+  .regex(/^\d+([-,]\d+)*$/, 'must be a taskset CPU list such as 0 or 0-1 or 0,2')
+  .optional();
+
+/**
+ * Every knob of `make bench`, as environment variables. Unset values take the full-run default, or
+ * the smoke default when QUICK=1 (the `make bench QUICK=1` mode CI can run in under 60 s).
+ */
+export const BenchEnv = z.object({
+  /** Smoke mode: one run of each figure at small sizes, no docs update. Default false. */
+  QUICK: envBool(false),
+  /** Repetitions of each figure; the median is reported. Default 5 (QUICK: 1). */
+  BENCH_RUNS: int(1, 50),
+  /** Which figures to run, e.g. `1,3`. Default all six. */
+  BENCH_FIGURES: z
+    .string()
+    .regex(/^[1-6](,[1-6])*$/, 'must be a comma-separated list of figure numbers 1..6')
+    .optional(),
+  /** Length of one throughput or latency measurement window, ms. Default 1000 (QUICK: 400). */
+  BENCH_MEASURE_MS: int(100, 60_000),
+  /** Requests in flight in closed-loop load (HTTP POSTs, NATS requests, JetStream publishes). Default 64. */
+  BENCH_CONCURRENCY: int(1, 4096),
+  /** Payload size in bytes of JSON text (figures 1-4). Default 256. */
+  BENCH_PAYLOAD_BYTES: int(64, 65_536),
+  /** Loads of figure 1, as fractions of the measured maximum throughput. Default 0.1,0.5,0.8. */
+  BENCH_LATENCY_LOADS: fractionList,
+  /** Sockets the figure 1 events are spread over. Default 100 (QUICK: 20). */
+  BENCH_LATENCY_SOCKETS: int(1, 10_000),
+  /** Connected recipients of figure 2, one socket each. Default 1000,5000 (QUICK: 200). */
+  BENCH_RECIPIENTS: intList(1, 60_000),
+  /** Events queued for the single recipient of figure 4a. Default 10000 (QUICK: 500). */
+  BENCH_DRAIN_ONE: int(1, 100_000),
+  /** Recipients reconnecting at once in figure 4b. Default 2000 (QUICK: 100). */
+  BENCH_DRAIN_MANY: int(1, 20_000),
+  /** Events queued for each of them. Default 20 (QUICK: 5). */
+  BENCH_DRAIN_EACH: int(1, 1000),
+  /** Most time one drain may take before it counts as incomplete, ms. Default 15000 (QUICK: 10000). */
+  BENCH_DRAIN_TIMEOUT_MS: int(1000, 600_000),
+  /** Idle connection counts at which figure 5 samples memory. Default 5000,15000 (QUICK: 300,600). */
+  BENCH_MEMORY_LEVELS: intList(1, 200_000),
+  /** Figure 6 stops ramping at this many connections even if the probe stays healthy. Default 30000 (QUICK: 1000). */
+  BENCH_CAPACITY_MAX: int(1, 500_000),
+  /** Connections added per figure 6 ramp step. Default 5000 (QUICK: 500). */
+  BENCH_CAPACITY_STEP: int(1, 100_000),
+  /** The probe's p99 above which figure 6 stops, ms. Default 100. */
+  BENCH_PROBE_P99_MS: int(1, 60_000),
+  /** Probes (1 per second) held at each figure 6 step. Default 3 (QUICK: 1). */
+  BENCH_PROBES_PER_STEP: int(1, 600),
+  /**
+   * Repetitions of the connection ramps (figures 5 and 6). One ramp to ~20k connections on each
+   * server costs about 2.5 minutes here (the client's TLS handshakes, ~1.5 ms of CPU each, are the
+   * bound), so more do not fit the 10-minute budget. Default 1.
+   */
+  BENCH_RAMP_RUNS: int(1, 50),
+  /** TLS handshakes in flight while ramping connections. Default 64. */
+  BENCH_CONNECT_CONCURRENCY: int(1, 20_000),
+  /** Loopback source addresses 127.0.0.1..N the clients spread over (ephemeral ports). Default 8. */
+  BENCH_SOURCE_ADDRESSES: int(1, 254),
+  /** CPUs for every server process (nats-server, Postgres, Herald, baselines). Default 0. */
+  BENCH_SERVER_CPUS: cpuList,
+  /** CPUs for the load generator (this process). Default 1. */
+  BENCH_CLIENT_CPUS: cpuList,
+  /** Pin with taskset when it exists. Default true. */
+  BENCH_PIN: envBool(true),
+  /** Write a CPU profile of every Herald service into BENCH_OUT_DIR/profiles. Default false. */
+  BENCH_CPU_PROF: envBool(false),
+  /** Where the JSON of raw results goes. Default bench/results. */
+  BENCH_OUT_DIR: z.string().min(1).default('bench/results'),
+  /** Update docs/benchmarks.md with the figures. Default true, false with QUICK=1. */
+  BENCH_WRITE_DOCS: z
+    .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: 'must be true or false' })
+    .optional()
+    .transform((v) => (v === undefined ? undefined : v === 'true' || v === '1' || v === 'yes')),
+  /** The whole run is aborted after this many seconds. Default 600 (QUICK: 60). */
+  BENCH_DEADLINE_S: int(10, 7200),
+});
+export type BenchEnv = z.infer<typeof BenchEnv>;
+
+export interface BenchConfig {
+  quick: boolean;
+  runs: number;
+  rampRuns: number;
+  figures: ReadonlySet<FigureId>;
+  measureMs: number;
+  concurrency: number;
+  payloadBytes: number;
+  latencyLoads: number[];
+  latencySockets: number;
+  recipients: number[];
+  drainOne: number;
+  drainMany: number;
+  drainEach: number;
+  drainTimeoutMs: number;
+  memoryLevels: number[];
+  capacityMax: number;
+  capacityStep: number;
+  probeP99Ms: number;
+  probesPerStep: number;
+  connectConcurrency: number;
+  sourceAddresses: number;
+  serverCpus: string;
+  clientCpus: string;
+  pin: boolean;
+  cpuProfile: boolean;
+  outDir: string;
+  writeDocs: boolean;
+  deadlineMs: number;
+}
+
+/** Reads the bench knobs; throws one ConfigError naming every bad variable. */
+export function loadBenchConfig(
+  env: Record<string, string | undefined> = process.env,
+): BenchConfig {
+  const e = parseEnv('bench', BenchEnv, env);
+  const q = e.QUICK;
+  const pick = <T>(value: T | undefined, full: T, quick: T): T => value ?? (q ? quick : full);
+  const runs = pick(e.BENCH_RUNS, 5, 1);
+  const config: BenchConfig = {
+    quick: q,
+    runs,
+    rampRuns: e.BENCH_RAMP_RUNS ?? 1,
+    figures: new Set((e.BENCH_FIGURES ?? '1,2,3,4,5,6').split(',').map((f) => FigureId.parse(f))),
+    measureMs: pick(e.BENCH_MEASURE_MS, 1000, 400),
+    concurrency: e.BENCH_CONCURRENCY ?? 64,
+    payloadBytes: e.BENCH_PAYLOAD_BYTES ?? 256,
+    latencyLoads: e.BENCH_LATENCY_LOADS ?? [0.1, 0.5, 0.8],
+    latencySockets: pick(e.BENCH_LATENCY_SOCKETS, 100, 20),
+    recipients: pick(e.BENCH_RECIPIENTS, [1000, 5000], [200]),
+    drainOne: pick(e.BENCH_DRAIN_ONE, 10_000, 500),
+    drainMany: pick(e.BENCH_DRAIN_MANY, 2000, 100),
+    drainEach: pick(e.BENCH_DRAIN_EACH, 20, 5),
+    drainTimeoutMs: pick(e.BENCH_DRAIN_TIMEOUT_MS, 15_000, 10_000),
+    memoryLevels: pick(e.BENCH_MEMORY_LEVELS, [5000, 15_000], [300, 600]),
+    capacityMax: pick(e.BENCH_CAPACITY_MAX, 30_000, 1000),
+    capacityStep: pick(e.BENCH_CAPACITY_STEP, 5000, 500),
+    probeP99Ms: e.BENCH_PROBE_P99_MS ?? 100,
+    probesPerStep: pick(e.BENCH_PROBES_PER_STEP, 3, 1),
+    connectConcurrency: e.BENCH_CONNECT_CONCURRENCY ?? 64,
+    sourceAddresses: e.BENCH_SOURCE_ADDRESSES ?? 8,
+    serverCpus: e.BENCH_SERVER_CPUS ?? '0',
+    clientCpus: e.BENCH_CLIENT_CPUS ?? '1',
+    pin: e.BENCH_PIN,
+    cpuProfile: e.BENCH_CPU_PROF,
+    outDir: e.BENCH_OUT_DIR,
+    writeDocs: e.BENCH_WRITE_DOCS ?? !q,
+    deadlineMs: pick(e.BENCH_DEADLINE_S, 600, 60) * 1000,
+  };
+  const problems = crossCheck(config);
+  if (problems.length > 0) throw new ConfigError('bench', problems);
+  return config;
+}
+
+function crossCheck(c: BenchConfig): string[] {
+  const problems: string[] = [];
+  const sorted = [...c.memoryLevels].sort((a, b) => a - b);
+  if (sorted.some((v, i) => v !== c.memoryLevels[i])) {
+    problems.push('BENCH_MEMORY_LEVELS: must be in increasing order, e.g. 5000,15000');
+  }
+  const top = sorted.at(-1) ?? 0;
+  if (c.figures.has('5') && c.figures.has('6') && top > c.capacityMax) {
+    problems.push(
+      `BENCH_MEMORY_LEVELS (${top}): must not exceed BENCH_CAPACITY_MAX (${c.capacityMax}), because figures 5 and 6 share one ramp`,
+    );
+  }
+  if (c.capacityStep > c.capacityMax) {
+    problems.push(
+      `BENCH_CAPACITY_STEP (${c.capacityStep}): must not exceed BENCH_CAPACITY_MAX (${c.capacityMax})`,
+    );
+  }
+  return problems;
+}

@@ -1,0 +1,70 @@
+import { join } from 'node:path';
+import type { TestCerts } from '../../../test/harness/certs.js';
+import { freePort } from '../../../test/harness/ports.js';
+import { type NodeProcess, startNodeProcess } from './node-process.js';
+import type { Pinning } from './pinning.js';
+import type { NamedProcess } from './process-cpu.js';
+
+export interface BaselineServers {
+  rawWs: NodeProcess;
+  socketIo: NodeProcess;
+  natsResponder: NodeProcess;
+  /** https://127.0.0.1:port of each HTTP baseline. */
+  rawWsOrigin: string;
+  socketIoOrigin: string;
+  pinned: string[];
+  processes: NamedProcess[];
+  stop(): Promise<void>;
+}
+
+/** Starts the baseline servers on the server CPUs, with the same certificate as Herald. */
+export async function startBaselineServers(opts: {
+  pinning: Pinning;
+  certs: TestCerts;
+  natsUrl: string;
+  cpuProfDir?: string;
+}): Promise<BaselineServers> {
+  const started: NodeProcess[] = [];
+  const start = async (name: string, file: string, http: boolean) => {
+    const proc = await startNodeProcess({
+      name,
+      script: join('bench', 'src', 'baselines', file),
+      port: await freePort(),
+      ...(http ? { inspectPort: await freePort() } : { ready: 'stdout' as const }),
+      ...(opts.cpuProfDir ? { cpuProfDir: opts.cpuProfDir } : {}),
+      ca: opts.certs.ca,
+      prefix: opts.pinning.serverPrefix(),
+      env: {
+        TLS_CERT_FILE: opts.certs.certFile,
+        TLS_KEY_FILE: opts.certs.keyFile,
+        NATS_URL: opts.natsUrl,
+      },
+    });
+    started.push(proc);
+    return proc;
+  };
+  try {
+    const [rawWs, socketIo, natsResponder] = await Promise.all([
+      start('baseline raw-ws', 'raw-ws-server.ts', true),
+      start('baseline socket.io', 'socketio-server.ts', true),
+      start('baseline nats-responder', 'nats-responder.ts', false),
+    ]);
+    return {
+      rawWs,
+      socketIo,
+      natsResponder,
+      rawWsOrigin: `https://127.0.0.1:${rawWs.port}`,
+      socketIoOrigin: `https://127.0.0.1:${socketIo.port}`,
+      processes: started.map((p) => ({ name: p.name, pid: p.pid })),
+      pinned: opts.pinning.enabled
+        ? started.map((p) => `${p.name} (pid ${p.pid}) → CPU ${opts.pinning.serverCpus}`)
+        : [],
+      stop: async () => {
+        await Promise.all(started.map((p) => p.stop()));
+      },
+    };
+  } catch (err) {
+    await Promise.all(started.map((p) => p.stop()));
+    throw err;
+  }
+}

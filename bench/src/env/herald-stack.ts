@@ -1,0 +1,134 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { makeCerts, type TestCerts } from '../../../test/harness/certs.js';
+import { startNatsServer } from '../../../test/harness/nats-server.js';
+import { freePort } from '../../../test/harness/ports.js';
+import { startPostgres } from '../../../test/harness/postgres.js';
+import { runAdmin as admin } from '../../../test/harness/stack.js';
+import { writeBenchPlans } from './bench-plans.js';
+import { type NodeProcess, startNodeProcess } from './node-process.js';
+import { type Pinning, pidListeningOn } from './pinning.js';
+import type { NamedProcess } from './process-cpu.js';
+
+export type HeraldService = 'auth' | 'ingress-api' | 'socket-edge';
+
+export interface HeraldStack {
+  baseUrl: string;
+  wsUrl: string;
+  natsUrl: string;
+  certs: TestCerts;
+  /** The account and mobile key every scenario dispatches with. */
+  account: string;
+  apiKey: string;
+  /** The edge process (inspector open, for figure 5). */
+  edge(): NodeProcess;
+  /** What was pinned where, for the report. */
+  pinned: string[];
+  /** Every server process of the stack, for CPU accounting. */
+  processes: NamedProcess[];
+  stop(): Promise<void>;
+}
+
+export interface HeraldStackOptions {
+  pinning: Pinning;
+  /** Extra environment per service (limits). */
+  env: Partial<Record<HeraldService, Record<string, string>>>;
+  cpuProfDir?: string;
+}
+
+/**
+ * Herald as the stack harness runs it (private nats-server and Postgres on free ports, a throwaway
+ * CA, each service a child process over TLS), with every server process pinned to the server CPUs
+ * and the edge's inspector open. The harness's startStack cannot pin its children, so this reuses
+ * its parts instead.
+ */
+export async function startHeraldStack(opts: HeraldStackOptions): Promise<HeraldStack> {
+  const { pinning } = opts;
+  const [nats, pg, certs] = await Promise.all([startNatsServer(), startPostgres(), makeCerts()]);
+  const plansFile = writeBenchPlans(certs.dir);
+  const pinned: string[] = [];
+  const processes: NamedProcess[] = [];
+  const running: NodeProcess[] = [];
+  const stopAll = async () => {
+    await Promise.all(running.map((p) => p.stop()));
+    await Promise.all([nats.stop(), pg.stop()]);
+  };
+  try {
+    for (const [name, port] of [
+      ['nats-server', nats.port],
+      ['postgres', pg.port],
+    ] as const) {
+      const pid = await pidListeningOn(port);
+      if (pid !== undefined) processes.push({ name, pid });
+      if (pid !== undefined && pinning.enabled) {
+        await pinning.pinServer(pid);
+        pinned.push(`${name} (pid ${pid}) → CPU ${pinning.serverCpus}`);
+      }
+    }
+    if (opts.cpuProfDir) mkdirSync(opts.cpuProfDir, { recursive: true });
+    const start = async (name: HeraldService, inspect: boolean) => {
+      const proc = await startNodeProcess({
+        name,
+        script: join('services', name, 'src', 'main.ts'),
+        port: await freePort(),
+        ...(inspect ? { inspectPort: await freePort() } : {}),
+        ...(opts.cpuProfDir ? { cpuProfDir: opts.cpuProfDir } : {}),
+        ca: certs.ca,
+        prefix: pinning.serverPrefix(),
+        env: {
+          NATS_URL: nats.url,
+          DATABASE_URL: pg.url,
+          TLS_CERT_FILE: certs.certFile,
+          TLS_KEY_FILE: certs.keyFile,
+          PLANS_FILE: plansFile,
+          ...opts.env[name],
+        },
+      });
+      running.push(proc);
+      processes.push({ name, pid: proc.pid });
+      if (pinning.enabled) pinned.push(`${name} (pid ${proc.pid}) → CPU ${pinning.serverCpus}`);
+      return proc;
+    };
+    // auth migrates the database; the others need it answering rt.auth.verify.
+    await start('auth', false);
+    const [ingress, edge] = await Promise.all([
+      start('ingress-api', false),
+      start('socket-edge', true),
+    ]);
+    const tenant = await createTenant({
+      DATABASE_URL: pg.url,
+      NATS_URL: nats.url,
+      PLANS_FILE: plansFile,
+    });
+    return {
+      baseUrl: `https://127.0.0.1:${ingress.port}`,
+      wsUrl: `wss://127.0.0.1:${edge.port}`,
+      natsUrl: nats.url,
+      certs,
+      account: tenant.account,
+      apiKey: tenant.apiKey,
+      edge: () => edge,
+      pinned,
+      processes,
+      stop: stopAll,
+    };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}
+
+/** An account and a mobile Test key (valid 4 hours: longer than any run), through the admin CLI. */
+async function createTenant(
+  env: Record<string, string>,
+): Promise<{ account: string; apiKey: string }> {
+  const email = `bench-${Date.now()}@bench.herald`;
+  const account = (await admin(['account', 'create', '--email', email, '--json'], env)) as {
+    id: string;
+  };
+  const key = (await admin(
+    ['key', 'create', '--account', account.id, '--kind', 'test', '--client', 'mobile', '--json'],
+    env,
+  )) as { key: string };
+  return { account: account.id, apiKey: key.key };
+}

@@ -1,0 +1,117 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import https from 'node:https';
+import { REPO_ROOT } from '../../../test/harness/service-process.js';
+
+export { REPO_ROOT };
+
+export interface NodeProcess {
+  readonly name: string;
+  readonly pid: number;
+  readonly port: number;
+  /** The V8 inspector's port (127.0.0.1), for forced GC and heap figures. */
+  readonly inspectPort: number | undefined;
+  /** The last lines the process printed, for failure messages. */
+  output(): string;
+  /** Signals the process and resolves once it exited (SIGKILL after 15 s). */
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+export interface NodeProcessOptions {
+  name: string;
+  /** Script path relative to the repository root. */
+  script: string;
+  port: number;
+  env: Record<string, string>;
+  /** The CA that signed the process's certificate, to poll its /readyz over TLS. */
+  ca: string;
+  /** argv prefix (taskset) so the process runs on the server CPUs. */
+  prefix: string[];
+  inspectPort?: number;
+  /** Directory for a --cpu-prof profile, written when the process exits on a signal it handles. */
+  cpuProfDir?: string;
+  readyTimeoutMs?: number;
+  /** How readiness shows: /readyz answering 200 over TLS (default), or a `ready` line on stdout. */
+  ready?: 'readyz' | 'stdout';
+}
+
+/**
+ * Runs a TypeScript entry point from source (`node --conditions=herald-source --import tsx`),
+ * exactly as the stack harness and `make dev` run services, optionally pinned and with the
+ * inspector open, and resolves once its /readyz answers 200 over TLS.
+ */
+export async function startNodeProcess(opts: NodeProcessOptions): Promise<NodeProcess> {
+  const nodeArgs = [
+    '--conditions=herald-source',
+    '--import',
+    'tsx',
+    ...(opts.inspectPort ? [`--inspect=127.0.0.1:${opts.inspectPort}`] : []),
+    ...(opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`] : []),
+    opts.script,
+  ];
+  const [cmd, ...args] = [...opts.prefix, process.execPath, ...nodeArgs] as [string, ...string[]];
+  const proc: ChildProcess = spawn(cmd, args, {
+    cwd: REPO_ROOT,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOST: '127.0.0.1',
+      PORT: String(opts.port),
+      LOG_LEVEL: 'warn',
+      ...opts.env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  let saidReady = false;
+  const keep = (chunk: Buffer) => {
+    if (/^ready$/m.test(chunk.toString('utf8'))) saidReady = true;
+    lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+    if (lines.length > 200) lines.splice(0, lines.length - 200);
+  };
+  proc.stdout?.on('data', keep);
+  proc.stderr?.on('data', keep);
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  const handle: NodeProcess = {
+    name: opts.name,
+    pid: proc.pid ?? -1,
+    port: opts.port,
+    inspectPort: opts.inspectPort,
+    output: () => lines.join('\n'),
+    async stop(signal = 'SIGTERM') {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      proc.kill(signal);
+      const timer = setTimeout(() => proc.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+  const deadline = Date.now() + (opts.readyTimeoutMs ?? 60_000);
+  for (;;) {
+    if (proc.exitCode !== null || proc.signalCode !== null) {
+      throw new Error(
+        `${opts.name} exited (${proc.exitCode ?? proc.signalCode}):\n${handle.output()}`,
+      );
+    }
+    if (opts.ready === 'stdout' ? saidReady : (await readyStatus(opts.port, opts.ca)) === 200) {
+      return handle;
+    }
+    if (Date.now() > deadline) {
+      await handle.stop('SIGKILL');
+      throw new Error(`${opts.name} not ready on port ${opts.port}:\n${handle.output()}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function readyStatus(port: number, ca: string): Promise<number> {
+  return new Promise((resolve) => {
+    const req = https.get(
+      { host: '127.0.0.1', port, path: '/readyz', ca, timeout: 2000, agent: false },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
+    req.on('error', () => resolve(0));
+    req.on('timeout', () => req.destroy());
+  });
+}

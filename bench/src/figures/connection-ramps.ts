@@ -1,0 +1,246 @@
+import { performance } from 'node:perf_hooks';
+import { openFilesLimit } from '../env/fd-limit.js';
+import { SioFleet } from '../load/sio-fleet.js';
+import { WsFleet } from '../load/ws-fleet.js';
+import {
+  type Check,
+  type FigureResult,
+  RowCollector,
+  ratioAtLeast,
+  ratioAtMost,
+  ratioBelow,
+} from '../report/results.js';
+import { type BenchContext, HANDSHAKE_TIMEOUT_MS } from './context.js';
+import { PROCESSES } from './cpu-meter.js';
+import { connectUrl, notifyBody, pushBody, rawWsUrl } from './herald-wire.js';
+import { type RampSubject, ramp, rampLevels } from './ramp.js';
+
+export const SUBJECTS = {
+  herald: 'Herald socket-edge',
+  raw: 'baseline: raw ws server',
+  socketIo: 'baseline: Socket.IO server',
+} as const;
+
+/** Descriptors the load generator keeps for itself (NATS, HTTP pools, the probe, stdio). */
+const FD_RESERVE = 500;
+
+/**
+ * Figures 5 and 6 share one ramp per server: idle connections are added step by step; at each
+ * step a 1 msg/s probe (an event pushed to one more socket through the server's dispatch path)
+ * must keep its p99 under the bound and every accept must succeed, and at the figure 5 levels the
+ * server's memory is read through its inspector after a forced GC.
+ */
+export async function connectionRamps(ctx: BenchContext): Promise<FigureResult[]> {
+  const started = performance.now();
+  const { config } = ctx;
+  const want5 = config.figures.has('5');
+  const want6 = config.figures.has('6');
+  const mem = new RowCollector('5');
+  const cap = new RowCollector('6');
+  const notes5: string[] = [
+    'RSS and heap: the server process after two forced full GCs (V8 inspector), minus the same reading before the ramp, divided by the connections. Kernel: the server end of each connection, its socket buffers (`ss -m`) plus the slab objects every TCP socket costs (tcp_sock, inode, file, dentry, epoll entry); the objects are the same whichever server holds the socket.',
+  ];
+  const notes6: string[] = [];
+  const fdLimit = openFilesLimit();
+  let capacityMax = config.capacityMax;
+  if (fdLimit !== undefined && capacityMax > fdLimit - FD_RESERVE) {
+    capacityMax = fdLimit - FD_RESERVE;
+    notes6.push(
+      `Ramps stop at ${capacityMax.toLocaleString('en-US')} connections: the open-files limit here is ${fdLimit.toLocaleString('en-US')} per process (ulimit -n, not raisable in this container), and it binds the load generator and every server process alike.`,
+    );
+  }
+  const memoryLevels = want5 ? config.memoryLevels.filter((l) => l <= capacityMax) : [];
+  const fleetOpts = {
+    tls: ctx.tls,
+    addresses: ctx.addresses,
+    concurrency: config.connectConcurrency,
+    handshakeTimeoutMs: HANDSHAKE_TIMEOUT_MS,
+  };
+  const subjectsToRun: RampSubject[] = [
+    {
+      name: SUBJECTS.herald,
+      role: 'herald',
+      inspectPort: ctx.stack.edge().inspectPort,
+      port: ctx.stack.edge().port,
+      processes: PROCESSES.edge,
+      fleet: (rs) =>
+        new WsFleet({ ...fleetOpts, url: (i) => connectUrl(ctx.stack, rs[i] as string) }),
+      probe: {
+        url: (r) => connectUrl(ctx.stack, r),
+        http: ctx.http.ingress,
+        path: '/notify',
+        body: (r, p) => notifyBody(ctx.stack, r, p),
+      },
+    },
+    {
+      name: SUBJECTS.raw,
+      role: 'baseline',
+      inspectPort: ctx.baselines.rawWs.inspectPort,
+      port: ctx.baselines.rawWs.port,
+      processes: PROCESSES.rawWs,
+      fleet: (rs) =>
+        new WsFleet({
+          ...fleetOpts,
+          url: (i) => rawWsUrl(ctx.baselines.rawWsOrigin, rs[i] as string),
+        }),
+      probe: {
+        url: (r) => rawWsUrl(ctx.baselines.rawWsOrigin, r),
+        http: ctx.http.rawWs,
+        path: '/push',
+        body: pushBody,
+      },
+    },
+    ...(want5
+      ? [
+          {
+            name: SUBJECTS.socketIo,
+            role: 'baseline' as const,
+            inspectPort: ctx.baselines.socketIo.inspectPort,
+            port: ctx.baselines.socketIo.port,
+            processes: PROCESSES.socketIo,
+            fleet: (rs: string[]) =>
+              new SioFleet({
+                ...fleetOpts,
+                origin: ctx.baselines.socketIoOrigin,
+                recipient: (i) => rs[i] as string,
+              }),
+          },
+        ]
+      : []),
+  ];
+
+  for (let run = 0; run < config.rampRuns; run++) {
+    for (const subject of subjectsToRun) {
+      ctx.checkDeadline();
+      const top = want6 && subject.probe ? capacityMax : (memoryLevels.at(-1) ?? 0);
+      if (top === 0) continue;
+      const levels = rampLevels(
+        memoryLevels,
+        want6 && subject.probe ? config.capacityStep : 0,
+        top,
+      );
+      const outcome = await ramp(ctx, subject, levels, memoryLevels, want6);
+      for (const [level, m] of outcome.memory) {
+        const per = (v: number) => v / level;
+        const at = level.toLocaleString('en-US');
+        mem.add(`RSS per connection @ ${at}`, subject.name, subject.role, 'bytes', per(m.rss));
+        mem.add(`heap per connection @ ${at}`, subject.name, subject.role, 'bytes', per(m.heap));
+        mem.add(
+          `kernel memory per connection (server end) @ ${at}`,
+          subject.name,
+          subject.role,
+          'bytes',
+          per(m.kernel),
+        );
+      }
+      if (want6 && subject.probe) {
+        cap.add(
+          'connections held with probe p99 ≤ bound',
+          subject.name,
+          subject.role,
+          'connections',
+          outcome.healthy,
+        );
+        cap.add(
+          'accept rate while ramping',
+          subject.name,
+          subject.role,
+          'connections/s',
+          outcome.acceptRate,
+        );
+        cap.add(
+          'server CPU per accepted connection',
+          subject.name,
+          subject.role,
+          'µs',
+          1e6 * outcome.cpuPerAccept,
+        );
+        cap.add(
+          'probe p99 at the last healthy step',
+          subject.name,
+          subject.role,
+          'ms',
+          outcome.lastP99,
+        );
+        notes6.push(`${subject.name}, run ${run + 1}: ${outcome.stoppedBy}`);
+      }
+      ctx.log(
+        `figures 5/6: run ${run + 1}/${config.rampRuns}, ${subject.name}: ${outcome.healthy} connections, ${Math.round(outcome.acceptRate)}/s accepted; ${outcome.stoppedBy}`,
+      );
+    }
+  }
+
+  const results: FigureResult[] = [];
+  if (want5) {
+    const checks: Check[] = memoryLevels.flatMap((level) => {
+      const at = level.toLocaleString('en-US');
+      const rss = `RSS per connection @ ${at}`;
+      const heap = `heap per connection @ ${at}`;
+      const h = (metric: string) => mem.median(metric, SUBJECTS.herald);
+      return [
+        ratioAtMost(
+          '5',
+          `RSS @ ${at}: Herald ≤ 1.5× raw ws`,
+          h(rss),
+          mem.median(rss, SUBJECTS.raw),
+          1.5,
+        ),
+        ratioBelow(
+          '5',
+          `RSS @ ${at}: Herald below Socket.IO`,
+          h(rss),
+          mem.median(rss, SUBJECTS.socketIo),
+        ),
+        ratioAtMost(
+          '5',
+          `heap @ ${at}: Herald ≤ 1.5× raw ws`,
+          h(heap),
+          mem.median(heap, SUBJECTS.raw),
+          1.5,
+        ),
+        ratioBelow(
+          '5',
+          `heap @ ${at}: Herald below Socket.IO`,
+          h(heap),
+          mem.median(heap, SUBJECTS.socketIo),
+        ),
+      ];
+    });
+    results.push({
+      id: '5',
+      title: 'Memory per idle authenticated connection (after GC)',
+      rows: mem.rows(),
+      checks,
+      notes: notes5,
+      elapsedMs: performance.now() - started,
+    });
+  }
+  if (want6) {
+    const metric = 'connections held with probe p99 ≤ bound';
+    const rate = 'accept rate while ramping';
+    results.push({
+      id: '6',
+      title: `Connections per edge process (probe p99 ≤ ${config.probeP99Ms} ms, no failed accept)`,
+      rows: cap.rows(),
+      checks: [
+        ratioAtLeast(
+          '6',
+          'connections: Herald ≥ 0.8× raw ws',
+          cap.median(metric, SUBJECTS.herald),
+          cap.median(metric, SUBJECTS.raw),
+          0.8,
+        ),
+        ratioAtLeast(
+          '6',
+          'accept rate: Herald ≥ 0.8× raw ws',
+          cap.median(rate, SUBJECTS.herald),
+          cap.median(rate, SUBJECTS.raw),
+          0.8,
+        ),
+      ],
+      notes: notes6,
+      elapsedMs: performance.now() - started,
+    });
+  }
+  return results;
+}

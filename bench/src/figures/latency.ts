@@ -1,0 +1,224 @@
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { ECHO_SUBJECT } from '../baselines/names.js';
+import { closedLoop, openLoop, waitUntil } from '../load/pace.js';
+import { WsFleet } from '../load/ws-fleet.js';
+import { SEQ_DIGITS } from '../payload.js';
+import {
+  type FigureResult,
+  formatNumber,
+  RowCollector,
+  ratioAtMost,
+  valueCheck,
+} from '../report/results.js';
+import { median, SampleBuffer, summarize } from '../stats.js';
+import {
+  type BenchContext,
+  HANDSHAKE_TIMEOUT_MS,
+  MAX_OPS_PER_SEC,
+  SETTLE_TIMEOUT_MS,
+} from './context.js';
+import { DeliveryCounter } from './delivery-counter.js';
+import { connectUrl, notifyBody, rawWsUrl } from './herald-wire.js';
+
+export const SUBJECTS = {
+  herald: 'Herald POST /notify → frame',
+  wsEcho: 'baseline: raw ws echo RTT',
+  natsFloor: 'baseline: NATS request/reply RTT (floor)',
+} as const;
+
+/** Where the fixed-width sequence number sits in a payload frame (plain framing). */
+const SEQ_AT = '{"seq":"'.length;
+
+function seqOfFrame(data: Buffer): number {
+  let n = 0;
+  for (let k = SEQ_AT; k < SEQ_AT + SEQ_DIGITS; k++) n = n * 10 + ((data[k] as number) - 48);
+  return n;
+}
+
+/**
+ * Figure 1: dispatch-to-socket latency at fixed rates. The maximum Herald throughput on these
+ * sockets is measured first; then, at 10/50/80% of it, an open-loop generator sends events and
+ * each latency runs from when the request left the generator to when its frame arrived. The floors are
+ * measured at the same absolute rates with the same payload.
+ */
+export async function latency(ctx: BenchContext): Promise<FigureResult> {
+  const started = performance.now();
+  const { config } = ctx;
+  const rows = new RowCollector('1');
+  const notes: string[] = [];
+  const l = config.latencySockets;
+  const recipients = Array.from({ length: l }, () => randomUUID());
+  // Send times by sequence number, for the frames of the measurement in progress.
+  let sentAt = new Float64Array(0);
+  let base = 0;
+  let samples = new SampleBuffer(0);
+  const counter = new DeliveryCounter();
+  const onFrame = (_i: number, data: Buffer) => {
+    counter.hit();
+    const seq = seqOfFrame(data) - base;
+    if (seq >= 0 && seq < sentAt.length) samples.push(performance.now() - (sentAt[seq] as number));
+  };
+  const fleetOpts = {
+    tls: ctx.tls,
+    addresses: ctx.addresses,
+    concurrency: config.connectConcurrency,
+    handshakeTimeoutMs: HANDSHAKE_TIMEOUT_MS,
+    onMessage: onFrame,
+  };
+  const herald = new WsFleet({
+    ...fleetOpts,
+    url: (i) => connectUrl(ctx.stack, recipients[i] as string),
+  });
+  const echo = new WsFleet({
+    ...fleetOpts,
+    url: (i) => rawWsUrl(ctx.baselines.rawWsOrigin, recipients[i] as string),
+  });
+  let nextSeq = 0;
+  try {
+    for (const [name, fleet] of [
+      ['Herald', herald],
+      ['raw ws', echo],
+    ] as const) {
+      const out = await fleet.grow(l);
+      if (out.failed > 0)
+        throw new Error(`${name}: ${out.failed} of ${l} connects failed: ${out.firstError}`);
+    }
+    const post = async (seq: number) => {
+      const r = await ctx.http.ingress.post(
+        '/notify',
+        notifyBody(ctx.stack, recipients[seq % l] as string, ctx.payload.make(seq)),
+      );
+      if (r.status !== 200) throw new Error(`HTTP ${r.status}: ${r.text.slice(0, 200)}`);
+    };
+
+    // Calibration: Herald's most deliveries/s on these sockets, closed loop, median of up to three
+    // windows after a warm-up window (JIT, key cache, keep-alive connections) that is not kept.
+    const maxRuns: number[] = [];
+    const windows = Math.min(config.runs, 3);
+    for (let w = -1; w < windows; w++) {
+      await ctx.http.ingress.warm();
+      counter.reset();
+      const start = performance.now();
+      const window = w < 0 ? Math.min(300, config.measureMs) : config.measureMs;
+      const loop = await closedLoop(
+        config.concurrency,
+        { durationMs: window, maxCount: (window / 1000) * MAX_OPS_PER_SEC },
+        () => post(nextSeq++),
+      );
+      await waitUntil(() => counter.received >= loop.completed, SETTLE_TIMEOUT_MS);
+      if (w >= 0) maxRuns.push(counter.received / ((counter.lastAt - start) / 1000));
+    }
+    const maxRate = median(maxRuns);
+    for (const v of maxRuns)
+      rows.add('max throughput (calibration)', 'Herald POST /notify', 'herald', 'deliveries/s', v);
+    ctx.log(`figure 1: Herald max ${Math.round(maxRate)} deliveries/s on ${l} sockets`);
+
+    for (let run = 0; run < config.runs; run++) {
+      for (const load of config.latencyLoads) {
+        ctx.checkDeadline();
+        const rate = load * maxRate;
+        const pct = `${Math.round(load * 100)}%`;
+        const count = Math.min(
+          Math.floor((config.measureMs / 1000) * rate),
+          (config.measureMs / 1000) * MAX_OPS_PER_SEC,
+        );
+        const prepare = () => {
+          base = nextSeq;
+          nextSeq += count;
+          sentAt = new Float64Array(count);
+          samples = new SampleBuffer(count);
+          counter.reset();
+        };
+        const bounds = { durationMs: config.measureMs, maxCount: count };
+        const record = (
+          subject: string,
+          role: 'herald' | 'baseline',
+          lost: number,
+          behindMs: number,
+        ) => {
+          const s = summarize(samples.values());
+          if (behindMs > 5) {
+            notes.push(
+              `${subject} @ ${pct}, run ${run + 1}: the generator fell ${behindMs.toFixed(0)} ms behind its schedule`,
+            );
+          }
+          rows.add(`p50 @ ${pct} load`, subject, role, 'ms', s.p50);
+          rows.add(`p99 @ ${pct} load`, subject, role, 'ms', s.p99);
+          if (lost > 0)
+            notes.push(`${subject} @ ${pct}, run ${run + 1}: ${lost} of ${count} never arrived`);
+        };
+
+        await ctx.http.ingress.warm();
+        prepare();
+        const h = await openLoop(rate, bounds, (i, at) => {
+          sentAt[i] = at;
+          return post(base + i);
+        });
+        await waitUntil(() => counter.received >= h.completed, SETTLE_TIMEOUT_MS);
+        record(SUBJECTS.herald, 'herald', count - samples.length, h.behindMs);
+        if (h.failed > 0)
+          notes.push(`Herald @ ${pct}, run ${run + 1}: ${h.failed} failed: ${h.firstError}`);
+
+        prepare();
+        const e = await openLoop(rate, bounds, async (i, at) => {
+          sentAt[i] = at;
+          echo.sockets[i % l]?.send(ctx.payload.make(base + i));
+        });
+        await waitUntil(() => counter.received >= count, SETTLE_TIMEOUT_MS);
+        record(SUBJECTS.wsEcho, 'baseline', count - samples.length, e.behindMs);
+
+        prepare();
+        const f = await openLoop(rate, bounds, async (i, at) => {
+          await ctx.nc.request(ECHO_SUBJECT, ctx.payload.make(base + i), { timeout: 5000 });
+          samples.push(performance.now() - at);
+        });
+        record(SUBJECTS.natsFloor, 'baseline', count - samples.length, f.behindMs);
+      }
+      ctx.log(
+        `figure 1: run ${run + 1}/${config.runs}: ${config.latencyLoads
+          .map((load) => {
+            const pct = `${Math.round(load * 100)}%`;
+            const last = (s: string) =>
+              formatNumber(
+                rows
+                  .rows()
+                  .find((r) => r.metric === `p50 @ ${pct} load` && r.subject === s)
+                  ?.runs.at(-1) ?? NaN,
+              );
+            return `${pct}: Herald p50 ${last(SUBJECTS.herald)} ms, floor ${last(SUBJECTS.natsFloor)} ms`;
+          })
+          .join('; ')}`,
+      );
+    }
+  } finally {
+    await Promise.all([herald.close(), echo.close()]);
+  }
+  const at = (load: number) => `${Math.round(load * 100)}%`;
+  const checks = [
+    ratioAtMost(
+      '1',
+      'p50 ≤ 3× the NATS floor at 50% load',
+      rows.median('p50 @ 50% load', SUBJECTS.herald),
+      rows.median('p50 @ 50% load', SUBJECTS.natsFloor),
+      3,
+    ),
+    ...config.latencyLoads.map((load) =>
+      valueCheck(
+        '1',
+        `p99 ≤ 5 ms at ${at(load)} load`,
+        rows.median(`p99 @ ${at(load)} load`, SUBJECTS.herald),
+        'ms',
+        (v) => v <= 5,
+      ),
+    ),
+  ];
+  return {
+    id: '1',
+    title: `Dispatch-to-socket latency, ${config.payloadBytes}-byte payload`,
+    rows: rows.rows(),
+    checks,
+    notes,
+    elapsedMs: performance.now() - started,
+  };
+}

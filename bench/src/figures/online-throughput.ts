@@ -1,0 +1,278 @@
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import type { Poster } from '../load/http-poster.js';
+import { closedLoop, type LoopResult, waitUntil } from '../load/pace.js';
+import { SioFleet } from '../load/sio-fleet.js';
+import { WsFleet } from '../load/ws-fleet.js';
+import {
+  type FigureResult,
+  formatNumber,
+  type Role,
+  RowCollector,
+  ratioAtLeast,
+} from '../report/results.js';
+import {
+  type BenchContext,
+  HANDSHAKE_TIMEOUT_MS,
+  MAX_OPS_PER_SEC,
+  SETTLE_TIMEOUT_MS,
+} from './context.js';
+import { meterCpu, PROCESSES } from './cpu-meter.js';
+import { DeliveryCounter } from './delivery-counter.js';
+import { connectUrl, dispatchSubject, notifyBody, pushBody, rawWsUrl } from './herald-wire.js';
+
+export const SUBJECTS = {
+  heraldHttp: 'Herald POST /notify',
+  heraldNats: 'Herald rt.dispatch (NATS)',
+  rawPush: 'baseline: raw ws server push loop',
+  rawHttp: 'baseline: raw ws POST /push',
+  socketIo: 'baseline: Socket.IO POST /push → io.to(room).emit',
+} as const;
+
+interface Target {
+  subject: string;
+  role: Role;
+  /** The server processes doing the work, whose CPU time is charged to each delivery. */
+  processes: readonly string[];
+  counter: DeliveryCounter;
+  /** The HTTP client the load goes through, warmed before each window. */
+  http?: Poster;
+  /** Runs the load for one window; resolves with the deliveries to expect and when it started. */
+  load(windowMs: number): Promise<{ expected: number; start: number; loop?: LoopResult }>;
+}
+
+interface Counters {
+  herald: DeliveryCounter;
+  raw: DeliveryCounter;
+  sio: DeliveryCounter;
+}
+
+const metricOf = (n: number) => `deliveries/s, ${n.toLocaleString('en-US')} recipients`;
+const cpuMetricOf = (n: number) =>
+  `server CPU per delivery, ${n.toLocaleString('en-US')} recipients`;
+
+/**
+ * Figure 2: online dispatch throughput. N recipients hold one socket each on every server; each
+ * target is driven for a window with the same closed-loop client, and deliveries/s counts frames
+ * that reached the sockets. Targets are interleaved within each run so machine drift hits all.
+ * One set of fleets grows through the sizes (1,000, then 4,000 more), so no socket is opened twice.
+ */
+export async function onlineThroughput(ctx: BenchContext): Promise<FigureResult> {
+  const started = performance.now();
+  const rows = new RowCollector('2');
+  const notes: string[] = [];
+  const { config } = ctx;
+  const sizes = [...config.recipients].sort((a, b) => a - b);
+  const recipients = Array.from({ length: sizes.at(-1) ?? 0 }, () => randomUUID());
+  const counters: Counters = {
+    herald: new DeliveryCounter(),
+    raw: new DeliveryCounter(),
+    sio: new DeliveryCounter(),
+  };
+  const fleetOpts = {
+    tls: ctx.tls,
+    addresses: ctx.addresses,
+    concurrency: config.connectConcurrency,
+    handshakeTimeoutMs: HANDSHAKE_TIMEOUT_MS,
+  };
+  const fleets = [
+    [
+      'Herald',
+      new WsFleet({
+        ...fleetOpts,
+        url: (i) => connectUrl(ctx.stack, recipients[i] as string),
+        onMessage: counters.herald.hit,
+      }),
+    ],
+    [
+      'raw ws',
+      new WsFleet({
+        ...fleetOpts,
+        url: (i) => rawWsUrl(ctx.baselines.rawWsOrigin, recipients[i] as string),
+        onMessage: counters.raw.hit,
+      }),
+    ],
+    [
+      'Socket.IO',
+      new SioFleet({
+        ...fleetOpts,
+        origin: ctx.baselines.socketIoOrigin,
+        recipient: (i) => recipients[i] as string,
+        onEvent: counters.sio.hit,
+      }),
+    ],
+  ] as const;
+  try {
+    for (const n of sizes) {
+      ctx.log(`figure 2: connecting ${n} sockets to Herald, raw ws and Socket.IO`);
+      for (const [name, fleet] of fleets) {
+        const out = await fleet.grow(n - fleet.size);
+        if (out.failed > 0) {
+          throw new Error(`${name}: ${out.failed} of ${n} connects failed: ${out.firstError}`);
+        }
+      }
+      const targets = targetsFor(ctx, recipients.slice(0, n), counters);
+      // Warm-up: JIT, key caches and keep-alive connections, for every target alike.
+      for (const t of targets) await measure(t, Math.min(300, config.measureMs));
+      for (let run = 0; run < config.runs; run++) {
+        ctx.checkDeadline();
+        const line: string[] = [];
+        for (const t of targets) {
+          await t.http?.warm();
+          const { result: m, cpuSeconds } = await meterCpu(ctx.servers, t.processes, () =>
+            measure(t, config.measureMs),
+          );
+          rows.add(metricOf(n), t.subject, t.role, 'deliveries/s', m.rate);
+          rows.add(cpuMetricOf(n), t.subject, t.role, 'µs', (1e6 * cpuSeconds) / m.delivered);
+          line.push(`${t.subject.replace('baseline: ', '')} ${formatNumber(m.rate)}`);
+          if (m.lost > 0 || m.failed > 0) {
+            notes.push(
+              `${t.subject}, ${n} recipients, run ${run + 1}: ${m.failed} failed requests, ${m.lost} deliveries missing after ${SETTLE_TIMEOUT_MS / 1000} s${m.firstError ? ` (${m.firstError})` : ''}`,
+            );
+          }
+        }
+        ctx.log(`figure 2: ${n} recipients, run ${run + 1}/${config.runs}: ${line.join(', ')}`);
+      }
+    }
+    const closes = fleets.map(([name, f]) => `${name} ${f.unexpectedCloses}`);
+    if (fleets.some(([, f]) => f.unexpectedCloses > 0)) {
+      notes.push(`Sockets closed by the server during the runs: ${closes.join(', ')}.`);
+    }
+  } finally {
+    await Promise.all(fleets.map(([, f]) => f.close()));
+  }
+  return {
+    id: '2',
+    title: 'Online dispatch throughput',
+    rows: rows.rows(),
+    checks: sizes.flatMap((n) => checksFor(rows, n)),
+    notes,
+    elapsedMs: performance.now() - started,
+  };
+}
+
+/** The five ways of delivering to the N connected recipients, each with its own counter. */
+function targetsFor(ctx: BenchContext, recipients: string[], counters: Counters): Target[] {
+  const { config } = ctx;
+  const n = recipients.length;
+  const to = (i: number) => recipients[i % n] as string;
+  const closed =
+    (op: (i: number) => Promise<void>) =>
+    async (windowMs: number): Promise<{ expected: number; start: number; loop: LoopResult }> => {
+      const start = performance.now();
+      const loop = await closedLoop(
+        config.concurrency,
+        { durationMs: windowMs, maxCount: (windowMs / 1000) * MAX_OPS_PER_SEC },
+        op,
+      );
+      return { expected: loop.completed, start, loop };
+    };
+  const expect200 = async (p: Promise<{ status: number; text: string }>) => {
+    const r = await p;
+    if (r.status !== 200) throw new Error(`HTTP ${r.status}: ${r.text.slice(0, 200)}`);
+  };
+  return [
+    {
+      subject: SUBJECTS.heraldHttp,
+      role: 'herald',
+      processes: PROCESSES.herald,
+      counter: counters.herald,
+      http: ctx.http.ingress,
+      load: closed((i) =>
+        expect200(
+          ctx.http.ingress.post('/notify', notifyBody(ctx.stack, to(i), ctx.payload.make(i))),
+        ),
+      ),
+    },
+    {
+      subject: SUBJECTS.heraldNats,
+      role: 'herald',
+      processes: PROCESSES.herald,
+      counter: counters.herald,
+      load: closed(async (i) => {
+        const reply = await ctx.nc.request(
+          dispatchSubject(ctx.stack),
+          notifyBody(ctx.stack, to(i), ctx.payload.make(i)),
+          { timeout: 5000 },
+        );
+        const body = JSON.parse(reply.string()) as { http_status?: number };
+        if (body.http_status !== 200) {
+          throw new Error(`dispatch replied ${reply.string().slice(0, 200)}`);
+        }
+      }),
+    },
+    {
+      subject: SUBJECTS.rawPush,
+      role: 'baseline',
+      processes: PROCESSES.rawWs,
+      counter: counters.raw,
+      async load(windowMs) {
+        const start = performance.now();
+        const r = await ctx.http.rawWs.post(
+          '/blast',
+          JSON.stringify({
+            payload: ctx.payload.make(0),
+            durationMs: windowMs,
+            maxCount: (windowMs / 1000) * MAX_OPS_PER_SEC,
+          }),
+        );
+        return { expected: (JSON.parse(r.text) as { sent: number }).sent, start };
+      },
+    },
+    {
+      subject: SUBJECTS.rawHttp,
+      role: 'baseline',
+      processes: PROCESSES.rawWs,
+      counter: counters.raw,
+      http: ctx.http.rawWs,
+      load: closed((i) =>
+        expect200(ctx.http.rawWs.post('/push', pushBody(to(i), ctx.payload.make(i)))),
+      ),
+    },
+    {
+      subject: SUBJECTS.socketIo,
+      role: 'baseline',
+      processes: PROCESSES.socketIo,
+      counter: counters.sio,
+      http: ctx.http.socketIo,
+      load: closed((i) =>
+        expect200(ctx.http.socketIo.post('/push', pushBody(to(i), ctx.payload.make(i)))),
+      ),
+    },
+  ];
+}
+
+function checksFor(rows: RowCollector, n: number) {
+  const metric = metricOf(n);
+  const raw = rows.median(metric, SUBJECTS.rawPush);
+  const sio = rows.median(metric, SUBJECTS.socketIo);
+  return (
+    [
+      [SUBJECTS.heraldHttp, 'POST /notify'],
+      [SUBJECTS.heraldNats, 'rt.dispatch'],
+    ] as const
+  ).flatMap(([subject, path]) => {
+    const h = rows.median(metric, subject);
+    return [
+      ratioAtLeast('2', `${n} recipients, ${path}: Herald ≥ 0.5× raw ws push`, h, raw, 0.5),
+      ratioAtLeast('2', `${n} recipients, ${path}: Herald ≥ 1.5× Socket.IO`, h, sio, 1.5),
+    ];
+  });
+}
+
+async function measure(
+  t: Target,
+  windowMs: number,
+): Promise<{ rate: number; delivered: number; lost: number; failed: number; firstError?: string }> {
+  t.counter.reset();
+  const { expected, start, loop } = await t.load(windowMs);
+  await waitUntil(() => t.counter.received >= expected, SETTLE_TIMEOUT_MS);
+  const elapsed = (t.counter.lastAt - start) / 1000;
+  return {
+    rate: elapsed > 0 ? t.counter.received / elapsed : 0,
+    delivered: t.counter.received,
+    lost: Math.max(0, expected - t.counter.received),
+    failed: loop?.failed ?? 0,
+    ...(loop?.firstError === undefined ? {} : { firstError: loop.firstError }),
+  };
+}

@@ -1,0 +1,122 @@
+import { performance } from 'node:perf_hooks';
+import WebSocket from 'ws';
+import type { ClientTls } from './client-tls.js';
+import type { SourceAddresses } from './source-addresses.js';
+
+export interface FleetOptions {
+  /** The URL socket i connects to. */
+  url: (i: number) => string;
+  protocols?: string[];
+  tls: ClientTls;
+  addresses: SourceAddresses;
+  /** Handshakes in flight at once. */
+  concurrency: number;
+  /** A handshake slower than this fails, ms. */
+  handshakeTimeoutMs: number;
+  /** Called with every frame socket i receives. */
+  onMessage?: (i: number, data: Buffer, ws: WebSocket) => void;
+}
+
+export interface OpenOutcome {
+  opened: number;
+  failed: number;
+  elapsedMs: number;
+  /** Handshakes per second over the whole batch. */
+  acceptRate: number;
+  firstError?: string;
+}
+
+/**
+ * The one WebSocket client every ws scenario uses (Herald's edge and the raw ws baseline): the
+ * `ws` package, no compression offered, TLS trusting the run's CA, source addresses spread over
+ * loopback, handshakes bounded in flight. Sockets are kept by index so scenarios can address them.
+ */
+export class WsFleet {
+  readonly sockets: Array<WebSocket | undefined> = [];
+  /** Sockets that closed after opening (server closes, slow-consumer kicks). */
+  unexpectedCloses = 0;
+  #closing = false;
+  readonly #opts: FleetOptions;
+
+  constructor(opts: FleetOptions) {
+    this.#opts = opts;
+  }
+
+  get size(): number {
+    return this.sockets.length;
+  }
+
+  /** Opens `count` more sockets (indexes size..size+count-1). */
+  async grow(count: number): Promise<OpenOutcome> {
+    const first = this.sockets.length;
+    this.sockets.length = first + count;
+    const start = performance.now();
+    let next = first;
+    let opened = 0;
+    let failed = 0;
+    let firstError: string | undefined;
+    const worker = async () => {
+      while (next < first + count) {
+        const i = next++;
+        try {
+          this.sockets[i] = await this.#open(i);
+          opened++;
+        } catch (err) {
+          failed++;
+          firstError ??= err instanceof Error ? err.message : String(err);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.#opts.concurrency, count) }, worker));
+    const elapsedMs = performance.now() - start;
+    return {
+      opened,
+      failed,
+      elapsedMs,
+      acceptRate: opened / (elapsedMs / 1000),
+      ...(firstError === undefined ? {} : { firstError }),
+    };
+  }
+
+  #open(i: number): Promise<WebSocket> {
+    const o = this.#opts;
+    return new Promise((resolve, reject) => {
+      // ws hands every option to tls.connect; its types just do not list secureContext.
+      const options: WebSocket.ClientOptions & { secureContext: unknown } = {
+        secureContext: o.tls.secureContext,
+        localAddress: o.addresses.next(),
+        perMessageDeflate: false,
+        handshakeTimeout: o.handshakeTimeoutMs,
+      };
+      const ws = new WebSocket(o.url(i), o.protocols ?? [], options);
+      const onMessage = o.onMessage;
+      if (onMessage) ws.on('message', (data: Buffer) => onMessage(i, data, ws));
+      ws.once('open', () => {
+        ws.off('error', reject);
+        ws.on('error', () => {});
+        ws.once('close', () => {
+          if (!this.#closing) this.unexpectedCloses++;
+        });
+        resolve(ws);
+      });
+      ws.once('error', reject);
+      ws.once('unexpected-response', (_req, res) => {
+        reject(new Error(`upgrade refused with HTTP ${res.statusCode}`));
+        ws.terminate();
+      });
+    });
+  }
+
+  /** Drops every socket (no close handshake) and waits until they are all closed. */
+  async close(): Promise<void> {
+    this.#closing = true;
+    const closed = this.sockets.map((ws) =>
+      ws && ws.readyState !== WebSocket.CLOSED
+        ? new Promise<void>((r) => ws.once('close', () => r()))
+        : Promise.resolve(),
+    );
+    for (const ws of this.sockets) ws?.terminate();
+    await Promise.race([Promise.all(closed), new Promise((r) => setTimeout(r, 10_000))]);
+    this.sockets.length = 0;
+  }
+}

@@ -1,0 +1,99 @@
+import { describe, expect, it } from 'vitest';
+import { BEGIN, END, spliceResults } from './docs-file.js';
+import { renderMarkdown } from './markdown.js';
+import type { BenchResults } from './results.js';
+
+const results: BenchResults = {
+  meta: {
+    date: '2026-11-21T09:00:00.000Z',
+    commit: 'abc123',
+    quick: false,
+    runs: 5,
+    rampRuns: 3,
+    node: 'v20.20.2',
+    natsServer: 'v2.9.10',
+    machine: '2 × AMD EPYC',
+    loadBefore: '0.50 0.40 0.30',
+    loadAfter: '1.90 1.20 0.70',
+    pinning: ['load generator → CPU 1'],
+    settings: { measureMs: 1500 },
+    elapsedMs: 500_000,
+  },
+  figures: [
+    {
+      id: '2',
+      title: 'Online dispatch throughput',
+      rows: [
+        {
+          figure: '2',
+          metric: 'deliveries/s',
+          subject: 'Herald POST /notify',
+          role: 'herald',
+          unit: 'deliveries/s',
+          runs: [900, 1000, 1100],
+          median: 1000,
+        },
+        {
+          figure: '2',
+          metric: 'deliveries/s',
+          subject: 'raw ws',
+          role: 'baseline',
+          unit: 'deliveries/s',
+          runs: [4000],
+          median: 4000,
+        },
+      ],
+      checks: [{ figure: '2', target: 'Herald ≥ 0.5× raw ws', measured: '0.25×', pass: false }],
+      notes: ['a note'],
+      elapsedMs: 1000,
+    },
+  ],
+};
+
+describe('renderMarkdown', () => {
+  const md = renderMarkdown(results);
+
+  it('states when, what and where it was measured, and how loaded the machine was', () => {
+    expect(md).toContain('| commit | `abc123` |');
+    expect(md).toContain('| nats-server | v2.9.10 |');
+    expect(md).toContain('0.50 0.40 0.30 / 1.90 1.20 0.70');
+    expect(md).toContain('median of 5 runs (connection ramps of figures 5–6: 3)');
+  });
+
+  it('says when the deadline stopped the run before every figure was measured', () => {
+    expect(md).not.toContain('incomplete');
+    const cut = renderMarkdown({
+      ...results,
+      meta: { ...results.meta, stoppedEarly: 'figure 5 and 6 were not measured' },
+    });
+    expect(cut).toContain('| **incomplete** | figure 5 and 6 were not measured |');
+  });
+
+  it('lists every target with its verdict, and each row with median and spread', () => {
+    expect(md).toContain('| 2 | Herald ≥ 0.5× raw ws | 0.25× | **missed** |');
+    expect(md).toContain(
+      '| deliveries/s | **Herald POST /notify** | 1,000 deliveries/s | 900 – 1,100 |',
+    );
+    expect(md).toContain('| deliveries/s | raw ws | 4,000 deliveries/s | – |');
+    expect(md).toContain('- a note');
+  });
+});
+
+describe('spliceResults', () => {
+  it('replaces only what lies between the markers, keeping every other section', () => {
+    const doc = `# Benchmarks\n\nMethod.\n\n${BEGIN}\nold figures\n${END}\n\n## Retention\n\nTheirs.\n`;
+    const out = spliceResults(doc, 'new figures');
+    expect(out).toContain('Method.');
+    expect(out).toContain('## Retention\n\nTheirs.');
+    expect(out).toContain('new figures');
+    expect(out).not.toContain('old figures');
+    expect(spliceResults(out, 'newer')).toBe(out.replace('new figures', 'newer'));
+  });
+
+  it('appends the block to a document without markers, and creates one when there is none', () => {
+    expect(spliceResults('# Benchmarks\n\n## Retention\n', 'figs')).toMatch(
+      /## Retention\n\n<!-- bench:results:begin[^\n]*\n\nfigs\n\n<!-- bench:results:end -->\n$/,
+    );
+    expect(spliceResults(undefined, 'figs')).toMatch(/^# Benchmarks\n/);
+  });
+});

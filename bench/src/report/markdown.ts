@@ -1,0 +1,80 @@
+import {
+  type BenchResults,
+  type Check,
+  type FigureResult,
+  formatNumber,
+  type Row,
+} from './results.js';
+
+/**
+ * The generated part of docs/benchmarks.md: run metadata, a summary of every target, and one table
+ * per figure with the median and the spread of the runs.
+ */
+export function renderMarkdown(results: BenchResults): string {
+  const { meta } = results;
+  const out: string[] = [];
+  out.push(
+    `### Run of ${meta.date.slice(0, 16).replace('T', ' ')} UTC${meta.quick ? ' (QUICK smoke run: sizes too small to quote)' : ''}`,
+  );
+  out.push('');
+  out.push('| | |');
+  out.push('|---|---|');
+  out.push(`| commit | \`${meta.commit}\` |`);
+  out.push(`| Node | ${meta.node} |`);
+  out.push(`| nats-server | ${meta.natsServer} |`);
+  out.push(`| machine | ${meta.machine} |`);
+  out.push(
+    `| load average before / after (1, 5, 15 min) | ${meta.loadBefore} / ${meta.loadAfter} |`,
+  );
+  out.push(`| pinning | ${meta.pinning.join('; ')} |`);
+  out.push(
+    `| repetitions | median of ${meta.runs} runs${meta.rampRuns !== meta.runs ? ` (connection ramps of figures 5–6: ${meta.rampRuns})` : ''} |`,
+  );
+  out.push(
+    `| settings | ${Object.entries(meta.settings)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(', ')} |`,
+  );
+  out.push(`| duration | ${(meta.elapsedMs / 1000).toFixed(0)} s |`);
+  if (meta.stoppedEarly) out.push(`| **incomplete** | ${meta.stoppedEarly} |`);
+  out.push('');
+  const checks = results.figures.flatMap((f) => f.checks);
+  if (checks.length > 0) {
+    out.push('#### Targets');
+    out.push('');
+    out.push('| # | target | measured | result |');
+    out.push('|---|---|---|---|');
+    for (const c of checks) out.push(checkLine(c));
+    out.push('');
+  }
+  for (const f of results.figures) out.push(...figureSection(f));
+  return `${out.join('\n').trimEnd()}\n`;
+}
+
+function checkLine(c: Check): string {
+  const verdict = c.pass === null ? 'not evaluated' : c.pass ? 'met' : '**missed**';
+  return `| ${c.figure} | ${c.target} | ${c.measured} | ${verdict} |`;
+}
+
+function figureSection(f: FigureResult): string[] {
+  const out = [`#### ${f.id}. ${f.title}`, ''];
+  out.push('| metric | measured | median | runs (min – max) |');
+  out.push('|---|---|---|---|');
+  for (const r of f.rows) out.push(rowLine(r));
+  out.push('');
+  if (f.notes.length > 0) {
+    for (const n of f.notes) out.push(`- ${n}`);
+    out.push('');
+  }
+  return out;
+}
+
+function rowLine(r: Row): string {
+  const finite = r.runs.filter(Number.isFinite);
+  const spread =
+    finite.length > 1
+      ? `${formatNumber(Math.min(...finite))} – ${formatNumber(Math.max(...finite))}`
+      : '–';
+  const who = r.role === 'herald' ? `**${r.subject}**` : r.subject;
+  return `| ${r.metric} | ${who} | ${formatNumber(r.median)} ${r.unit} | ${spread} |`;
+}

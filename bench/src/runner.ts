@@ -1,0 +1,221 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { connect } from 'nats';
+import { type BenchConfig, type FigureId, loadBenchConfig } from './config.js';
+import { type BaselineServers, startBaselineServers } from './env/baseline-servers.js';
+import { type HeraldStack, startHeraldStack } from './env/herald-stack.js';
+import { REPO_ROOT } from './env/node-process.js';
+import { pinning } from './env/pinning.js';
+import { cpuSnapshot } from './env/process-cpu.js';
+import { type BenchContext, DeadlineExceeded, deadlineChecker } from './figures/context.js';
+import { FIGURES } from './figures/index.js';
+import { clientTls } from './load/client-tls.js';
+import { poster } from './load/http-poster.js';
+import { SourceAddresses } from './load/source-addresses.js';
+import { payloadMaker } from './payload.js';
+import { updateBenchmarksDoc } from './report/docs-file.js';
+import { commitId, loadAverage, machine, natsServerVersion } from './report/environment.js';
+import { renderMarkdown } from './report/markdown.js';
+import type { BenchResults, FigureResult } from './report/results.js';
+
+/** Timeout of the load generator's JetStream management calls, ms. */
+const JSM_TIMEOUT_MS = 60_000;
+
+const log = (message: string) =>
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+
+/** Runs the selected figures and writes the results; resolves with the process exit status. */
+export async function runBench(
+  env: Record<string, string | undefined> = process.env,
+): Promise<number> {
+  const config = loadBenchConfig(env);
+  const started = performance.now();
+  const loadBefore = await loadAverage();
+  const pins = pinning({
+    enabled: config.pin,
+    serverCpus: config.serverCpus,
+    clientCpus: config.clientCpus,
+  });
+  await pins.pinSelf();
+  log(
+    `${config.quick ? 'QUICK smoke run' : 'full run'}: figures ${[...config.figures].join(',')}, ${config.runs} runs; load average ${loadBefore}`,
+  );
+  if (!pins.enabled)
+    log('taskset unavailable or BENCH_PIN=false: the load generator and servers share every CPU');
+  const cpuProfDir = config.cpuProfile ? join(REPO_ROOT, config.outDir, 'profiles') : undefined;
+
+  const cleanups: Array<() => Promise<void>> = [];
+  const cleanup = async () => {
+    for (const c of cleanups.splice(0).reverse()) await c().catch(() => {});
+  };
+  // A last resort should cleanup itself hang: the run is bounded in time whatever happens.
+  const watchdog = setTimeout(() => {
+    log('watchdog: the run outlived its deadline by 60 s; stopping servers and exiting');
+    const giveUp = new Promise((r) => setTimeout(r, 20_000).unref());
+    void Promise.race([cleanup(), giveUp]).then(() => process.exit(2));
+  }, config.deadlineMs + 60_000);
+  watchdog.unref();
+  const onSignal = () => {
+    log('interrupted: stopping servers');
+    void cleanup().then(() => process.exit(130));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+
+  try {
+    log('starting nats-server, Postgres and Herald (auth, ingress-api, socket-edge)');
+    const stack: HeraldStack = await startHeraldStack({
+      pinning: pins,
+      env: { 'socket-edge': { MAX_SOCKETS: String(Math.max(50_000, config.capacityMax * 2)) } },
+      ...(cpuProfDir ? { cpuProfDir } : {}),
+    });
+    cleanups.push(() => stack.stop());
+    log('starting the baselines (raw ws, Socket.IO, NATS responder)');
+    const baselines: BaselineServers = await startBaselineServers({
+      pinning: pins,
+      certs: stack.certs,
+      natsUrl: stack.natsUrl,
+      ...(cpuProfDir ? { cpuProfDir } : {}),
+    });
+    cleanups.push(() => baselines.stop());
+    const nc = await connect({ servers: stack.natsUrl, name: 'bench-load-generator' });
+    cleanups.push(() => nc.close());
+    const http = {
+      ingress: poster(stack.baseUrl, stack.certs.ca, config.concurrency),
+      rawWs: poster(baselines.rawWsOrigin, stack.certs.ca, config.concurrency),
+      socketIo: poster(baselines.socketIoOrigin, stack.certs.ca, config.concurrency),
+    };
+    cleanups.push(async () => {
+      await Promise.all(Object.values(http).map((p) => p.close()));
+    });
+    const ctx: BenchContext = {
+      config,
+      stack,
+      baselines,
+      servers: [...stack.processes, ...baselines.processes],
+      addresses: new SourceAddresses(config.sourceAddresses),
+      tls: clientTls(stack.certs.ca),
+      payload: payloadMaker(config.payloadBytes),
+      nc,
+      js: nc.jetstream(),
+      // Deleting a stream that holds thousands of durable consumers (figure 4's reset) takes
+      // seconds; the default 5 s API timeout would fail the run for it.
+      jsm: await nc.jetstreamManager({ timeout: JSM_TIMEOUT_MS }),
+      http,
+      log,
+      checkDeadline: deadlineChecker(config.deadlineMs),
+    };
+
+    const servers = ctx.servers;
+    if (cpuProfDir) {
+      // Profiles are named by pid; this says which server each pid was.
+      writeFileSync(join(cpuProfDir, 'processes.json'), `${JSON.stringify(servers, null, 2)}\n`);
+    }
+    const figures: FigureResult[] = [];
+    let stoppedEarly: string | undefined;
+    for (const figure of FIGURES) {
+      if (!figure.ids.some((id) => config.figures.has(id))) continue;
+      log(`figure ${figure.ids.join(' and ')}: ${figure.title}`);
+      const t0 = performance.now();
+      const cpuBefore = await cpuSnapshot(servers);
+      let produced: FigureResult[];
+      try {
+        ctx.checkDeadline();
+        produced = await figure.run(ctx);
+      } catch (err) {
+        if (!(err instanceof DeadlineExceeded)) throw err;
+        // What was measured so far is still worth writing down; the report says what is missing.
+        stoppedEarly = `${err.message}: figure ${figure.ids.join(' and ')} and those after it were not measured`;
+        log(stoppedEarly);
+        break;
+      }
+      const note = cpuNote(cpuBefore, await cpuSnapshot(servers), performance.now() - t0);
+      for (const f of produced) f.notes.push(note);
+      figures.push(...produced);
+      log(
+        `figure ${figure.ids.join(' and ')}: done in ${((performance.now() - t0) / 1000).toFixed(0)} s`,
+      );
+    }
+    const results: BenchResults = {
+      meta: {
+        date: new Date().toISOString(),
+        commit: await commitId(REPO_ROOT),
+        quick: config.quick,
+        runs: config.runs,
+        rampRuns: config.rampRuns,
+        node: process.version,
+        natsServer: await natsServerVersion(),
+        machine: machine(),
+        loadBefore,
+        loadAfter: await loadAverage(),
+        pinning: pins.enabled
+          ? [
+              `load generator (pid ${process.pid}) → CPU ${pins.clientCpus}`,
+              ...stack.pinned,
+              ...baselines.pinned,
+            ]
+          : ['none'],
+        settings: settingsOf(config),
+        elapsedMs: performance.now() - started,
+        ...(stoppedEarly === undefined ? {} : { stoppedEarly }),
+      },
+      figures,
+    };
+    writeResults(config, results);
+    return stoppedEarly === undefined ? 0 : 3;
+  } finally {
+    await cleanup();
+    clearTimeout(watchdog);
+  }
+}
+
+/** Where the server CPU's time went during a figure: each process's CPU seconds. */
+function cpuNote(before: Map<string, number>, after: Map<string, number>, wallMs: number): string {
+  const used = [...after.entries()]
+    .map(([name, s]) => [name, s - (before.get(name) ?? Number.NaN)] as const)
+    .filter(([, s]) => Number.isFinite(s) && s >= 0.05)
+    .sort((a, b) => b[1] - a[1])
+    .map(([name, s]) => `${name} ${s.toFixed(1)} s`);
+  return `CPU time of the server processes over the figure's ${(wallMs / 1000).toFixed(0)} s (one server core): ${used.join(', ') || 'none measurable'}.`;
+}
+
+function settingsOf(c: BenchConfig): Record<string, string | number | boolean> {
+  return {
+    measureMs: c.measureMs,
+    concurrency: c.concurrency,
+    payloadBytes: c.payloadBytes,
+    latencyLoads: c.latencyLoads.join(','),
+    latencySockets: c.latencySockets,
+    recipients: c.recipients.join(','),
+    drainOne: c.drainOne,
+    drainMany: `${c.drainMany}×${c.drainEach}`,
+    memoryLevels: c.memoryLevels.join(','),
+    capacityMax: c.capacityMax,
+    capacityStep: c.capacityStep,
+    probeP99Ms: c.probeP99Ms,
+    connectConcurrency: c.connectConcurrency,
+  };
+}
+
+function writeResults(config: BenchConfig, results: BenchResults): void {
+  const dir = join(REPO_ROOT, config.outDir);
+  mkdirSync(dir, { recursive: true });
+  const stamp = results.meta.date.replace(/[:.]/g, '-');
+  const name = config.quick ? 'quick' : 'full';
+  const json = `${JSON.stringify(results, null, 2)}\n`;
+  writeFileSync(join(dir, `${name}-${stamp}.json`), json);
+  writeFileSync(join(dir, `${name}-latest.json`), json);
+  const markdown = renderMarkdown(results);
+  writeFileSync(join(dir, `${name}-latest.md`), markdown);
+  log(`raw results: ${join(config.outDir, `${name}-${stamp}.json`)}`);
+  if (config.writeDocs && results.meta.stoppedEarly === undefined) {
+    updateBenchmarksDoc(join(REPO_ROOT, 'docs', 'benchmarks.md'), markdown);
+    log('docs/benchmarks.md updated');
+  }
+  process.stdout.write(markdown);
+  const failed = results.figures.flatMap((f) => f.checks).filter((c) => c.pass === false);
+  if (failed.length > 0) log(`${failed.length} target(s) missed: see the report`);
+}
+
+export type { FigureId };

@@ -1,0 +1,153 @@
+import { randomUUID } from 'node:crypto';
+import { connect, type NatsConnection } from 'nats';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeCerts, type TestCerts } from '../../test/harness/certs.js';
+import { type NatsServer, startNatsServer } from '../../test/harness/nats-server.js';
+import { ECHO_SUBJECT } from '../src/baselines/names.js';
+import { type BaselineServers, startBaselineServers } from '../src/env/baseline-servers.js';
+import { memoryAfterGc } from '../src/env/inspector.js';
+import { kernelSocketMemory } from '../src/env/kernel-socket-memory.js';
+import { pinning } from '../src/env/pinning.js';
+import { pushBody, rawWsUrl } from '../src/figures/herald-wire.js';
+import { type ClientTls, clientTls } from '../src/load/client-tls.js';
+import { type Poster, poster } from '../src/load/http-poster.js';
+import { waitUntil } from '../src/load/pace.js';
+import { SioFleet } from '../src/load/sio-fleet.js';
+import { SourceAddresses } from '../src/load/source-addresses.js';
+import { WsFleet } from '../src/load/ws-fleet.js';
+import { payloadMaker } from '../src/payload.js';
+
+// The baselines are measured against Herald, so they must do the job they claim: these run them
+// over real TLS sockets, with the same client code the figures use.
+describe('baseline servers', () => {
+  let certs: TestCerts;
+  let nats: NatsServer;
+  let servers: BaselineServers;
+  let tls: ClientTls;
+  let raw: Poster;
+  let sio: Poster;
+  const addresses = new SourceAddresses(2);
+  const payload = payloadMaker(256);
+
+  beforeAll(async () => {
+    [certs, nats] = await Promise.all([makeCerts(), startNatsServer()]);
+    servers = await startBaselineServers({
+      pinning: pinning({ enabled: false, serverCpus: '0', clientCpus: '1' }),
+      certs,
+      natsUrl: nats.url,
+    });
+    tls = clientTls(certs.ca);
+    raw = poster(servers.rawWsOrigin, certs.ca, 2);
+    sio = poster(servers.socketIoOrigin, certs.ca, 2);
+  });
+
+  afterAll(async () => {
+    await Promise.all([raw?.close(), sio?.close()]);
+    await servers?.stop();
+    await nats?.stop();
+  });
+
+  const fleetOf = (recipients: string[], frames: Array<{ i: number; text: string }>) =>
+    new WsFleet({
+      url: (i) => rawWsUrl(servers.rawWsOrigin, recipients[i] as string),
+      tls,
+      addresses,
+      concurrency: 4,
+      handshakeTimeoutMs: 5000,
+      onMessage: (i, data) => frames.push({ i, text: data.toString('utf8') }),
+    });
+
+  it('raw ws: POST /push writes the payload, byte for byte, to every socket of the recipient and no other', async () => {
+    const a = randomUUID();
+    const b = randomUUID();
+    const frames: Array<{ i: number; text: string }> = [];
+    const fleet = fleetOf([a, a, b], frames);
+    try {
+      expect((await fleet.grow(3)).opened).toBe(3);
+      const text = payload.make(7);
+      const res = await raw.post('/push', pushBody(a, text));
+      expect(res.status).toBe(200);
+      await waitUntil(() => frames.length >= 2, 5000);
+      expect(frames.map((f) => f.i).sort()).toEqual([0, 1]);
+      expect(frames.every((f) => f.text === text)).toBe(true);
+      expect((await raw.post('/push', pushBody(randomUUID(), text))).status).toBe(202);
+    } finally {
+      await fleet.close();
+    }
+  });
+
+  it('raw ws: echoes frames, and a blast pushes exactly maxCount frames round-robin', async () => {
+    const frames: Array<{ i: number; text: string }> = [];
+    const fleet = fleetOf([randomUUID(), randomUUID(), randomUUID()], frames);
+    try {
+      await fleet.grow(3);
+      fleet.sockets[1]?.send('ping-frame');
+      await waitUntil(() => frames.length === 1, 5000);
+      expect(frames[0]).toEqual({ i: 1, text: 'ping-frame' });
+      frames.length = 0;
+      const res = await raw.post(
+        '/blast',
+        JSON.stringify({ payload: payload.make(1), durationMs: 5000, maxCount: 30 }),
+      );
+      expect(JSON.parse(res.text)).toMatchObject({ sent: 30 });
+      await waitUntil(() => frames.length >= 30, 5000);
+      expect(frames).toHaveLength(30);
+      expect(new Set(frames.map((f) => f.i))).toEqual(new Set([0, 1, 2]));
+    } finally {
+      await fleet.close();
+    }
+  });
+
+  it('Socket.IO: POST /push emits the payload to the recipient room only', async () => {
+    const a = randomUUID();
+    const got: Array<{ i: number; payload: unknown }> = [];
+    const fleet = new SioFleet({
+      origin: servers.socketIoOrigin,
+      recipient: (i) => (i === 0 ? a : randomUUID()),
+      tls,
+      addresses,
+      concurrency: 2,
+      handshakeTimeoutMs: 5000,
+      onEvent: (i, p) => got.push({ i, payload: p }),
+    });
+    try {
+      expect((await fleet.grow(2)).opened).toBe(2);
+      const text = payload.make(3);
+      expect((await sio.post('/push', pushBody(a, text))).status).toBe(200);
+      await waitUntil(() => got.length >= 1, 5000);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(got).toEqual([{ i: 0, payload: JSON.parse(text) }]);
+    } finally {
+      await fleet.close();
+    }
+  });
+
+  it('NATS responder: answers a request with its data', async () => {
+    const nc: NatsConnection = await connect({ servers: nats.url });
+    try {
+      const reply = await nc.request(ECHO_SUBJECT, payload.make(9), { timeout: 5000 });
+      expect(reply.string()).toBe(payload.make(9));
+    } finally {
+      await nc.close();
+    }
+  });
+
+  it('reads a server’s memory after GC through its inspector, and its sockets’ kernel memory', async () => {
+    const frames: Array<{ i: number; text: string }> = [];
+    const fleet = fleetOf([randomUUID(), randomUUID()], frames);
+    try {
+      await fleet.grow(2);
+      const port = servers.rawWs.inspectPort;
+      expect(port).toBeDefined();
+      const mem = await memoryAfterGc(port as number);
+      expect(mem.rss).toBeGreaterThan(mem.heapUsed);
+      expect(mem.heapUsed).toBeGreaterThan(0);
+      const kernel = await kernelSocketMemory(servers.rawWs.port);
+      // The two fleet sockets, plus any keep-alive connection of the HTTP client.
+      expect(kernel.connections).toBeGreaterThanOrEqual(2);
+      expect(kernel.bufferBytes).toBeGreaterThanOrEqual(0);
+    } finally {
+      await fleet.close();
+    }
+  });
+});
