@@ -79,7 +79,12 @@ export async function runBench(
       ...(cpuProfDir ? { cpuProfDir } : {}),
     });
     cleanups.push(() => baselines.stop());
-    const nc = await connect({ servers: stack.natsUrl, name: 'bench-load-generator' });
+    const nc = await connect({
+      servers: stack.natsUrl,
+      name: 'bench-load-generator',
+      // The same client setting as the services, so baselines and Herald pay the same per request.
+      noAsyncTraces: true,
+    });
     cleanups.push(() => nc.close());
     const http = {
       ingress: poster(stack.baseUrl, stack.certs.ca, config.concurrency),
