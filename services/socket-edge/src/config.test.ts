@@ -13,6 +13,7 @@ describe('loadConfig', () => {
       MAX_CLIENT_FRAME_BYTES: 4096,
       QUEUE_BATCH: 8,
       QUEUE_RECHECK_MS: 500,
+      QUEUE_CHECK_CONCURRENCY: 32,
       ACK_WAIT_MS: 30_000,
       MAX_ACK_PENDING: 64,
       KEY_CACHE_TTL_MS: 5000,
@@ -33,6 +34,7 @@ describe('loadConfig', () => {
       MAX_CLIENT_FRAME_BYTES: '128',
       QUEUE_BATCH: '1',
       QUEUE_RECHECK_MS: '1',
+      QUEUE_CHECK_CONCURRENCY: '1',
       ACK_WAIT_MS: '1000',
       MAX_ACK_PENDING: '1',
       KEY_CACHE_TTL_MS: '0',
@@ -44,9 +46,17 @@ describe('loadConfig', () => {
       ...tls,
       PORT: '65535',
       QUEUE_BATCH: '256',
+      QUEUE_CHECK_CONCURRENCY: '4096',
       MAX_CLIENT_FRAME_BYTES: String(1024 * 1024),
     });
     expect(high.QUEUE_BATCH).toBe(256);
+    expect(high.QUEUE_CHECK_CONCURRENCY).toBe(4096);
+    expect(() => loadConfig({ ...tls, QUEUE_CHECK_CONCURRENCY: '0' })).toThrow(
+      /QUEUE_CHECK_CONCURRENCY/,
+    );
+    expect(() => loadConfig({ ...tls, QUEUE_CHECK_CONCURRENCY: '4097' })).toThrow(
+      /QUEUE_CHECK_CONCURRENCY/,
+    );
   });
 
   it('names every bad variable in one error', () => {

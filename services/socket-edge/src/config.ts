@@ -16,6 +16,12 @@ export const Env = CommonEnv.extend({
   QUEUE_BATCH: envInt(8, 1, 256),
   /** Delay after a recipient's first socket opens before the queue is checked once more, ms. Default 500. */
   QUEUE_RECHECK_MS: envInt(500, 1, 60_000),
+  /**
+   * Queue checks (JetStream API calls: consumer lookup, stream lookup, consumer create) this edge
+   * runs at once; the rest wait their turn. Without a bound, thousands of recipients reconnecting
+   * together sent thousands of API calls at once and most timed out and retried. Default 32.
+   */
+  QUEUE_CHECK_CONCURRENCY: envInt(32, 1, 4096),
   /** Redelivery delay of a queued event sent but not acked (set on consumers this edge creates), ms. Default 30000. */
   ACK_WAIT_MS: envInt(30_000, 1000, 3_600_000),
   /** Queued events in flight (sent, not yet acked) per recipient (set on consumers this edge creates). Default 64. */

@@ -13,6 +13,7 @@ import {
 } from '@herald/kit';
 import { CloseCodes, CONNECT_PATH, HeraldError, type KeyKind, SUBPROTOCOL } from '@herald/proto';
 import type { NatsConnection } from 'nats';
+import pLimit from 'p-limit';
 import type { Registry } from 'prom-client';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { EdgeConfig } from './config.js';
@@ -116,6 +117,12 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
   });
   const js = nc.jetstream();
   const jsm = nc.jetstreamManager({ checkAPI: false });
+  const checkSlots = pLimit(config.QUEUE_CHECK_CONCURRENCY);
+  const limitChecks = <T>(check: () => Promise<T>): Promise<T> => {
+    const result = checkSlots(check);
+    metrics.queueChecksWaiting.set(checkSlots.pendingCount);
+    return result.finally(() => metrics.queueChecksWaiting.set(checkSlots.pendingCount));
+  };
   const sessions = new RecipientRegistry(
     (account, recipient) =>
       new RecipientSession({
@@ -132,6 +139,7 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
         recheckMs: config.QUEUE_RECHECK_MS,
         metrics,
         logger,
+        limitChecks,
       }),
   );
   const budget = new SocketBudget(config.MAX_SOCKETS);

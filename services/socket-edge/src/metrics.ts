@@ -9,6 +9,7 @@ export interface EdgeMetrics {
   rejections: Counter<'code'>;
   slowConsumerCloses: Counter;
   activeDrainers: Gauge;
+  queueChecksWaiting: Gauge;
   malformedClientFrames: Counter;
 }
 
@@ -47,6 +48,11 @@ export function createEdgeMetrics(registry: Registry): EdgeMetrics {
     activeDrainers: new Gauge({
       name: 'herald_active_drainers',
       help: 'Recipients whose offline queue this edge is consuming right now',
+      registers,
+    }),
+    queueChecksWaiting: new Gauge({
+      name: 'herald_queue_checks_waiting',
+      help: 'Queue checks waiting for a slot under QUEUE_CHECK_CONCURRENCY',
       registers,
     }),
     malformedClientFrames: new Counter({

@@ -40,6 +40,8 @@ export interface QueueDrainerDeps {
   sockets: () => Iterable<EdgeSocket>;
   metrics: EdgeMetrics;
   logger: Logger;
+  /** Runs a queue check when one of the edge's QUEUE_CHECK_CONCURRENCY slots is free. */
+  limitChecks: <T>(check: () => Promise<T>) => Promise<T>;
 }
 
 /** One queued event handed to sockets and not yet acked or nakked. */
@@ -152,7 +154,9 @@ export class QueueDrainer {
     try {
       do {
         this.#again = false;
-        const consumer = await this.#findConsumer();
+        const consumer = await this.#deps.limitChecks(() =>
+          this.#stopped ? Promise.resolve(undefined) : this.#findConsumer(),
+        );
         if (this.#stopped) return;
         if (consumer) {
           await this.#consume(consumer);

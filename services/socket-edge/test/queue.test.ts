@@ -265,3 +265,28 @@ describe('the race between "no responders" and the connect', () => {
     expect(routes.queued).toBeGreaterThan(0);
   });
 });
+
+describe('QUEUE_CHECK_CONCURRENCY', () => {
+  it('at its lowest (1), still drains every recipient of a simultaneous reconnect, each in order', async () => {
+    const narrow = await startEdge(stack, { QUEUE_CHECK_CONCURRENCY: '1' });
+    try {
+      const recipients = Array.from({ length: 40 }, () => randomUUID());
+      for (const r of recipients) await queueMany(r, 3);
+      const clients = recipients.map((recipient) =>
+        openClient(stack, narrow.port, { recipient, v1: true }),
+      );
+      await Promise.all(clients.map((c) => c.opened));
+      await waitUntil('every queued event on every socket', () =>
+        clients.every((c) => c.events.length === 3),
+      );
+      for (const c of clients)
+        expect(c.events.map((e) => e.payload)).toEqual([{ n: 0 }, { n: 1 }, { n: 2 }]);
+      expect(
+        metric(await narrow.metrics(), 'herald_queue_checks_waiting{service="socket-edge"}'),
+      ).toBe(0);
+      for (const c of clients) c.ws.close();
+    } finally {
+      await narrow.close();
+    }
+  });
+});
