@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { EventHeaders, QUEUE_STREAM, queueConsumerConfig } from '@herald/proto';
+import { EventHeaders, QUEUE_STREAM, queueConsumerConfig, subjects } from '@herald/proto';
 import type { ConsumerConfig } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ACCOUNT_A, answerFor, key, ROOMY_LIMITS } from './support/auth-responder.js';
@@ -101,5 +101,44 @@ describe("the plan's cap on a recipient's queue", () => {
       const res = await request(fx.baseUrl, { body: notifyBody(recipient, { payload: { n } }) });
       expect(res.status).toBe(202);
     }
+  });
+});
+
+describe("the plan's cap with a kept count (QUEUE_DEPTH_SCAN_CACHE_MS)", () => {
+  let kept: IngressFixture;
+  beforeAll(async () => {
+    kept = await startIngressFixture({ QUEUE_DEPTH_SCAN_CACHE_MS: '1000' });
+  });
+  afterAll(async () => {
+    await kept?.stop();
+  });
+  const postKept = (recipient: string, n: number) =>
+    request(kept.baseUrl, { body: notifyBody(recipient, { api_key: apiKey, payload: { n } }) });
+
+  it("stops a burst exactly at the cap: this instance's stores advance the kept count", async () => {
+    const recipient = newRecipient();
+    const statuses = [];
+    for (let n = 0; n < CAP + 2; n++) statuses.push((await postKept(recipient, n)).status);
+    expect(statuses).toEqual([202, 202, 202, 507, 507]);
+    expect(await queuedMessages(kept.jsm, recipient)).toHaveLength(CAP);
+  });
+
+  it("sees another instance's stores once the kept count is older than the window", async () => {
+    const recipient = newRecipient();
+    expect((await postKept(recipient, 0)).status).toBe(202);
+    // Another instance (the fixture's peer publishing as ingress would) fills the queue past the cap.
+    const js = kept.peer.jetstream();
+    for (let n = 1; n <= CAP; n++)
+      await js.publish(
+        subjects.queue(ACCOUNT_A, recipient),
+        new TextEncoder().encode(`{"n":${n}}`),
+      );
+    // Within the window this instance still counts 1 (the documented tolerance)...
+    expect((await postKept(recipient, 10)).status).toBe(202);
+    await new Promise((r) => setTimeout(r, 1100));
+    // ...and past it reads the queue afresh: full.
+    const refused = await postKept(recipient, 11);
+    expect(refused.status).toBe(507);
+    expect(refused.json.error.code).toBe('queue_full');
   });
 });
