@@ -88,6 +88,17 @@ export class EdgeSocket {
     return true;
   }
 
+  /**
+   * Whether a write of `bytes` would leave the send buffer at most half of MAX_BUFFERED_BYTES (or
+   * the buffer is empty): the queue drainer writes only then, so a drain paces itself to a slow
+   * reader instead of pushing it over the slow-consumer cap. A closed socket has room (its write
+   * fails at once and the event is nakked).
+   */
+  hasRoomFor(bytes: number): boolean {
+    const buffered = this.open ? this.ws.bufferedAmount : 0;
+    return buffered === 0 || buffered + bytes <= this.#maxBufferedBytes / 2;
+  }
+
   /** Re-verifies the socket's key with auth (after an invalidation); rejects with the HeraldError. */
   reverify(verifier: KeyVerifier): Promise<VerifiedKey> {
     return verifier.verify(this.#apiKey);

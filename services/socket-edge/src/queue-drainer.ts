@@ -19,6 +19,8 @@ import type { EdgeMetrics } from './metrics.js';
 
 /** Delay before retrying a queue check that failed (JetStream unreachable), ms. */
 const RETRY_MS = 2000;
+/** While deliveries wait for socket room: how often room is looked for besides write completions, ms. */
+const PACE_POLL_MS = 50;
 
 export interface QueueDrainerOptions {
   /** max_messages of consume(). */
@@ -81,6 +83,14 @@ export class QueueDrainer {
   #run: ConsumerMessages | undefined;
   /** While stopping: deliveries that arrive are kept here, unwritten, and nakked. */
   #held: JsMsg[] | undefined;
+  /**
+   * Deliveries waiting for room in a socket's send buffer, in stream order (a reader slower than
+   * the drain). Bounded by the consumer's max_ack_pending.
+   */
+  #paced: JsMsg[] = [];
+  #paceTimer: NodeJS.Timeout | undefined;
+  /** When the paced deliveries last told JetStream they are still being worked on. */
+  #pacedTouchedAt = 0;
   #retry: NodeJS.Timeout | undefined;
 
   constructor(deps: QueueDrainerDeps) {
@@ -143,7 +153,8 @@ export class QueueDrainer {
       const jsm = await this.#deps.jsm;
       await jsm.consumers.info(QUEUE_STREAM, this.#name).catch(() => undefined);
     }
-    const held = this.#held ?? [];
+    const held = [...this.#paced, ...(this.#held ?? [])];
+    this.#dropPaced();
     this.#held = undefined;
     for (const id of [...this.#inFlight.keys()]) this.#settle(id, 'nak');
     for (const msg of held) msg.nak();
@@ -179,21 +190,25 @@ export class QueueDrainer {
 
   /**
    * The recipient's consumer, creating it when the stream holds something for them; undefined when
-   * nothing is queued (no consumer is created then).
+   * nothing is stored for them (no consumer is needed or created then).
+   *
+   * The stream is asked first: most connects are of recipients with nothing stored, and for them
+   * that one call settles it (a consumer left over with everything acked and deleted has nothing to
+   * deliver; an event stored after this call comes with a QueuedNotice, which checks again).
    */
   async #findConsumer(): Promise<Consumer | undefined> {
     const { js, options } = this.#deps;
-    try {
-      return await js.consumers.get(QUEUE_STREAM, this.#name);
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-    }
     const jsm = await this.#deps.jsm;
     try {
       await jsm.streams.getMessage(QUEUE_STREAM, { last_by_subj: this.#subject });
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
+    }
+    try {
+      return await js.consumers.get(QUEUE_STREAM, this.#name);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
     }
     const config = queueConsumerConfig(this.#deps.account, this.#deps.recipient, {
       ackWaitMs: options.ackWaitMs,
@@ -244,6 +259,7 @@ export class QueueDrainer {
           'queue consumer gone: back to idle',
         );
         this.#inFlight.clear();
+        this.#dropPaced();
         this.#restart();
         return;
       }
@@ -288,6 +304,7 @@ export class QueueDrainer {
     } catch (err) {
       if (isNotFound(err) && this.#consumer === consumer) {
         this.#inFlight.clear();
+        this.#dropPaced();
         this.#restart();
       }
     } finally {
@@ -300,6 +317,60 @@ export class QueueDrainer {
       this.#held.push(msg);
       return;
     }
+    if (this.#paced.length > 0 || !this.#hasRoomFor(msg)) {
+      this.#paced.push(msg);
+      this.#armPace();
+      return;
+    }
+    this.#write(msg);
+  }
+
+  #hasRoomFor(msg: JsMsg): boolean {
+    for (const socket of this.#deps.sockets())
+      if (!socket.hasRoomFor(msg.data.length)) return false;
+    return true;
+  }
+
+  /** Writes the paced deliveries that now fit, in order; keeps looking while some remain. */
+  #pump(): void {
+    while (this.#paced.length > 0 && !this.#held) {
+      const next = this.#paced[0] as JsMsg;
+      if (!this.#hasRoomFor(next)) break;
+      this.#paced.shift();
+      this.#write(next);
+    }
+    if (this.#paced.length === 0) {
+      clearTimeout(this.#paceTimer);
+      this.#paceTimer = undefined;
+      return;
+    }
+    // Waiting longer than ack_wait would have JetStream redeliver them: say they are in progress.
+    const now = Date.now();
+    if (now - this.#pacedTouchedAt > this.#deps.options.ackWaitMs / 3) {
+      this.#pacedTouchedAt = now;
+      for (const msg of this.#paced) msg.working();
+    }
+    this.#armPace();
+  }
+
+  #armPace(): void {
+    if (this.#paceTimer || this.#stopped) return;
+    if (this.#pacedTouchedAt === 0) this.#pacedTouchedAt = Date.now();
+    this.#paceTimer = setTimeout(() => {
+      this.#paceTimer = undefined;
+      this.#pump();
+    }, PACE_POLL_MS);
+    this.#paceTimer.unref();
+  }
+
+  #dropPaced(): void {
+    this.#paced = [];
+    this.#pacedTouchedAt = 0;
+    clearTimeout(this.#paceTimer);
+    this.#paceTimer = undefined;
+  }
+
+  #write(msg: JsMsg): void {
     const event: EdgeEvent = edgeEventOf(msg.headers, msg.data, () => ({
       id: `seq-${msg.seq}`,
       ts: Math.floor(msg.info.timestampNanos / 1_000_000),
@@ -315,6 +386,7 @@ export class QueueDrainer {
     for (const socket of this.#deps.sockets()) {
       const handed = socket.write(frames, (ok) => {
         current.writing--;
+        if (this.#paced.length > 0) this.#pump();
         if (this.#inFlight.get(event.id) !== current) return;
         if (ok && socket.framing === 'plain') {
           this.#settle(event.id, 'ack');

@@ -3,6 +3,8 @@ import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { EventHeaders, subjects } from '@herald/proto';
+import { createInbox, headers } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ACCOUNT_A,
@@ -31,61 +33,97 @@ afterAll(async () => {
 });
 
 describe('slow readers', () => {
-  it('closes a socket whose send buffer outgrows MAX_BUFFERED_BYTES with 1013, leaving the unwritten events queued', async () => {
+  /**
+   * Opens a client whose TLS socket stops reading as soon as it is open: ws has no public "stop
+   * reading" switch, and only a really full TCP window makes the edge's send buffer grow, which is
+   * the condition under test. Paused on open because ws resumes the socket when it takes it over
+   * after the upgrade.
+   */
+  const openStalled = (edge: RunningEdge, recipient: string) => {
+    const client = openClient(stack, edge.port, { recipient });
+    let tcp: Socket | undefined;
+    client.ws.once('upgrade', (res) => {
+      tcp = res.socket as Socket;
+    });
+    client.ws.once('open', () => tcp?.pause());
+    return { client, resume: () => tcp?.resume() };
+  };
+  const slowCloses = async (edge: RunningEdge) =>
+    metric(await edge.metrics(), 'herald_slow_consumer_closes_total{service="socket-edge"}');
+  const pad = 'x'.repeat(8 * 1024);
+
+  it('closes a socket whose send buffer outgrows MAX_BUFFERED_BYTES with live events, with 1013', async () => {
     const edge = await startEdge(stack, { MAX_BUFFERED_BYTES: String(256 * 1024) });
     try {
       const recipient = randomUUID();
-      // 1500 events of 8 KiB (12 MB): more than the kernel buffers of a connection that stopped
-      // reading hold, in frames small enough that the bursts a reading client gets (a consume()
-      // batch written in one tick, ~16 frames) stay well under the 256 KiB cap.
-      const COUNT = 1500;
-      const body = 'x'.repeat(8 * 1024);
-      const seqs: number[] = [];
-      for (let n = 0; n < COUNT; n++)
-        seqs.push(await queueEvent(stack, ACCOUNT_A, recipient, `{"n":${n},"pad":"${body}"}`));
-      const lastSeq = seqs[COUNT - 1] ?? 0;
-
-      const client = openClient(stack, edge.port, { recipient });
-      // Pausing the client's TLS socket plays a reader that stopped reading: ws has no public
-      // "stop reading" switch, and only a really full TCP window makes the edge's send buffer
-      // grow, which is the condition under test. It is paused on open because ws resumes the
-      // socket when it takes it over after the upgrade.
-      let tcp: Socket | undefined;
-      client.ws.once('upgrade', (res) => {
-        tcp = res.socket as Socket;
-      });
-      client.ws.once('open', () => tcp?.pause());
+      const { client, resume } = openStalled(edge, recipient);
       await client.opened;
-      await waitUntil(
-        'the slow-consumer close',
-        async () =>
-          metric(
-            await edge.metrics(),
-            'herald_slow_consumer_closes_total{service="socket-edge"}',
-          ) === 1,
-      );
-      tcp?.resume();
-      const closed = await client.closed;
-      expect(closed).toEqual({ code: 1013, reason: 'slow consumer' });
-
-      // Only what was fully written was acked; the rest was nakked for the next connect (ACK_WAIT_MS
-      // is 30 s, so receiving it within the 10 s wait below proves the nak).
-      const floor = (await consumerInfo(stack, ACCOUNT_A, recipient))?.ack_floor.stream_seq ?? 0;
-      expect(floor).toBeLessThan(lastSeq);
-      const seen = new Set(client.frames.map((f) => (JSON.parse(f) as { n: number }).n));
-
-      const next = openClient(stack, edge.port, { recipient });
-      await next.opened;
-      const remaining = seqs.filter((s) => s > floor).length;
-      await waitUntil('the rest', () => next.frames.length >= remaining);
-      for (const f of next.frames) seen.add((JSON.parse(f) as { n: number }).n);
-      expect(seen.size).toBe(COUNT);
-      expect((JSON.parse(next.frames.at(-1) ?? '{}') as { n: number }).n).toBe(COUNT - 1);
-      next.ws.close();
+      // Live events are pushed as they come: a reader that stopped reading is cut off at the cap
+      // (bounded memory per socket) rather than buffered without end. 3000 × 8 KiB = 24 MB bounds
+      // the loop: far more than the kernel buffers and the 256 KiB cap hold.
+      // The edge answers a live push once the write completed, which never happens here: publish
+      // them (as ingress's request would) without waiting for answers.
+      const inbox = createInbox();
+      let sent = 0;
+      while (sent < 3000 && (sent % 100 !== 0 || (await slowCloses(edge)) === 0)) {
+        const h = headers();
+        h.set(EventHeaders.id, randomUUID());
+        h.set(EventHeaders.ts, String(Date.now()));
+        edge.nc.publish(
+          subjects.live(ACCOUNT_A, recipient),
+          new TextEncoder().encode(`{"n":${sent},"pad":"${pad}"}`),
+          {
+            headers: h,
+            reply: inbox,
+          },
+        );
+        sent++;
+        if (sent % 100 === 0) await edge.nc.flush();
+      }
+      expect(await slowCloses(edge)).toBe(1);
+      resume();
+      expect(await client.closed).toEqual({ code: 1013, reason: 'slow consumer' });
     } finally {
       await edge.close();
     }
   });
+
+  it('paces a queue drain to a reader that stopped reading instead of closing it, then delivers every event once, in order', async () => {
+    const edge = await startEdge(stack, { MAX_BUFFERED_BYTES: String(256 * 1024) });
+    try {
+      const recipient = randomUUID();
+      // 1500 events of 8 KiB (12 MB): more than the kernel buffers of a stalled connection hold.
+      const COUNT = 1500;
+      const seqs: number[] = [];
+      for (let n = 0; n < COUNT; n++)
+        seqs.push(await queueEvent(stack, ACCOUNT_A, recipient, `{"n":${n},"pad":"${pad}"}`));
+      const lastSeq = seqs[COUNT - 1] ?? 0;
+      const { client, resume } = openStalled(edge, recipient);
+      await client.opened;
+      // The drain fills the TCP window, then waits for room: the edge's buffer stays under the cap.
+      await waitUntil(
+        'the drain to stall on the full window',
+        async () => ((await consumerInfo(stack, ACCOUNT_A, recipient))?.num_ack_pending ?? 0) > 0,
+      );
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(await slowCloses(edge)).toBe(0);
+      resume();
+      await waitUntil('every event', () => client.frames.length >= COUNT, 30_000);
+      expect(client.frames.map((f) => (JSON.parse(f) as { n: number }).n)).toEqual(
+        Array.from({ length: COUNT }, (_, n) => n),
+      );
+      await waitUntil(
+        'the acks',
+        async () =>
+          (await consumerInfo(stack, ACCOUNT_A, recipient))?.ack_floor.stream_seq === lastSeq,
+      );
+      expect(client.ws.readyState).toBe(client.ws.OPEN);
+      expect(await slowCloses(edge)).toBe(0);
+      client.ws.close();
+    } finally {
+      await edge.close();
+    }
+  }, 60_000);
 });
 
 describe('heartbeat', () => {
