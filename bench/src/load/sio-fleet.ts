@@ -1,8 +1,7 @@
-import { performance } from 'node:perf_hooks';
 import { io, type Socket } from 'socket.io-client';
 import type { ClientTls } from './client-tls.js';
 import type { SourceAddresses } from './source-addresses.js';
-import type { OpenOutcome } from './ws-fleet.js';
+import { growFleet, type OpenOutcome } from './ws-fleet.js';
 
 export interface SioFleetOptions {
   origin: string;
@@ -34,35 +33,8 @@ export class SioFleet {
     return this.sockets.length;
   }
 
-  async grow(count: number): Promise<OpenOutcome> {
-    const first = this.sockets.length;
-    this.sockets.length = first + count;
-    const start = performance.now();
-    let next = first;
-    let opened = 0;
-    let failed = 0;
-    let firstError: string | undefined;
-    const worker = async () => {
-      while (next < first + count) {
-        const i = next++;
-        try {
-          this.sockets[i] = await this.#open(i);
-          opened++;
-        } catch (err) {
-          failed++;
-          firstError ??= err instanceof Error ? err.message : String(err);
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(this.#opts.concurrency, count) }, worker));
-    const elapsedMs = performance.now() - start;
-    return {
-      opened,
-      failed,
-      elapsedMs,
-      acceptRate: opened / (elapsedMs / 1000),
-      ...(firstError === undefined ? {} : { firstError }),
-    };
+  grow(count: number): Promise<OpenOutcome> {
+    return growFleet(this.sockets, count, this.#opts.concurrency, (i) => this.#open(i));
   }
 
   #open(i: number): Promise<Socket> {

@@ -27,6 +27,46 @@ export interface OpenOutcome {
 }
 
 /**
+ * Opens sockets `slots.length .. +count-1` with at most `concurrency` handshakes in flight, storing
+ * each at its index (a failed one leaves a hole), and reports how it went.
+ */
+export async function growFleet<T>(
+  slots: Array<T | undefined>,
+  count: number,
+  concurrency: number,
+  open: (i: number) => Promise<T>,
+): Promise<OpenOutcome> {
+  const first = slots.length;
+  slots.length = first + count;
+  const start = performance.now();
+  let next = first;
+  let opened = 0;
+  let failed = 0;
+  let firstError: string | undefined;
+  const worker = async () => {
+    while (next < first + count) {
+      const i = next++;
+      try {
+        slots[i] = await open(i);
+        opened++;
+      } catch (err) {
+        failed++;
+        firstError ??= err instanceof Error ? err.message : String(err);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
+  const elapsedMs = performance.now() - start;
+  return {
+    opened,
+    failed,
+    elapsedMs,
+    acceptRate: opened / (elapsedMs / 1000),
+    ...(firstError === undefined ? {} : { firstError }),
+  };
+}
+
+/**
  * The one WebSocket client every ws scenario uses (Herald's edge and the raw ws baseline): the
  * `ws` package, no compression offered, TLS trusting the run's CA, source addresses spread over
  * loopback, handshakes bounded in flight. Sockets are kept by index so scenarios can address them.
@@ -47,35 +87,8 @@ export class WsFleet {
   }
 
   /** Opens `count` more sockets (indexes size..size+count-1). */
-  async grow(count: number): Promise<OpenOutcome> {
-    const first = this.sockets.length;
-    this.sockets.length = first + count;
-    const start = performance.now();
-    let next = first;
-    let opened = 0;
-    let failed = 0;
-    let firstError: string | undefined;
-    const worker = async () => {
-      while (next < first + count) {
-        const i = next++;
-        try {
-          this.sockets[i] = await this.#open(i);
-          opened++;
-        } catch (err) {
-          failed++;
-          firstError ??= err instanceof Error ? err.message : String(err);
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(this.#opts.concurrency, count) }, worker));
-    const elapsedMs = performance.now() - start;
-    return {
-      opened,
-      failed,
-      elapsedMs,
-      acceptRate: opened / (elapsedMs / 1000),
-      ...(firstError === undefined ? {} : { firstError }),
-    };
+  grow(count: number): Promise<OpenOutcome> {
+    return growFleet(this.sockets, count, this.#opts.concurrency, (i) => this.#open(i));
   }
 
   #open(i: number): Promise<WebSocket> {

@@ -24,7 +24,8 @@ export interface CreatedApiKey extends ApiKeySummary {
   key: string;
 }
 
-const SUMMARY_COLUMNS = [
+/** The columns of an ApiKeySummary: everything but the hash. */
+export const SUMMARY_COLUMNS = [
   'id',
   'account_id',
   'key_prefix',

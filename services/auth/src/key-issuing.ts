@@ -7,6 +7,7 @@ import {
   createApiKey,
   listTestKeys,
   noAccount,
+  SUMMARY_COLUMNS,
   testKeyExists,
 } from './api-keys.js';
 import type { AuthDb } from './db-schema.js';
@@ -110,17 +111,7 @@ export async function resetTestKey(
       .where('account_id', '=', account_id)
       .where('kind', '=', 'test')
       .where('revoked_at', 'is', null)
-      .returning([
-        'id',
-        'account_id',
-        'key_prefix',
-        'kind',
-        'client',
-        'domain',
-        'expires_at',
-        'revoked_at',
-        'created_at',
-      ])
+      .returning(SUMMARY_COLUMNS)
       .execute();
     const key = await createApiKey(
       tx,

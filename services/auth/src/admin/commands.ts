@@ -1,4 +1,5 @@
 import type { AuthInvalidate, HeraldError, KeyKind } from '@herald/proto';
+import { iso, keyView } from '../account-api/views.js';
 import { createAccount } from '../accounts.js';
 import { type ApiKeySummary, type CreatedApiKey, listApiKeys, revokeApiKey } from '../api-keys.js';
 import {
@@ -129,7 +130,7 @@ export const commands: Record<CommandName, Command> = {
       ].join('  '),
     );
     return {
-      json: { keys: keys.map(listed) },
+      json: { keys: keys.map(keyView) },
       text: keys.length
         ? [`${keys.length} key(s) of account ${flags.account}:`, ...rows.map((r) => `  ${r}`)].join(
             '\n',
@@ -207,26 +208,9 @@ async function broadcast(
   }
 }
 
-function listed(k: ApiKeySummary) {
-  return {
-    id: k.id,
-    key_prefix: k.key_prefix,
-    kind: k.kind,
-    client: k.client,
-    domain: k.domain,
-    expires_at: iso(k.expires_at),
-    revoked_at: iso(k.revoked_at),
-    created_at: iso(k.created_at),
-  };
-}
-
 function expiryText(k: ApiKeySummary): string {
   if (!k.expires_at) return 'never expires';
   return `${k.expires_at.getTime() <= Date.now() ? 'expired' : 'expires'} ${k.expires_at.toISOString()}`;
-}
-
-function iso(date: Date | null): string | null {
-  return date === null ? null : date.toISOString();
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
