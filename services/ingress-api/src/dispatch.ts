@@ -4,7 +4,7 @@ import { EventHeaders, HeraldError, type VerifiedKey } from '@herald/proto';
 import { headers, type JetStreamClient, type MsgHdrs, type NatsConnection } from 'nats';
 import type { IngressConfig } from './config.js';
 import { IdempotencyStore, validateIdempotencyKey } from './idempotency.js';
-import { pushLive } from './live-push.js';
+import { LivePusher } from './live-push.js';
 import { type IngressMetrics, outcomeOf, type Transport } from './metrics.js';
 import { enqueue } from './offline-queue.js';
 import { parseDispatchBody } from './parse-request.js';
@@ -64,6 +64,7 @@ interface Target {
 export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const { nc, js, verifier, config, metrics, logger } = deps;
   const now = deps.now ?? Date.now;
+  const livePusher = new LivePusher(nc);
   const idempotency = new IdempotencyStore(js, {
     staleAfterMs: config.LIVE_TIMEOUT_MS + config.PUBLISH_TIMEOUT_MS,
     now,
@@ -168,8 +169,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
 
   async function deliver(target: Target, id: string, msgId: string): Promise<DispatchResult> {
     const ts = now();
-    const live = await pushLive(
-      nc,
+    const live = await livePusher.push(
       { ...target, headers: eventHeaders(id, ts) },
       config.LIVE_TIMEOUT_MS,
     );
