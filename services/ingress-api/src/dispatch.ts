@@ -4,8 +4,9 @@ import { EventHeaders, HeraldError, type VerifiedKey } from '@herald/proto';
 import { headers, type JetStreamClient, type MsgHdrs, type NatsConnection } from 'nats';
 import type { IngressConfig } from './config.js';
 import { IdempotencyStore, validateIdempotencyKey } from './idempotency.js';
-import { LivePusher } from './live-push.js';
+import { pushLive } from './live-push.js';
 import { type IngressMetrics, outcomeOf, type Transport } from './metrics.js';
+import { NatsRequester } from './nats-requester.js';
 import { enqueue } from './offline-queue.js';
 import { parseDispatchBody } from './parse-request.js';
 import type { DispatchRateLimiter } from './rate-limiter.js';
@@ -64,7 +65,7 @@ interface Target {
 export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const { nc, js, verifier, config, metrics, logger } = deps;
   const now = deps.now ?? Date.now;
-  const livePusher = new LivePusher(nc);
+  const requester = new NatsRequester(nc);
   const idempotency = new IdempotencyStore(js, {
     staleAfterMs: config.LIVE_TIMEOUT_MS + config.PUBLISH_TIMEOUT_MS,
     now,
@@ -169,7 +170,8 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
 
   async function deliver(target: Target, id: string, msgId: string): Promise<DispatchResult> {
     const ts = now();
-    const live = await livePusher.push(
+    const live = await pushLive(
+      requester,
       { ...target, headers: eventHeaders(id, ts) },
       config.LIVE_TIMEOUT_MS,
     );
@@ -189,7 +191,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     if (full) return full;
     const stored = await enqueue(
       nc,
-      js,
+      requester,
       { ...target, id, msgId, headers: eventHeaders(id, ts) },
       config.PUBLISH_TIMEOUT_MS,
     );

@@ -1,5 +1,6 @@
 import { LiveReply, subjects } from '@herald/proto';
-import { createInbox, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from 'nats';
+import type { MsgHdrs } from 'nats';
+import { type NatsRequester, replyJson } from './nats-requester.js';
 
 export type LiveOutcome =
   /** An edge wrote the event to at least one socket. */
@@ -22,86 +23,29 @@ export interface LiveEvent {
   headers: MsgHdrs;
 }
 
-interface Waiting {
-  settle: (outcome: LiveOutcome) => void;
-  timer: NodeJS.Timeout;
-}
-
-/**
- * Pushes events to the edges holding the recipient's sockets: a NATS request on the recipient's
- * live subject, the first reply wins.
- *
- * It does what `nc.request()` does (one wildcard reply subscription, a token per request, a
- * timer) without its cost on the outcome that matters most: nats.js turns the server's "no
- * responders" status, the answer for every offline recipient, into a NatsError, and building that
- * error (a captured stack) was 12 % of ingress's CPU in the offline benchmark. Here the status
- * message is just read.
- */
-export class LivePusher {
-  readonly #nc: NatsConnection;
-  readonly #prefix = createInbox();
-  readonly #waiting = new Map<string, Waiting>();
-  #sub: Subscription | undefined;
-  #next = 0;
-
-  constructor(nc: NatsConnection) {
-    this.#nc = nc;
-  }
-
-  push(event: LiveEvent, timeoutMs: number): Promise<LiveOutcome> {
-    try {
-      this.#sub ??= this.#nc.subscribe(`${this.#prefix}.*`, {
-        callback: (err, msg) => {
-          if (!err) this.#onReply(msg);
-        },
-      });
-    } catch (err) {
-      return Promise.resolve({ kind: 'error', reason: String(err) });
-    }
-    const token = (this.#next++).toString(36);
-    return new Promise<LiveOutcome>((resolve) => {
-      const settle = (outcome: LiveOutcome) => {
-        const waiting = this.#waiting.get(token);
-        if (!waiting) return;
-        this.#waiting.delete(token);
-        clearTimeout(waiting.timer);
-        resolve(outcome);
-      };
-      const timer = setTimeout(() => settle({ kind: 'timeout' }), timeoutMs);
-      this.#waiting.set(token, { settle, timer });
-      try {
-        this.#nc.publish(subjects.live(event.account, event.recipient), event.payload, {
-          reply: `${this.#prefix}.${token}`,
-          headers: event.headers,
-        });
-      } catch (err) {
-        settle({ kind: 'error', reason: String(err) });
-      }
-    });
-  }
-
-  #onReply(msg: Msg): void {
-    const token = msg.subject.slice(this.#prefix.length + 1);
-    const waiting = this.#waiting.get(token);
-    if (!waiting) return; // a second edge's answer, or one after the timeout
-    // The server answers a request nobody subscribes to with an empty 503 status message.
-    if (msg.data.length === 0 && msg.headers?.code === 503) {
-      waiting.settle({ kind: 'offline' });
-      return;
-    }
-    const parsed = LiveReply.safeParse(parseJson(msg.data));
-    waiting.settle(
-      parsed.success
+/** Pushes an event to every edge holding a socket of the recipient; the first reply wins. */
+export async function pushLive(
+  requester: NatsRequester,
+  event: LiveEvent,
+  timeoutMs: number,
+): Promise<LiveOutcome> {
+  const outcome = await requester.request(
+    subjects.live(event.account, event.recipient),
+    event.payload,
+    event.headers,
+    timeoutMs,
+  );
+  switch (outcome.kind) {
+    case 'no_responders':
+      return { kind: 'offline' };
+    case 'timeout':
+    case 'error':
+      return outcome;
+    case 'reply': {
+      const parsed = LiveReply.safeParse(replyJson(outcome.msg));
+      return parsed.success
         ? { kind: 'sent', sockets: parsed.data.sockets }
-        : { kind: 'error', reason: 'malformed live reply' },
-    );
-  }
-}
-
-function parseJson(data: Uint8Array): unknown {
-  try {
-    return JSON.parse(new TextDecoder().decode(data));
-  } catch {
-    return undefined;
+        : { kind: 'error', reason: 'malformed live reply' };
+    }
   }
 }

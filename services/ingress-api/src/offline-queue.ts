@@ -7,7 +7,8 @@ import {
   type QueuedNotice,
   subjects,
 } from '@herald/proto';
-import type { JetStreamClient, MsgHdrs, NatsConnection } from 'nats';
+import { type MsgHdrs, type NatsConnection, headers as newHeaders } from 'nats';
+import { type NatsRequester, replyJson } from './nats-requester.js';
 
 export type QueueOutcome =
   | { kind: 'stored'; seq: number; duplicate: boolean }
@@ -28,34 +29,58 @@ export interface QueuedEvent {
   msgId: string;
 }
 
+/** JetStream's publish headers (nats.js keeps its own copies internal). */
+const MSG_ID = 'Nats-Msg-Id';
+const EXPECTED_STREAM = 'Nats-Expected-Stream';
+
+interface PubAck {
+  seq?: number;
+  duplicate?: boolean;
+  error?: { code?: number; err_code?: number; description?: string };
+}
+
 /**
  * Stores an event on the recipient's queue subject, then announces it on `rt.queued.<a>.<r>`, so an
  * edge that holds a socket opened after its connect-time queue check still drains it.
+ *
+ * The publish is JetStream's wire protocol spelled out (a request to the subject with the dedup id
+ * and the expected stream in headers, answered by a PubAck) over the shared NatsRequester, rather
+ * than `js.publish()`, which builds an Error at the end of every request.
  */
 export async function enqueue(
   nc: NatsConnection,
-  js: JetStreamClient,
+  requester: NatsRequester,
   event: QueuedEvent,
   timeoutMs: number,
 ): Promise<QueueOutcome> {
-  let ack: { seq: number; duplicate: boolean };
-  try {
-    ack = await js.publish(subjects.queue(event.account, event.recipient), event.payload, {
-      msgID: event.msgId,
-      headers: event.headers,
-      expect: { streamName: QUEUE_STREAM },
-      timeout: timeoutMs,
-    });
-  } catch (err) {
-    return classifyPublishError(err);
-  }
+  const h = newHeaders();
+  for (const [k, values] of event.headers) for (const v of values) h.append(k, v);
+  h.set(MSG_ID, event.msgId);
+  h.set(EXPECTED_STREAM, QUEUE_STREAM);
+  const outcome = await requester.request(
+    subjects.queue(event.account, event.recipient),
+    event.payload,
+    h,
+    timeoutMs,
+  );
+  if (outcome.kind === 'no_responders')
+    return {
+      kind: 'error',
+      reason: 'no responders: JetStream is disabled or no stream takes the subject',
+    };
+  if (outcome.kind !== 'reply')
+    return { kind: 'error', reason: outcome.kind === 'error' ? outcome.reason : 'timeout' };
+  const ack = (replyJson(outcome.msg) ?? {}) as PubAck;
+  if (ack.error) return classifyPublishError({ api_error: ack.error });
+  if (typeof ack.seq !== 'number')
+    return { kind: 'error', reason: 'malformed JetStream publish ack' };
   const notice: QueuedNotice = { v: 1, id: event.id };
   try {
     nc.publish(subjects.queued(event.account, event.recipient), JSON.stringify(notice));
   } catch {
     // The event is stored; an edge connecting later finds it with its connect-time check.
   }
-  return { kind: 'stored', seq: ack.seq, duplicate: ack.duplicate };
+  return { kind: 'stored', seq: ack.seq, duplicate: ack.duplicate === true };
 }
 
 /** 10077 is JetStream's generic "store failed": only these descriptions mean a limit was hit. */

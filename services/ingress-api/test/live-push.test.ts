@@ -3,7 +3,8 @@ import { subjects } from '@herald/proto';
 import { connect, headers, type NatsConnection } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type NatsServer, startNatsServer } from '../../../test/harness/nats-server.js';
-import { LivePusher } from '../src/live-push.js';
+import { pushLive } from '../src/live-push.js';
+import { NatsRequester } from '../src/nats-requester.js';
 
 const ACCOUNT = '0b6a5d3e-7c41-4f2a-9d0e-1a2b3c4d5e6f';
 let server: NatsServer;
@@ -38,8 +39,11 @@ function answer(recipient: string, reply: string, delayMs = 0) {
   });
 }
 
-describe('LivePusher (real nats-server)', () => {
-  const pusher = () => new LivePusher(nc);
+describe('pushLive over NatsRequester (real nats-server)', () => {
+  const pusher = (conn: NatsConnection = nc) => {
+    const requester = new NatsRequester(conn);
+    return { push: (e: ReturnType<typeof event>, ms: number) => pushLive(requester, e, ms) };
+  };
 
   it("reports offline when nobody subscribes (the server's no-responders status)", async () => {
     expect(await pusher().push(event(randomUUID()), 2000)).toEqual({ kind: 'offline' });
@@ -78,7 +82,7 @@ describe('LivePusher (real nats-server)', () => {
 
   it('reports error, not a throw, once the connection is closed', async () => {
     const own = await connect({ servers: server.url });
-    const p = new LivePusher(own);
+    const p = pusher(own);
     await own.close();
     const outcome = await p.push(event(randomUUID()), 500);
     expect(outcome.kind).toBe('error');
