@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DispatchStatus, Herald, type HeraldError } from '@herald/sdk';
+import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Stack, startStack } from '../../../../test/harness/stack.js';
 import { eventually, recipient, sleep } from './context.js';
@@ -125,6 +126,36 @@ describe('@herald/sdk (built) and the plan limits, against the real stack', () =
       status: DispatchStatus.failed,
       httpStatus: 403,
       error: { code: 'plan_inactive' },
+    });
+  });
+
+  it('a Test key that expires under an open socket closes it with 4401 key_expired (no retry); notify resolves 401', async () => {
+    const { id: account } = await stack.createAccount();
+    const key = await stack.createKey({ account, kind: 'test', client: 'mobile' });
+    // Age the key instead of waiting 4 hours: its expiry moves to 2 s from now, before first use.
+    const db = new pg.Client({ connectionString: stack.databaseUrl });
+    await db.connect();
+    try {
+      await db.query(
+        "update api_keys set expires_at = now() + interval '2 seconds' where id = $1",
+        [key.id],
+      );
+    } finally {
+      await db.end();
+    }
+    const { h, rt } = herald(key.key);
+    const errors: HeraldError[] = [];
+    h.subscribe(recipient()).onError((e) => errors.push(e));
+    await eventually(() => h.connected(), 'connected');
+    await eventually(() => errors.length === 1, 'the expiry close', 10_000);
+    expect(errors[0]).toMatchObject({ code: 'key_expired', closeCode: 4401 });
+    await sleep(300);
+    expect(rt.wire).toHaveLength(1);
+    const r = await h.notify({ recipient: randomUUID(), payload: 1 });
+    expect(r).toMatchObject({
+      status: DispatchStatus.failed,
+      httpStatus: 401,
+      error: { code: 'key_expired' },
     });
   });
 });
