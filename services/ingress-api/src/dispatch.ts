@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { authorizeKeyUse, type KeyVerifier, type Logger } from '@herald/kit';
+import { authorizeKeyUse, type KeyVerifier, type Logger, NatsRequester } from '@herald/kit';
 import { EventHeaders, HeraldError, type VerifiedKey } from '@herald/proto';
 import { headers, type JetStreamClient, type MsgHdrs, type NatsConnection } from 'nats';
 import type { IngressConfig } from './config.js';
 import { IdempotencyStore, validateIdempotencyKey } from './idempotency.js';
 import { pushLive } from './live-push.js';
 import { type IngressMetrics, outcomeOf, type Transport } from './metrics.js';
-import { NatsRequester } from './nats-requester.js';
 import { enqueue } from './offline-queue.js';
 import { parseDispatchBody } from './parse-request.js';
 import type { DispatchRateLimiter } from './rate-limiter.js';

@@ -1,6 +1,6 @@
+import { type NatsRequester, replyJson } from '@herald/kit';
 import { LiveReply, subjects } from '@herald/proto';
 import type { MsgHdrs } from 'nats';
-import { type NatsRequester, replyJson } from './nats-requester.js';
 
 export type LiveOutcome =
   /** An edge wrote the event to at least one socket. */

@@ -1,3 +1,4 @@
+import { type NatsRequester, replyJson } from '@herald/kit';
 import {
   JS_DESC_MAX_MSGS_PER_SUBJECT,
   JS_ERR_INSUFFICIENT_RESOURCES,
@@ -8,7 +9,6 @@ import {
   subjects,
 } from '@herald/proto';
 import { type MsgHdrs, type NatsConnection, headers as newHeaders } from 'nats';
-import { type NatsRequester, replyJson } from './nats-requester.js';
 
 export type QueueOutcome =
   | { kind: 'stored'; seq: number; duplicate: boolean }

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { NatsRequester } from '@herald/kit';
 import { subjects } from '@herald/proto';
 import { connect, headers, type NatsConnection } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type NatsServer, startNatsServer } from '../../../test/harness/nats-server.js';
 import { pushLive } from '../src/live-push.js';
-import { NatsRequester } from '../src/nats-requester.js';
 
 const ACCOUNT = '0b6a5d3e-7c41-4f2a-9d0e-1a2b3c4d5e6f';
 let server: NatsServer;

@@ -14,6 +14,7 @@ export { KeyVerifier, type KeyVerifierOptions } from './key-verifier.js';
 export { ensureKvBucket, type KvBucketOptions } from './kv-bucket.js';
 export { createLogger, type Logger, safePath } from './logger.js';
 export { connectNats, natsReady } from './nats.js';
+export { NatsRequester, type RequestOutcome, replyJson } from './nats-requester.js';
 export { createOpsHandler, createRegistry, type ReadinessCheck } from './ops.js';
 export {
   type EnsureQueueStreamOptions,

@@ -9,6 +9,7 @@ import {
   KeyVerifier,
   type Logger,
   listen,
+  NatsRequester,
   natsReady,
 } from '@herald/kit';
 import { CloseCodes, CONNECT_PATH, HeraldError, type KeyKind, SUBPROTOCOL } from '@herald/proto';
@@ -117,6 +118,7 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
   });
   const js = nc.jetstream();
   const jsm = nc.jetstreamManager({ checkAPI: false });
+  const requester = new NatsRequester(nc);
   const checkSlots = pLimit(config.QUEUE_CHECK_CONCURRENCY);
   const limitChecks = <T>(check: () => Promise<T>): Promise<T> => {
     const result = checkSlots(check);
@@ -140,6 +142,7 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
         metrics,
         logger,
         limitChecks,
+        requester,
       }),
   );
   const budget = new SocketBudget(config.MAX_SOCKETS);
