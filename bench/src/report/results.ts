@@ -90,6 +90,25 @@ export class RowCollector {
   }
 }
 
+/** A check of herald / baseline against `k`, passing when `passes(ratio)`. */
+function ratioCheck(
+  figure: FigureId,
+  target: string,
+  herald: number,
+  baseline: number,
+  k: number,
+  passes: (ratio: number) => boolean,
+): Check {
+  const ratio = herald / baseline;
+  const ok = Number.isFinite(ratio);
+  return {
+    figure,
+    target,
+    measured: ok ? formatRatio(ratio, k) : 'not measured',
+    pass: ok ? passes(ratio) : null,
+  };
+}
+
 /** A "Herald ≥ k × baseline" check; higher is better. */
 export function ratioAtLeast(
   figure: FigureId,
@@ -98,14 +117,7 @@ export function ratioAtLeast(
   baseline: number,
   k: number,
 ): Check {
-  const ratio = herald / baseline;
-  const ok = Number.isFinite(ratio);
-  return {
-    figure,
-    target,
-    measured: ok ? formatRatio(ratio, k) : 'not measured',
-    pass: ok ? ratio >= k : null,
-  };
+  return ratioCheck(figure, target, herald, baseline, k, (r) => r >= k);
 }
 
 /** A "Herald ≤ k × baseline" check; lower is better (latency, memory). */
@@ -116,14 +128,7 @@ export function ratioAtMost(
   baseline: number,
   k: number,
 ): Check {
-  const ratio = herald / baseline;
-  const ok = Number.isFinite(ratio);
-  return {
-    figure,
-    target,
-    measured: ok ? formatRatio(ratio, k) : 'not measured',
-    pass: ok ? ratio <= k : null,
-  };
+  return ratioCheck(figure, target, herald, baseline, k, (r) => r <= k);
 }
 
 /** A "Herald < baseline" check (strictly below); lower is better. */
@@ -133,14 +138,7 @@ export function ratioBelow(
   herald: number,
   baseline: number,
 ): Check {
-  const ratio = herald / baseline;
-  const ok = Number.isFinite(ratio);
-  return {
-    figure,
-    target,
-    measured: ok ? formatRatio(ratio, 1) : 'not measured',
-    pass: ok ? ratio < 1 : null,
-  };
+  return ratioCheck(figure, target, herald, baseline, 1, (r) => r < 1);
 }
 
 /** An absolute bound on a Herald value. */

@@ -36,29 +36,23 @@ export function keyRoutes(router: Router<SessionState>, deps: AccountApiDeps): v
     ctx.body = { keys: keys.map(keyView) };
   });
 
-  router.post('/v1/keys', session, async (ctx) => {
-    const body = parseBody(LiveKeyBody, await readJson(ctx, settings.bodyLimitBytes));
-    const key = await issueKey(
-      rules,
-      ctx.state.session.account_id,
-      { kind: 'live', client: body.client, domain: body.domain },
-      new Date(deps.now()),
-    );
-    ctx.status = 201;
-    ctx.body = createdKeyView(key);
-  });
-
-  router.post('/v1/keys/test', session, async (ctx) => {
-    const body = parseBody(TestKeyBody, await readJson(ctx, settings.bodyLimitBytes));
-    const key = await issueKey(
-      rules,
-      ctx.state.session.account_id,
-      { kind: 'test', client: body.client, domain: body.domain },
-      new Date(deps.now()),
-    );
-    ctx.status = 201;
-    ctx.body = createdKeyView(key);
-  });
+  // Live keys (several, on a paid plan) and the account's one Test key: same body, same answer.
+  for (const [path, kind, schema] of [
+    ['/v1/keys', 'live', LiveKeyBody],
+    ['/v1/keys/test', 'test', TestKeyBody],
+  ] as const) {
+    router.post(path, session, async (ctx) => {
+      const body = parseBody(schema, await readJson(ctx, settings.bodyLimitBytes));
+      const key = await issueKey(
+        rules,
+        ctx.state.session.account_id,
+        { kind, client: body.client, domain: body.domain },
+        new Date(deps.now()),
+      );
+      ctx.status = 201;
+      ctx.body = createdKeyView(key);
+    });
+  }
 
   router.delete('/v1/keys/:id', session, async (ctx) => {
     const key = await revokeApiKey(db, ctx.params.id ?? '', ctx.state.session.account_id);
