@@ -12,7 +12,7 @@ SHELL := bash
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
 
-deps: ## install what is missing: node_modules, nats-server, PostgreSQL, openssl
+deps: ## install what is missing: node_modules, the pinned nats-server and nats CLI (go install), PostgreSQL, openssl
 	@scripts/deps.sh
 
 deps-browser: ## install chromium for the browser tests when it is missing
@@ -44,4 +44,4 @@ bench: deps ## run the benchmarks (bench/run.ts)
 
 clean: ## stop the dev stack, then delete .data/ and every dist/
 	@scripts/dev-stop.sh
-	rm -rf .data proto/dist services/*/dist clients/*/dist
+	rm -rf .data proto/dist lib/*/dist services/*/dist clients/*/dist

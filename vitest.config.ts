@@ -8,10 +8,13 @@ export default defineConfig({
   test: {
     include: [
       'proto/src/**/*.test.ts',
+      'lib/*/src/**/*.test.ts',
+      'lib/*/test/**/*.test.ts',
       'services/*/src/**/*.test.ts',
       'services/*/test/**/*.test.ts',
       'test/**/*.test.ts',
       'clients/*/test/**/*.test.ts',
+      'clients/*/test/**/*.test.tsx',
       'bench/src/**/*.test.ts',
       'bench/test/**/*.test.ts',
     ],

@@ -20,25 +20,21 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createLogger } from '@herald/kit';
+import { EventHeaders, subjects } from '@herald/proto';
 import {
-  EventHeaders,
-  QUEUE_STREAM,
+  ensureQueueStream,
+  QueueLayout,
   queueConsumerConfig,
   queueConsumerName,
-  queueStreamConfig,
-  subjects,
-} from '@herald/proto';
-import { createRetention, loadRunOnceConfig, type RunSummary } from '@herald/retention';
+} from '@herald/queue';
+import { freePort, natsServerBinary, REPO_ROOT, waitForPort } from '@herald/testkit';
 import {
   type ConsumerConfig,
   connect,
   headers,
+  type JetStreamManager,
   type NatsConnection,
-  type StreamConfig,
 } from 'nats';
-import { which } from '../test/harness/exec.js';
-import { freePort, waitForPort } from '../test/harness/ports.js';
 
 const RECIPIENTS = Number(process.env.BENCH_RETENTION_RECIPIENTS ?? 10_000);
 const EACH = Number(process.env.BENCH_RETENTION_EVENTS_EACH ?? 20);
@@ -53,8 +49,7 @@ interface Server {
 }
 
 async function startServer(): Promise<Server> {
-  const bin = await which('nats-server');
-  if (!bin) throw new Error('nats-server is not installed: run `make deps`');
+  const { bin } = await natsServerBinary();
   const [port, http] = [await freePort(), await freePort()];
   const store = mkdtempSync(join(tmpdir(), 'herald-bench-retention-'));
   const proc: ChildProcess = spawn(
@@ -93,15 +88,71 @@ async function pool<T>(items: T[], limit: number, task: (item: T) => Promise<voi
   );
 }
 
+/** The fields of retention's run-once summary (its JSON on stdout) this benchmark reports. */
+interface RunSummary {
+  outcome: string;
+  reason?: string;
+  duration_ms: number;
+  recipients_scanned: number;
+  events_purged: number;
+  consumers_reaped: number;
+  api_calls: number;
+}
+
+/**
+ * One retention pass through its command-line entry (`npm run retention -- run-once`), as an
+ * operator runs it: the benchmark depends on no service package, only on the CLI's JSON summary.
+ */
+function runRetentionOnce(natsUrl: string, rate: number): Promise<RunSummary> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn('npm', ['run', '-s', 'retention', '--', 'run-once'], {
+      cwd: REPO_ROOT,
+      env: {
+        ...process.env,
+        NATS_URL: natsUrl,
+        RETENTION_API_RATE: String(rate),
+        LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let stdout = '';
+    proc.stdout?.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    proc.once('error', reject);
+    proc.once('exit', (code) => {
+      const line = stdout.trim().split('\n').at(-1) ?? '';
+      try {
+        resolve(JSON.parse(line) as RunSummary);
+      } catch {
+        reject(new Error(`retention run-once exited ${code} without a summary: ${stdout}`));
+      }
+    });
+  });
+}
+
 const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+/** The services' default layout: run-once runs with the default QUEUE_PARTITIONS too. */
+const LAYOUT = new QueueLayout();
+
+/** Messages and consumers over every partition, shaped like one stream's info. */
+async function queueState(jsm: JetStreamManager) {
+  const state = { messages: 0, bytes: 0, consumer_count: 0 };
+  for (const stream of LAYOUT.streams) {
+    const info = await jsm.streams.info(stream);
+    state.messages += info.state.messages;
+    state.bytes += info.state.bytes;
+    state.consumer_count += info.state.consumer_count;
+  }
+  return { state };
+}
 
 async function prepare(nc: NatsConnection, account: string, recipients: string[]): Promise<number> {
   const jsm = await nc.jetstreamManager();
   const js = nc.jetstream();
-  await jsm.streams.add(
-    queueStreamConfig({ maxPerRecipient: Math.max(10_000, EACH) }) as unknown as StreamConfig,
-  );
+  await ensureQueueStream(jsm, { maxPerRecipient: Math.max(10_000, EACH), layout: LAYOUT });
   const t0 = Date.now();
   const jobs: [string, number][] = [];
   for (let e = 0; e < EACH; e++) for (const r of recipients) jobs.push([r, e]);
@@ -114,7 +165,7 @@ async function prepare(nc: NatsConnection, account: string, recipients: string[]
   const published = Date.now() - t0;
   await pool(recipients, 32, async (r) => {
     await jsm.consumers.add(
-      QUEUE_STREAM,
+      LAYOUT.streamOf(account, r),
       queueConsumerConfig(account, r) as unknown as ConsumerConfig,
     );
   });
@@ -126,7 +177,10 @@ async function prepare(nc: NatsConnection, account: string, recipients: string[]
     32,
     async ([r, n]) => {
       if (n === 0) return;
-      const consumer = await js.consumers.get(QUEUE_STREAM, queueConsumerName(account, r));
+      const consumer = await js.consumers.get(
+        LAYOUT.streamOf(account, r),
+        queueConsumerName(account, r),
+      );
       let got = 0;
       while (got < n) {
         for await (const m of await consumer.fetch({ max_messages: n - got, expires: 5000 })) {
@@ -149,23 +203,13 @@ async function measure(rate: number): Promise<Record<string, string | number>> {
     const publishMs = await prepare(nc, account, recipients);
     const prepMs = Date.now() - t0;
     const jsm = await nc.jetstreamManager();
-    const before = await jsm.streams.info(QUEUE_STREAM);
+    const before = await queueState(jsm);
     const memBefore = (await server.varz()).mem;
 
-    const config = loadRunOnceConfig({
-      NATS_URL: server.url,
-      RETENTION_API_RATE: String(rate),
-      LOG_LEVEL: 'warn',
-    });
-    const retention = createRetention(config, {
-      nc,
-      logger: createLogger('retention', 'warn', process.stderr),
-    });
-    const run: RunSummary = await retention.runOnce();
+    const run = await runRetentionOnce(server.url, rate);
     const memAfter = (await server.varz()).mem;
-    const after = await jsm.streams.info(QUEUE_STREAM);
-    const idle: RunSummary = await retention.runOnce();
-    await retention.close();
+    const after = await queueState(jsm);
+    const idle = await runRetentionOnce(server.url, rate);
     if (run.outcome !== 'completed') throw new Error(`run ${run.outcome}: ${run.reason ?? ''}`);
     return {
       'RETENTION_API_RATE (calls/s)': rate,

@@ -2,7 +2,7 @@
 # Installs what Herald needs on a fresh Debian/Ubuntu machine that already has Node, and nothing
 # when everything is there (so `make dev` and `make test` can call it every time).
 #
-#   scripts/deps.sh           node_modules, nats-server, PostgreSQL, openssl
+#   scripts/deps.sh           node_modules, nats-server (pinned, see scripts/lib/nats-bin.sh), PostgreSQL, openssl
 #   scripts/deps.sh browser   chromium, for the browser tests
 #
 # HERALD_DEPS_DRY_RUN=1 prints what would be installed instead of installing it.
@@ -97,9 +97,53 @@ install_node_modules() {
   npm install --no-save --no-audit --no-fund --loglevel=error
 }
 
+# shellcheck source=lib/nats-bin.sh
+. "$ROOT/scripts/lib/nats-bin.sh"
+
+go_bin() {
+  if have go; then
+    command -v go
+  elif [[ -x /usr/local/go/bin/go ]]; then
+    echo /usr/local/go/bin/go
+  fi
+}
+
+# nats-server at the version deploy/docker-compose.yml pins (or newer, already on PATH); otherwise
+# built with `go install` into .bin/. Debian's package (2.9.10) is too old for tests and bench.
+install_nats() {
+  local want go
+  want=$(nats_pinned_version)
+  [[ -n $want ]] || die 'no pinned nats image (image: nats:X.Y.Z-alpine) in deploy/docker-compose.yml'
+  if [[ -z $(nats_server_bin) ]]; then
+    go=$(go_bin)
+    [[ -n $go ]] ||
+      die "nats-server $want or newer is needed and Go is not installed: install Go (https://go.dev/dl) and rerun make deps, or put nats-server v$want (https://github.com/nats-io/nats-server/releases) on PATH"
+    if [[ -n $dry_run ]]; then
+      say "would run: GOBIN=$HERALD_BIN_DIR go install github.com/nats-io/nats-server/v2@v$want"
+    else
+      say "building nats-server v$want into $HERALD_BIN_DIR (go install)"
+      GOBIN=$HERALD_BIN_DIR GOFLAGS=-buildvcs=false "$go" install "github.com/nats-io/nats-server/v2@v$want" ||
+        die "go install of nats-server v$want failed (output above)"
+    fi
+  fi
+  # The nats CLI serves the docs' service-to-service example and ops; nothing in the tests needs
+  # it, so a failed build warns instead of stopping `make test`.
+  if [[ -z $(nats_cli_bin) ]]; then
+    go=$(go_bin)
+    if [[ -z $go ]]; then
+      say "warning: the nats CLI is missing and Go is not installed (optional: used by docs and ops)"
+    elif [[ -n $dry_run ]]; then
+      say "would run: GOBIN=$HERALD_BIN_DIR go install github.com/nats-io/natscli/nats@v$NATSCLI_VERSION"
+    else
+      say "building the nats CLI v$NATSCLI_VERSION into $HERALD_BIN_DIR (go install)"
+      GOBIN=$HERALD_BIN_DIR GOFLAGS=-buildvcs=false "$go" install "github.com/nats-io/natscli/nats@v$NATSCLI_VERSION" ||
+        say "warning: go install of the nats CLI failed (optional: used by docs and ops)"
+    fi
+  fi
+}
+
 install_system() {
   local missing=()
-  have nats-server || [[ -x /usr/sbin/nats-server ]] || missing+=(nats-server)
   have_initdb || missing+=(postgresql)
   have openssl || missing+=(openssl)
   have curl || missing+=(curl)
@@ -114,6 +158,7 @@ case ${1:-core} in
   core)
     check_node
     install_system
+    install_nats
     install_node_modules
     ;;
   browser)

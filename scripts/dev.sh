@@ -25,6 +25,9 @@ READY_TIMEOUT_S=90
 # name:port, in start order. Retention joins when it exists.
 SERVICES=(auth:8445 ingress-api:8443 socket-edge:8444)
 [[ -f services/retention/src/main.ts ]] && SERVICES+=(retention:8446)
+[[ -f services/status/src/main.ts ]] && SERVICES+=(status:8447)
+# The dashboard, served by auth on its own origin (DASHBOARD_DIR); built once when missing.
+DASHBOARD_DIST="$ROOT/clients/dashboard/dist"
 
 started=()
 
@@ -81,8 +84,11 @@ else
 fi
 
 # ---- NATS -------------------------------------------------------------------------------------
-NATS_BIN=$(command -v nats-server || echo /usr/sbin/nats-server)
-[[ -x $NATS_BIN ]] || die 'nats-server is not installed: run make deps'
+# shellcheck source=lib/nats-bin.sh
+. "$ROOT/scripts/lib/nats-bin.sh"
+NATS_BIN=$(nats_server_bin)
+[[ -n $NATS_BIN ]] || die "nats-server $(nats_pinned_version) or newer is not installed: run make deps"
+say "nats-server $(nats_server_version_of "$NATS_BIN") ($NATS_BIN)"
 mkdir -p "$DATA/nats"
 rotate_log nats
 # setsid: a terminal's Ctrl-C reaches only this script, which then stops each process once, in
@@ -136,13 +142,54 @@ admin() { npm run -s admin -- "$@"; }
 say 'running migrations'
 admin migrate >"$LOGS/migrate.log" 2>&1 || { tail -n 30 "$LOGS/migrate.log" >&2; die 'migrations failed; log above'; }
 
+# ---- Daraja simulator (M-Pesa payments) ------------------------------------------------------
+# Payments go to a local stand-in for Safaricom's Daraja (lib/payments/src/simulator) unless
+# HERALD_DARAJA=real, when auth takes BILLING_* and MPESA_* from this environment as they are
+# (docs/operations.md, "Billing"). The simulator's test phone numbers are listed in README.md.
+DARAJA_SIM_PID=''
+if [[ ${HERALD_DARAJA:-sim} == sim ]]; then
+  DARAJA_SIM_PORT=${HERALD_DARAJA_SIM_PORT:-8450}
+  port_busy "$DARAJA_SIM_PORT" &&
+    die "port $DARAJA_SIM_PORT (Daraja simulator) is already in use on 127.0.0.1: stop what holds it, or set HERALD_DARAJA_SIM_PORT"
+  rotate_log daraja-sim
+  env DARAJA_SIM_PORT="$DARAJA_SIM_PORT" DARAJA_SIM_CA_FILE="$TLS/ca.crt" \
+    setsid node --conditions=herald-source --import tsx lib/payments/src/simulator/main.ts >"$LOGS/daraja-sim.log" 2>&1 &
+  DARAJA_SIM_PID=$!
+  echo "$DARAJA_SIM_PID" >"$RUN/daraja-sim.pid"
+  # First in, so cleanup (reverse order) stops it after auth.
+  started+=("daraja-sim:$DARAJA_SIM_PID")
+  for ((i = 0; ; i++)); do
+    port_busy "$DARAJA_SIM_PORT" && break
+    proc_alive "$DARAJA_SIM_PID" || { tail -n 20 "$LOGS/daraja-sim.log" >&2; die 'the Daraja simulator exited; log above'; }
+    ((i < 300)) || die "the Daraja simulator is not listening on 127.0.0.1:$DARAJA_SIM_PORT after 30s; see $LOGS/daraja-sim.log"
+    sleep 0.1
+  done
+  # The simulator's own credentials, and Daraja's public sandbox shortcode and passkey.
+  export BILLING_PROVIDER=mpesa BILLING_CALLBACK_URL=https://localhost:8445 \
+    MPESA_BASE_URL=http://127.0.0.1:$DARAJA_SIM_PORT MPESA_CONSUMER_KEY=herald-sim-key \
+    MPESA_CONSUMER_SECRET=herald-sim-secret MPESA_SHORTCODE=174379 \
+    MPESA_PASSKEY=bfb279f9aa9bdbcf158e97dd71a467cd2e0c893059b10f78e6b72ada1ed2c919
+  # The admin CLI's `billing checkout` reads them from dev.env, as it does DATABASE_URL.
+  for name in BILLING_PROVIDER BILLING_CALLBACK_URL MPESA_BASE_URL MPESA_CONSUMER_KEY \
+    MPESA_CONSUMER_SECRET MPESA_SHORTCODE MPESA_PASSKEY; do
+    printf '%s=%s\n' "$name" "${!name}" >>"$DATA/dev.env"
+  done
+  say "Daraja simulator on http://127.0.0.1:$DARAJA_SIM_PORT (M-Pesa payments; test numbers in README.md)"
+fi
+
 # ---- services ---------------------------------------------------------------------------------
+if [[ -f clients/dashboard/package.json && ! -f $DASHBOARD_DIST/index.html ]]; then
+  say 'building the dashboard (clients/dashboard, once)'
+  { npm run -s build -w @herald/sdk && npm run -s build -w @herald/dashboard; } >"$LOGS/dashboard-build.log" 2>&1 ||
+    say "the dashboard did not build (see $LOGS/dashboard-build.log): the account API still runs"
+fi
 for entry in "${SERVICES[@]}"; do
   name=${entry%%:*}
   port=${entry##*:}
   rotate_log "$name"
   env PORT="$port" HOST="$HOST" TLS_CERT_FILE="$TLS/tls.crt" TLS_KEY_FILE="$TLS/tls.key" \
     NATS_URL="$NATS_URL" DATABASE_URL="$DATABASE_URL" LOG_LEVEL="${LOG_LEVEL:-info}" \
+    DASHBOARD_DIR="$DASHBOARD_DIST" DASHBOARD_INGRESS_URL=https://localhost:8443 DASHBOARD_WS_URL=wss://localhost:8444 \
     setsid node --conditions=herald-source --import tsx "services/$name/src/main.ts" >"$LOGS/$name.log" 2>&1 &
   pid=$!
   echo "$pid" >"$RUN/$name.pid"
@@ -152,7 +199,9 @@ done
 for entry in "${started[@]}"; do
   name=${entry%%:*}
   pid=${entry##*:}
-  port=$(printf '%s\n' "${SERVICES[@]}" | grep "^$name:" | cut -d: -f2)
+  port=$(printf '%s\n' "${SERVICES[@]}" | grep "^$name:" | cut -d: -f2 || true)
+  # Not a service with /readyz (the Daraja simulator): its port was awaited when it started.
+  [[ -n $port ]] || continue
   for ((i = 0; ; i++)); do
     curl -fsS -o /dev/null --max-time 2 --cacert "$TLS/ca.crt" "https://localhost:$port/readyz" 2>/dev/null && break
     proc_alive "$pid" || { tail -n 30 "$LOGS/$name.log" >&2; die "$name exited during start-up; log above ($LOGS/$name.log)"; }
@@ -255,6 +304,11 @@ HERALD_BASE_URL=$BASE_URL
 HERALD_WS_URL=$WS_URL
 HERALD_TEST_KEY=$HERALD_TEST_KEY
 HERALD_ACCOUNT_ID=$HERALD_ACCOUNT_ID
+HERALD_DASHBOARD_URL=https://localhost:8445/
+
+The dashboard (sign up, keys, plan, delivery status, debug console) is at HERALD_DASHBOARD_URL once
+the browser trusts .data/tls/ca.crt. There is no mail server: a password reset token comes from
+  npm run -s admin -- account reset-token --email you@example.com
 
 The Test key expires at $HERALD_TEST_KEY_EXPIRES_AT (make dev issues a new one then).
 Paste the four lines above into a shell (or: . .data/demo.env), then
@@ -267,6 +321,14 @@ Receive events (queued ones arrive on connect, then live ones):
 
 Or in the devtools console of any https page, once the browser trusts .data/tls/ca.crt:
   const ws = new WebSocket('$connect_url'); ws.onmessage = (e) => console.log(JSON.parse(e.data));
+
+Or with the SDK (@herald/sdk; in Node: NODE_EXTRA_CA_CERTS=.data/tls/ca.crt, and ws on Node 20/21).
+Both URLs are needed: notify goes to ingress-api, sockets to socket-edge:
+  import { Herald } from '@herald/sdk';
+  const herald = new Herald({ apiKey: '$HERALD_TEST_KEY', client: 'mobile', baseUrl: '$BASE_URL', wsUrl: '$WS_URL' });
+  herald.onError((error) => console.error(error.kind, error.code, error.message));
+  herald.onConnectionChange((state) => console.log(state));
+  herald.subscribe('$HERALD_RECIPIENT').listen((payload) => console.log(payload));
 
 EOF
 

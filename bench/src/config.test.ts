@@ -19,7 +19,9 @@ describe('loadBenchConfig', () => {
       serverCpus: '0',
       clientCpus: '1',
       writeDocs: true,
-      deadlineMs: 600_000,
+      deadlineMs: 900_000,
+      batchSize: 100,
+      runtime: 'dist',
     });
     expect([...c.figures]).toEqual(['1', '2', '3', '4', '5', '6']);
   });
@@ -27,6 +29,9 @@ describe('loadBenchConfig', () => {
   it('QUICK=1 shrinks every size, runs once, leaves the docs alone and must end within 60 s', () => {
     const c = loadBenchConfig({ QUICK: '1' });
     expect(c).toMatchObject({ quick: true, runs: 1, writeDocs: false, deadlineMs: 60_000 });
+    // The smoke run needs no build: it runs the servers from source.
+    expect(c.runtime).toBe('source');
+    expect(loadBenchConfig({ QUICK: '1', BENCH_SERVICES: 'dist' }).runtime).toBe('dist');
     expect(c.recipients).toEqual([200]);
   });
 
@@ -65,6 +70,21 @@ describe('loadBenchConfig', () => {
     expect(() => loadBenchConfig({ BENCH_PAYLOAD_BYTES: '63' })).toThrow(/at least 64/);
     expect(loadBenchConfig({ BENCH_DEADLINE_S: '10' }).deadlineMs).toBe(10_000);
     expect(() => loadBenchConfig({ BENCH_DEADLINE_S: '9' })).toThrow(/BENCH_DEADLINE_S/);
+    expect(loadBenchConfig({}).warmupMs).toBe(5000);
+    expect(loadBenchConfig({ QUICK: '1' }).warmupMs).toBe(300);
+    expect(loadBenchConfig({ QUICK: '1', BENCH_MEASURE_MS: '200' }).warmupMs).toBe(200);
+    expect(loadBenchConfig({ BENCH_WARMUP_MS: '0' }).warmupMs).toBe(0);
+    expect(loadBenchConfig({ BENCH_WARMUP_MS: '60000' }).warmupMs).toBe(60_000);
+    expect(() => loadBenchConfig({ BENCH_WARMUP_MS: '60001' })).toThrow(/at most 60000/);
+    expect(() => loadBenchConfig({ BENCH_WARMUP_MS: '-1' })).toThrow(/BENCH_WARMUP_MS/);
+    expect(loadBenchConfig({ BENCH_BATCH_SIZE: '1' }).batchSize).toBe(1);
+    expect(loadBenchConfig({ BENCH_BATCH_SIZE: '1000' }).batchSize).toBe(1000);
+    expect(() => loadBenchConfig({ BENCH_BATCH_SIZE: '0' })).toThrow(/at least 1/);
+    expect(() => loadBenchConfig({ BENCH_BATCH_SIZE: '1001' })).toThrow(/at most 1000/);
+    expect(loadBenchConfig({ BENCH_SERVICES: 'source' }).runtime).toBe('source');
+    expect(() => loadBenchConfig({ BENCH_SERVICES: 'tsx' })).toThrow(
+      /BENCH_SERVICES \("tsx"\): must be dist or source/,
+    );
   });
 
   it('refuses memory levels out of order, or above the ramp they share with figure 6', () => {
@@ -82,5 +102,30 @@ describe('loadBenchConfig', () => {
       }).memoryLevels,
     ).toEqual([40_000]);
     expect(() => loadBenchConfig({ BENCH_CAPACITY_STEP: '40000' })).toThrow(/BENCH_CAPACITY_STEP/);
+  });
+
+  it('opens figure 4b all at once by default, and takes a bound on its handshakes in flight', () => {
+    expect(loadBenchConfig({}).drainConnectConcurrency).toBe(2000);
+    expect(loadBenchConfig({ QUICK: '1' }).drainConnectConcurrency).toBe(100);
+    expect(loadBenchConfig({ BENCH_DRAIN_MANY: '500' }).drainConnectConcurrency).toBe(500);
+    expect(loadBenchConfig({ BENCH_DRAIN_CONNECT_CONCURRENCY: '1' }).drainConnectConcurrency).toBe(
+      1,
+    );
+    expect(
+      loadBenchConfig({ BENCH_DRAIN_CONNECT_CONCURRENCY: '20000' }).drainConnectConcurrency,
+    ).toBe(20_000);
+    for (const bad of ['0', '20001'])
+      expect(() => loadBenchConfig({ BENCH_DRAIN_CONNECT_CONCURRENCY: bad })).toThrow(
+        /BENCH_DRAIN_CONNECT_CONCURRENCY/,
+      );
+  });
+
+  it('passes BENCH_EDGE_ENV to the edge as NAME=value pairs, and refuses anything else', () => {
+    expect(loadBenchConfig({}).edgeEnv).toEqual({});
+    expect(
+      loadBenchConfig({ BENCH_EDGE_ENV: 'QUEUE_BATCH=32,LISTEN_BACKLOG=511' }).edgeEnv,
+    ).toEqual({ QUEUE_BATCH: '32', LISTEN_BACKLOG: '511' });
+    for (const bad of ['QUEUE_BATCH', 'queue_batch=1', 'A=1,,B=2'])
+      expect(() => loadBenchConfig({ BENCH_EDGE_ENV: bad })).toThrow(/BENCH_EDGE_ENV/);
   });
 });

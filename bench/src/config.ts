@@ -51,6 +51,15 @@ export const BenchEnv = z.object({
   BENCH_MEASURE_MS: int(100, 60_000),
   /** Requests in flight in closed-loop load (HTTP POSTs, NATS requests, JetStream publishes). Default 64. */
   BENCH_CONCURRENCY: int(1, 4096),
+  /**
+   * Warm-up window of each target before figures 2 and 3's runs (JIT, caches, keep-alive), ms;
+   * 0 for none. Default 5000 (QUICK: 300, or BENCH_MEASURE_MS when that is shorter): with 300 ms
+   * the first two or three of five runs of figure 3 still cost up to twice the CPU per event of
+   * the last ones (docs/benchmarks.md, issue 11 round).
+   */
+  BENCH_WARMUP_MS: int(0, 60_000),
+  /** Events per `POST /notify/batch` request in figures 2 and 3. Default 100. */
+  BENCH_BATCH_SIZE: int(1, 1000),
   /** Payload size in bytes of JSON text (figures 1-4). Default 256. */
   BENCH_PAYLOAD_BYTES: int(64, 65_536),
   /** Loads of figure 1, as fractions of the measured maximum throughput. Default 0.1,0.5,0.8. */
@@ -67,6 +76,11 @@ export const BenchEnv = z.object({
   BENCH_DRAIN_EACH: int(1, 1000),
   /** Most time one drain may take before it counts as incomplete, ms. Default 15000 (QUICK: 10000). */
   BENCH_DRAIN_TIMEOUT_MS: int(1000, 600_000),
+  /**
+   * TLS handshakes the load generator keeps in flight while figure 4b's recipients reconnect.
+   * Default: all of them at once (BENCH_DRAIN_MANY).
+   */
+  BENCH_DRAIN_CONNECT_CONCURRENCY: int(1, 20_000),
   /** Idle connection counts at which figure 5 samples memory. Default 5000,15000 (QUICK: 300,600). */
   BENCH_MEMORY_LEVELS: intList(1, 200_000),
   /** Figure 6 stops ramping at this many connections even if the probe stays healthy. Default 30000 (QUICK: 1000). */
@@ -93,6 +107,13 @@ export const BenchEnv = z.object({
   BENCH_CLIENT_CPUS: cpuList,
   /** Pin with taskset when it exists. Default true. */
   BENCH_PIN: envBool(true),
+  /**
+   * How the servers run: `dist`, the production build (`npm run build` of every workspace a service
+   * needs, then `node dist/main.js`, as deploy/ runs them; the baselines compiled the same way),
+   * rebuilt first when a source is newer than its dist/; `source`, from TypeScript through tsx, as
+   * `make dev` runs them. Default dist (QUICK: source, which needs no build).
+   */
+  BENCH_SERVICES: z.enum(['dist', 'source'], { error: 'must be dist or source' }).optional(),
   /** Write a CPU profile of every Herald service into BENCH_OUT_DIR/profiles. Default false. */
   BENCH_CPU_PROF: envBool(false),
   /** Where the JSON of raw results goes. Default bench/results. */
@@ -102,8 +123,23 @@ export const BenchEnv = z.object({
     .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: 'must be true or false' })
     .optional()
     .transform((v) => (v === undefined ? undefined : v === 'true' || v === '1' || v === 'yes')),
-  /** The whole run is aborted after this many seconds. Default 600 (QUICK: 60). */
+  /**
+   * The whole run is aborted after this many seconds. Default 900 (QUICK: 60): the full run took
+   * 584 s on a loaded machine before issue 11 added the batch and koa rows (about a minute more)
+   * and the 5 s warm-ups of figures 2 and 3 (80 s more).
+   */
   BENCH_DEADLINE_S: int(10, 7200),
+  /**
+   * Extra environment of Herald's socket-edge, `NAME=value` pairs separated by commas (its
+   * configuration knobs, for tuning runs; the report's header lists them). Default: none.
+   */
+  BENCH_EDGE_ENV: z
+    .string()
+    .regex(
+      /^([A-Z][A-Z0-9_]*=[^,]*)(,[A-Z][A-Z0-9_]*=[^,]*)*$/,
+      'NAME=value pairs, comma-separated',
+    )
+    .optional(),
 });
 export type BenchEnv = z.infer<typeof BenchEnv>;
 
@@ -114,6 +150,8 @@ export interface BenchConfig {
   figures: ReadonlySet<FigureId>;
   measureMs: number;
   concurrency: number;
+  warmupMs: number;
+  batchSize: number;
   payloadBytes: number;
   latencyLoads: number[];
   latencySockets: number;
@@ -122,6 +160,7 @@ export interface BenchConfig {
   drainMany: number;
   drainEach: number;
   drainTimeoutMs: number;
+  drainConnectConcurrency: number;
   memoryLevels: number[];
   capacityMax: number;
   capacityStep: number;
@@ -132,10 +171,12 @@ export interface BenchConfig {
   serverCpus: string;
   clientCpus: string;
   pin: boolean;
+  runtime: 'dist' | 'source';
   cpuProfile: boolean;
   outDir: string;
   writeDocs: boolean;
   deadlineMs: number;
+  edgeEnv: Record<string, string>;
 }
 
 /** Reads the bench knobs; throws one ConfigError naming every bad variable. */
@@ -153,6 +194,8 @@ export function loadBenchConfig(
     figures: new Set((e.BENCH_FIGURES ?? '1,2,3,4,5,6').split(',').map((f) => FigureId.parse(f))),
     measureMs: pick(e.BENCH_MEASURE_MS, 1000, 400),
     concurrency: e.BENCH_CONCURRENCY ?? 64,
+    warmupMs: e.BENCH_WARMUP_MS ?? (q ? Math.min(300, e.BENCH_MEASURE_MS ?? 400) : 5000),
+    batchSize: e.BENCH_BATCH_SIZE ?? 100,
     payloadBytes: e.BENCH_PAYLOAD_BYTES ?? 256,
     latencyLoads: e.BENCH_LATENCY_LOADS ?? [0.1, 0.5, 0.8],
     latencySockets: pick(e.BENCH_LATENCY_SOCKETS, 100, 20),
@@ -161,6 +204,8 @@ export function loadBenchConfig(
     drainMany: pick(e.BENCH_DRAIN_MANY, 2000, 100),
     drainEach: pick(e.BENCH_DRAIN_EACH, 20, 5),
     drainTimeoutMs: pick(e.BENCH_DRAIN_TIMEOUT_MS, 15_000, 10_000),
+    drainConnectConcurrency:
+      e.BENCH_DRAIN_CONNECT_CONCURRENCY ?? pick(e.BENCH_DRAIN_MANY, 2000, 100),
     memoryLevels: pick(e.BENCH_MEMORY_LEVELS, [5000, 15_000], [300, 600]),
     capacityMax: pick(e.BENCH_CAPACITY_MAX, 30_000, 1000),
     capacityStep: pick(e.BENCH_CAPACITY_STEP, 5000, 500),
@@ -171,10 +216,17 @@ export function loadBenchConfig(
     serverCpus: e.BENCH_SERVER_CPUS ?? '0',
     clientCpus: e.BENCH_CLIENT_CPUS ?? '1',
     pin: e.BENCH_PIN,
+    runtime: pick(e.BENCH_SERVICES, 'dist' as const, 'source' as const),
     cpuProfile: e.BENCH_CPU_PROF,
     outDir: e.BENCH_OUT_DIR,
     writeDocs: e.BENCH_WRITE_DOCS ?? !q,
-    deadlineMs: pick(e.BENCH_DEADLINE_S, 600, 60) * 1000,
+    deadlineMs: pick(e.BENCH_DEADLINE_S, 900, 60) * 1000,
+    edgeEnv: Object.fromEntries(
+      (e.BENCH_EDGE_ENV ?? '')
+        .split(',')
+        .filter((pair) => pair !== '')
+        .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+    ),
   };
   const problems = crossCheck(config);
   if (problems.length > 0) throw new ConfigError('bench', problems);

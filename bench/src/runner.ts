@@ -1,9 +1,10 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { connect } from 'nats';
 import { type BenchConfig, type FigureId, loadBenchConfig } from './config.js';
 import { type BaselineServers, startBaselineServers } from './env/baseline-servers.js';
+import { ensureBuilt } from './env/build.js';
 import { type HeraldStack, startHeraldStack } from './env/herald-stack.js';
 import { REPO_ROOT } from './env/node-process.js';
 import { pinning } from './env/pinning.js';
@@ -17,7 +18,17 @@ import { payloadMaker } from './payload.js';
 import { updateBenchmarksDoc } from './report/docs-file.js';
 import { commitId, loadAverage, machine, natsServerVersion } from './report/environment.js';
 import { renderMarkdown } from './report/markdown.js';
+import {
+  type ClockWindow,
+  type CpuProfile,
+  monotonicUs,
+  profileOf,
+  summarizeProfile,
+} from './report/profile-top.js';
 import type { BenchResults, FigureResult } from './report/results.js';
+
+/** The services the bench starts, whose workspaces `BENCH_SERVICES=dist` builds. */
+const SERVICE_DIRS = ['services/auth', 'services/ingress-api', 'services/socket-edge'];
 
 /** Timeout of the load generator's JetStream management calls, ms. */
 const JSM_TIMEOUT_MS = 60_000;
@@ -43,7 +54,9 @@ export async function runBench(
   );
   if (!pins.enabled)
     log('taskset unavailable or BENCH_PIN=false: the load generator and servers share every CPU');
-  const cpuProfDir = config.cpuProfile ? join(REPO_ROOT, config.outDir, 'profiles') : undefined;
+  const cpuProfDir = config.cpuProfile
+    ? join(resolve(REPO_ROOT, config.outDir), 'profiles')
+    : undefined;
 
   const cleanups: Array<() => Promise<void>> = [];
   const cleanup = async () => {
@@ -64,18 +77,31 @@ export async function runBench(
   process.once('SIGTERM', onSignal);
 
   try {
-    log('starting nats-server, Postgres and Herald (auth, ingress-api, socket-edge)');
+    if (config.runtime === 'dist') {
+      const built = await ensureBuilt(SERVICE_DIRS, log);
+      log(built.length > 0 ? `built ${built.join(', ')}` : 'dist/ is current: nothing to build');
+    }
+    log(
+      `starting nats-server, Postgres and Herald (auth, ingress-api, socket-edge) ${config.runtime === 'dist' ? 'from dist/ (node)' : 'from source (tsx)'}`,
+    );
     const stack: HeraldStack = await startHeraldStack({
       pinning: pins,
-      env: { 'socket-edge': { MAX_SOCKETS: String(Math.max(50_000, config.capacityMax * 2)) } },
+      runtime: config.runtime,
+      env: {
+        'socket-edge': {
+          MAX_SOCKETS: String(Math.max(50_000, config.capacityMax * 2)),
+          ...config.edgeEnv,
+        },
+      },
       ...(cpuProfDir ? { cpuProfDir } : {}),
     });
     cleanups.push(() => stack.stop());
-    log('starting the baselines (raw ws, Socket.IO, NATS responder)');
+    log('starting the baselines (raw ws, Socket.IO, NATS responder, koa + JetStream)');
     const baselines: BaselineServers = await startBaselineServers({
       pinning: pins,
       certs: stack.certs,
       natsUrl: stack.natsUrl,
+      runtime: config.runtime,
       ...(cpuProfDir ? { cpuProfDir } : {}),
     });
     cleanups.push(() => baselines.stop());
@@ -90,6 +116,7 @@ export async function runBench(
       ingress: poster(stack.baseUrl, stack.certs.ca, config.concurrency),
       rawWs: poster(baselines.rawWsOrigin, stack.certs.ca, config.concurrency),
       socketIo: poster(baselines.socketIoOrigin, stack.certs.ca, config.concurrency),
+      koaJetStream: poster(baselines.koaJetStreamOrigin, stack.certs.ca, config.concurrency),
     };
     cleanups.push(async () => {
       await Promise.all(Object.values(http).map((p) => p.close()));
@@ -118,11 +145,14 @@ export async function runBench(
       writeFileSync(join(cpuProfDir, 'processes.json'), `${JSON.stringify(servers, null, 2)}\n`);
     }
     const figures: FigureResult[] = [];
+    /** Each figure's span on the monotonic clock, to read its part of the CPU profiles. */
+    const windows = new Map<FigureResult, ClockWindow>();
     let stoppedEarly: string | undefined;
     for (const figure of FIGURES) {
       if (!figure.ids.some((id) => config.figures.has(id))) continue;
       log(`figure ${figure.ids.join(' and ')}: ${figure.title}`);
       const t0 = performance.now();
+      const fromUs = monotonicUs();
       const cpuBefore = await cpuSnapshot(servers);
       let produced: FigureResult[];
       try {
@@ -136,11 +166,21 @@ export async function runBench(
         break;
       }
       const note = cpuNote(cpuBefore, await cpuSnapshot(servers), performance.now() - t0);
-      for (const f of produced) f.notes.push(note);
+      const toUs = monotonicUs();
+      for (const f of produced) {
+        f.notes.push(note);
+        windows.set(f, { fromUs, toUs });
+      }
       figures.push(...produced);
       log(
         `figure ${figure.ids.join(' and ')}: done in ${((performance.now() - t0) / 1000).toFixed(0)} s`,
       );
+    }
+    if (cpuProfDir && figures.some((f) => f.checks.some((c) => c.pass === false))) {
+      // The servers write their profiles as they exit: stop them first, then read each missed
+      // figure's span of them.
+      await cleanup();
+      attachProfiles(cpuProfDir, figures, windows, log);
     }
     const results: BenchResults = {
       meta: {
@@ -175,6 +215,49 @@ export async function runBench(
   }
 }
 
+/** Herald's Node processes whose profiles explain each figure's misses (nats-server is Go). */
+const PROFILED: Record<FigureId, string[]> = {
+  '1': ['ingress-api', 'socket-edge'],
+  '2': ['ingress-api', 'socket-edge'],
+  '3': ['ingress-api'],
+  '4': ['socket-edge'],
+  '5': ['socket-edge'],
+  '6': ['socket-edge'],
+};
+/** Frames listed per server and kind (self, inclusive). */
+const PROFILE_FRAMES = 8;
+
+/** For every figure with a missed target: its Herald servers' top frames over its span. */
+function attachProfiles(
+  dir: string,
+  figures: FigureResult[],
+  windows: Map<FigureResult, ClockWindow>,
+  say: (m: string) => void,
+): void {
+  const parsed = new Map<string, CpuProfile | null>();
+  const profile = (server: string) => {
+    if (!parsed.has(server)) {
+      try {
+        parsed.set(server, JSON.parse(readFileSync(profileOf(dir, server), 'utf8')) as CpuProfile);
+      } catch (err) {
+        say(`no CPU profile of ${server}: ${err instanceof Error ? err.message : String(err)}`);
+        parsed.set(server, null);
+      }
+    }
+    return parsed.get(server) ?? undefined;
+  };
+  for (const f of figures) {
+    const window = windows.get(f);
+    if (!window || !f.checks.some((c) => c.pass === false)) continue;
+    f.profiles = PROFILED[f.id].flatMap((server) => {
+      const p = profile(server);
+      if (!p) return [];
+      const s = summarizeProfile(p, PROFILE_FRAMES, 0, window);
+      return [{ server, busySamples: s.busySamples, self: s.self, inclusive: s.inclusive }];
+    });
+  }
+}
+
 /** Where the server CPU's time went during a figure: each process's CPU seconds. */
 function cpuNote(before: Map<string, number>, after: Map<string, number>, wallMs: number): string {
   const used = [...after.entries()]
@@ -187,8 +270,11 @@ function cpuNote(before: Map<string, number>, after: Map<string, number>, wallMs
 
 function settingsOf(c: BenchConfig): Record<string, string | number | boolean> {
   return {
+    servers: c.runtime === 'dist' ? 'dist (node)' : 'source (tsx)',
     measureMs: c.measureMs,
     concurrency: c.concurrency,
+    warmupMs: c.warmupMs,
+    batchSize: c.batchSize,
     payloadBytes: c.payloadBytes,
     latencyLoads: c.latencyLoads.join(','),
     latencySockets: c.latencySockets,
@@ -200,11 +286,19 @@ function settingsOf(c: BenchConfig): Record<string, string | number | boolean> {
     capacityStep: c.capacityStep,
     probeP99Ms: c.probeP99Ms,
     connectConcurrency: c.connectConcurrency,
+    drainConnectConcurrency: c.drainConnectConcurrency,
+    ...(Object.keys(c.edgeEnv).length > 0
+      ? {
+          edgeEnv: Object.entries(c.edgeEnv)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(','),
+        }
+      : {}),
   };
 }
 
 function writeResults(config: BenchConfig, results: BenchResults): void {
-  const dir = join(REPO_ROOT, config.outDir);
+  const dir = resolve(REPO_ROOT, config.outDir);
   mkdirSync(dir, { recursive: true });
   const stamp = results.meta.date.replace(/[:.]/g, '-');
   const name = config.quick ? 'quick' : 'full';

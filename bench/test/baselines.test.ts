@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { makeCerts, type NatsServer, startNatsServer, type TestCerts } from '@herald/testkit';
 import { connect, type NatsConnection } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeCerts, type TestCerts } from '../../test/harness/certs.js';
-import { type NatsServer, startNatsServer } from '../../test/harness/nats-server.js';
-import { ECHO_SUBJECT } from '../src/baselines/names.js';
+import { ECHO_SUBJECT, KOA_STREAM, KOA_SUBJECTS, koaSubject } from '../src/baselines/names.js';
 import { type BaselineServers, startBaselineServers } from '../src/env/baseline-servers.js';
 import { memoryAfterGc } from '../src/env/inspector.js';
 import { kernelSocketMemory } from '../src/env/kernel-socket-memory.js';
@@ -26,6 +25,7 @@ describe('baseline servers', () => {
   let tls: ClientTls;
   let raw: Poster;
   let sio: Poster;
+  let koa: Poster;
   const addresses = new SourceAddresses(2);
   const payload = payloadMaker(256);
 
@@ -35,14 +35,16 @@ describe('baseline servers', () => {
       pinning: pinning({ enabled: false, serverCpus: '0', clientCpus: '1' }),
       certs,
       natsUrl: nats.url,
+      runtime: 'source',
     });
     tls = clientTls(certs.ca);
     raw = poster(servers.rawWsOrigin, certs.ca, 2);
     sio = poster(servers.socketIoOrigin, certs.ca, 2);
+    koa = poster(servers.koaJetStreamOrigin, certs.ca, 2);
   });
 
   afterAll(async () => {
-    await Promise.all([raw?.close(), sio?.close()]);
+    await Promise.all([raw?.close(), sio?.close(), koa?.close()]);
     await servers?.stop();
     await nats?.stop();
   });
@@ -119,6 +121,33 @@ describe('baseline servers', () => {
       expect(got).toEqual([{ i: 0, payload: JSON.parse(text) }]);
     } finally {
       await fleet.close();
+    }
+  });
+
+  it('koa + JetStream: stores a valid event and answers 202 with its id; refuses a bad body with nothing stored', async () => {
+    const nc: NatsConnection = await connect({ servers: nats.url });
+    try {
+      const jsm = await nc.jetstreamManager();
+      await jsm.streams.add({ name: KOA_STREAM, subjects: [KOA_SUBJECTS] });
+      const recipient = randomUUID();
+      const text = payload.make(5);
+      const body = (r: string) =>
+        `{"recipient":"${r}","payload":${text},"api_key":"hk_test_x","client":"mobile"}`;
+      const ok = await koa.post('/notify', body(recipient));
+      expect(ok.status).toBe(202);
+      const { id } = JSON.parse(ok.text) as { id: string };
+      const stored = await jsm.streams.getMessage(KOA_STREAM, {
+        last_by_subj: koaSubject(recipient),
+      });
+      expect(stored.string()).toBe(JSON.stringify(JSON.parse(text)));
+      expect(stored.header.get('Nats-Msg-Id')).toBe(id);
+      expect((await koa.post('/notify', body('not-a-uuid'))).status).toBe(400);
+      expect((await koa.post('/notify', '{"recipient":')).status).toBe(400);
+      const noPayload = `{"recipient":"${recipient}","api_key":"hk_test_x","client":"mobile"}`;
+      expect((await koa.post('/notify', noPayload)).status).toBe(400);
+      expect((await jsm.streams.info(KOA_STREAM)).state.messages).toBe(1);
+    } finally {
+      await nc.close();
     }
   });
 

@@ -2,11 +2,30 @@ import { z } from 'zod';
 import { Client } from './notify.js';
 import { PlanLimits } from './plans.js';
 
+/** The keys a customer holds (issued, listed, revoked through the account API and admin CLI). */
 export const KeyKind = z.enum(['live', 'test']);
 export type KeyKind = z.infer<typeof KeyKind>;
 
+/**
+ * Every credential auth verifies: the customer's keys, plus `dashboard`, the short-lived
+ * credential auth mints for its own dashboard (dashboard.ts). Never listed or issued as a key.
+ */
+export const CredentialKind = z.enum(['live', 'test', 'dashboard']);
+export type CredentialKind = z.infer<typeof CredentialKind>;
+
 /** Key prefixes, so secret scanners can find leaked keys. */
-export const KeyPrefix = { live: 'hk_live_', test: 'hk_test_' } as const;
+export const KeyPrefix = { live: 'hk_live_', test: 'hk_test_', dashboard: 'hk_dash_' } as const;
+
+/**
+ * What a dashboard credential may do: `listen` (the browser's socket) or `send` (auth's own copy,
+ * dispatching billing notices over NATS), and only as `recipient`, its account's dashboard
+ * recipient.
+ */
+export const DashboardScope = z.object({
+  role: z.enum(['listen', 'send']),
+  recipient: z.string(),
+});
+export type DashboardScope = z.infer<typeof DashboardScope>;
 
 /**
  * `rt.auth.verify` request. Callers send the SHA-256 of the key (hex), never the key itself, so
@@ -22,8 +41,10 @@ export type AuthVerifyRequest = z.infer<typeof AuthVerifyRequest>;
 export const VerifiedKey = z.object({
   id: z.string(),
   account_id: z.string(),
-  kind: KeyKind,
+  kind: CredentialKind,
   client: Client,
+  /** Only for a `dashboard` credential: its role and its one recipient. */
+  dashboard: DashboardScope.optional(),
   /** For web keys: the exact origin (`https://host[:port]`) requests must come from. */
   domain: z.string().nullable(),
   /** Epoch milliseconds after which the key is refused (`key_expired`); null = never. */

@@ -21,7 +21,10 @@ export const ErrorCodes = {
   invalid_credentials: 401,
   /** The account API needs a session: log in (POST /v1/sessions) first. */
   not_authenticated: 401,
-  /** api_key is not a key Herald issued. */
+  /**
+   * api_key is not a key Herald issued: unknown, malformed, or not a non-empty string. One code
+   * for all, on /notify, the NATS dispatch subject and /ws/connect alike.
+   */
   invalid_api_key: 401,
   /** The key was revoked. */
   key_revoked: 401,
@@ -37,10 +40,22 @@ export const ErrorCodes = {
   plan_inactive: 403,
   /** The key's dispatch rate limit is exhausted; see Retry-After. */
   rate_limited: 403,
+  /**
+   * This source address sent too many invalid API keys recently; every request from it is refused
+   * until Retry-After has passed.
+   */
+  auth_failures: 403,
   /** Live keys need a paid plan with an active subscription. */
   plan_required: 403,
   /** A state-changing account-API request lacks its CSRF token or comes from another Origin. */
   csrf_failed: 403,
+  /**
+   * A dashboard credential (`hk_dash_`) used outside what it is for: it only opens its account's
+   * dashboard recipient (and auth's own copy only dispatches to it over NATS); never `/notify`.
+   */
+  dashboard_key_scope: 403,
+  /** The recipient is the account's dashboard recipient, which only dashboard credentials use. */
+  reserved_recipient: 403,
   /** No such route. */
   not_found: 404,
   /** The route exists but not with this HTTP method (see the Allow header). */
@@ -51,8 +66,12 @@ export const ErrorCodes = {
   test_key_exists: 409,
   /** An account with this email already exists. */
   account_exists: 409,
+  /** The account already has a payment waiting for the customer's answer: wait for it to end. */
+  payment_in_progress: 409,
   /** The account holds as many active Live keys as allowed: revoke one first. */
   too_many_keys: 409,
+  /** The Idempotency-Key was already used with a different body (recipient, payload or client). */
+  idempotency_key_reused: 422,
   /** The payload (or the whole body) is larger than the configured limit. */
   payload_too_large: 413,
   /** The account's concurrent-connection cap is reached. */
@@ -80,9 +99,18 @@ export function closeCodeOf(code: ErrorCode): number {
 export const CloseCodes = {
   /** The edge is shutting down: reconnect (to another edge). */
   goingAway: 1001,
-  /** The client sent something the edge cannot accept (bad frame, too large). */
+  /** The client sent something the edge cannot accept (a malformed frame). */
   policy: 1008,
-  /** The socket's send buffer exceeded its cap (slow reader). Reconnect; nothing was lost. */
+  /**
+   * The client sent a frame larger than MAX_CLIENT_FRAME_BYTES: RFC 6455 §7.4.1 reserves 1009
+   * ("message too big to process") for exactly this, so it is used rather than the generic 1008.
+   */
+  messageTooBig: 1009,
+  /**
+   * The socket holds more events (or bytes) written and not yet proven received than its cap
+   * (MAX_UNPROVEN_EVENTS / MAX_UNPROVEN_BYTES): the client stopped reading. Reconnect; nothing was
+   * lost (what it did not prove comes again on the next connect).
+   */
   slowConsumer: 1013,
 } as const;
 

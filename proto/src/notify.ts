@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { API_KEY_FORMAT } from './api-key.js';
 import { HeraldError } from './errors.js';
 import { UUID_V4 } from './uuid.js';
 import { DispatchStatus } from './wire.js';
@@ -20,10 +21,23 @@ export const NotifyRequest = z.object({
     )
     .transform((s) => s.toLowerCase()),
   payload: z.unknown(),
-  api_key: z.string({ error: 'api_key must be a string' }).min(1, 'api_key must not be empty'),
+  api_key: z.string().regex(API_KEY_FORMAT),
   client: Client,
 });
 export type NotifyRequest = z.infer<typeof NotifyRequest>;
+
+/**
+ * The one refusal for an api_key that cannot be a key (a number, an array, null, an empty or
+ * malformed string): the same 401 an unknown key gets, on every transport, so a caller learns
+ * nothing from the difference and the check needs no lookup.
+ */
+export function invalidApiKey(): HeraldError {
+  return new HeraldError(
+    'invalid_api_key',
+    'api_key is not a valid Herald API key: send the hk_live_... or hk_test_... string your dashboard showed when the key was created',
+    { field: 'api_key' },
+  );
+}
 
 const REQUIRED = ['recipient', 'payload', 'api_key', 'client'] as const;
 
@@ -60,6 +74,7 @@ export function parseNotifyRequest(body: unknown): NotifyRequest {
   if (field === 'client') {
     throw new HeraldError('invalid_client', `client must be "web" or "mobile"`, { field });
   }
+  if (field === 'api_key') throw invalidApiKey();
   throw new HeraldError('invalid_field', `${field}: ${issue?.message ?? 'invalid value'}`, {
     field,
   });

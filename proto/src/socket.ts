@@ -1,13 +1,12 @@
 import { z } from 'zod';
+import { API_KEY_FORMAT } from './api-key.js';
 import { HeraldError } from './errors.js';
-import { Client } from './notify.js';
+import { Client, invalidApiKey } from './notify.js';
 import { UUID_V4 } from './uuid.js';
 
 /** Query parameters of `wss {ws_url}/ws/connect`. */
 export const ConnectParams = z.object({
-  api_key: z
-    .string({ error: 'api_key is required in the query string' })
-    .min(1, 'api_key must not be empty'),
+  api_key: z.string({ error: 'api_key is required in the query string' }).regex(API_KEY_FORMAT),
   recipient: z
     .string({ error: 'recipient is required in the query string' })
     .regex(
@@ -70,6 +69,9 @@ export function parseConnectParams(query: URLSearchParams): ConnectParams {
   const raw: Record<string, string> = {};
   for (const name of REQUIRED) {
     const value = query.get(name);
+    // An api_key given but empty, or given twice (a query's array), is the body's wrong-typed key.
+    if (name === 'api_key' && value !== null && (value === '' || query.getAll(name).length > 1))
+      throw invalidApiKey();
     if (value === null || value === '') {
       const code = name === 'api_key' ? 'missing_api_key' : 'missing_field';
       throw new HeraldError(code, `${name} is required in the query string: ${HINTS[name]}`, {
@@ -91,6 +93,7 @@ export function parseConnectParams(query: URLSearchParams): ConnectParams {
   if (field === 'client') {
     throw new HeraldError('invalid_client', 'client must be "web" or "mobile"', { field });
   }
+  if (field === 'api_key') throw invalidApiKey();
   throw new HeraldError(
     'invalid_field',
     `${field}: ${parsed.error.issues[0]?.message ?? 'invalid value'}`,

@@ -17,15 +17,57 @@ export function assertToken(kind: 'account' | 'recipient', value: string): strin
   return value;
 }
 
+/**
+ * Slots the offline queue's subjects are spread over: a queue subject carries its recipient's slot
+ * (two hex digits, `00`..`ff`) as its third token, and each queue stream captures a fixed set of
+ * slots (lib/queue's QueueLayout: slot mod the number of streams). The slot depends on nothing but
+ * the account and recipient ids, so every service, release and language computes the same one.
+ */
+export const QUEUE_SLOTS = 256;
+
+/**
+ * A recipient's queue slot: 32-bit FNV-1a over the UTF-8 bytes of `<account>.<recipient>`
+ * (ids are lower-case ASCII), mod {@link QUEUE_SLOTS}. FNV-1a because it is stable, tiny, and
+ * spreads UUIDs evenly; it is not a security boundary (the account token in the subject is).
+ */
+export function queueSlot(account: string, recipient: string): number {
+  const key = `${assertToken('account', account)}.${assertToken('recipient', recipient)}`;
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) {
+    h ^= key.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h % QUEUE_SLOTS;
+}
+
+/** A slot as its subject token: two lower-case hex digits. */
+function slotToken(slot: number): string {
+  if (!Number.isInteger(slot) || slot < 0 || slot >= QUEUE_SLOTS) {
+    throw new RangeError(`queue slot must be an integer in [0, ${QUEUE_SLOTS}), got ${slot}`);
+  }
+  return slot.toString(16).padStart(2, '0');
+}
+
 export const subjects = {
   /** Live push: a NATS request every edge holding a socket of the recipient answers. */
   live: (account: string, recipient: string) =>
     `rt.live.${assertToken('account', account)}.${assertToken('recipient', recipient)}`,
-  /** The recipient's offline queue subject inside the queue stream. */
+  /**
+   * The recipient's offline queue subject: `rt.queue.<slot>.<account>.<recipient>`, captured by
+   * the queue stream that owns the slot ({@link queueSlot}).
+   */
   queue: (account: string, recipient: string) =>
-    `rt.queue.${assertToken('account', account)}.${assertToken('recipient', recipient)}`,
-  /** Everything the queue stream captures. */
+    `rt.queue.${slotToken(queueSlot(account, recipient))}.${account}.${recipient}`,
+  /** Everything one queue slot holds: what a queue stream captures, one entry per slot it owns. */
+  queueSlot: (slot: number) => `rt.queue.${slotToken(slot)}.>`,
+  /** Every queue subject, all slots (and the single stream's subjects before partitioning). */
   queueAll: 'rt.queue.>',
+  /**
+   * Before partitioning (one stream, `HERALD_QUEUE`), a recipient's queue subject:
+   * `rt.queue.<account>.<recipient>`. Only the migration reads it, to move what that stream holds.
+   */
+  legacyQueue: (account: string, recipient: string) =>
+    `rt.queue.${assertToken('account', account)}.${assertToken('recipient', recipient)}`,
   /**
    * Core-NATS notice that an event was just queued for a recipient. An edge that holds a
    * socket of that recipient starts (or keeps) draining the queue. It closes the race in
@@ -37,16 +79,32 @@ export const subjects = {
   dispatch: (account: string) => `rt.dispatch.${assertToken('account', account)}`,
   /** What ingress subscribes to (in a queue group) to serve every account's dispatches. */
   dispatchAll: 'rt.dispatch.*',
+  /**
+   * Service-to-service batch dispatch: same JSON body as `POST /notify/batch`, same results as a
+   * reply. Four tokens, so `dispatchAll` (three) never sees a batch and no account id collides.
+   */
+  dispatchBatch: (account: string) => `rt.dispatch.batch.${assertToken('account', account)}`,
+  /** What ingress subscribes to (in a queue group) to serve every account's batch dispatches. */
+  dispatchBatchAll: 'rt.dispatch.batch.*',
   /** Key verification request/reply served by the auth service. */
   authVerify: 'rt.auth.verify',
   /** Broadcast when a key is revoked or an account changes: callers drop cached verifications. */
   authInvalidate: 'rt.auth.invalidate',
+  /** Status changes of an account's events (proto/status.ts), captured by the status stream. */
+  status: (account: string) => `rt.status.${assertToken('account', account)}`,
+  /** Everything the status stream captures. */
+  statusAll: 'rt.status.>',
+  /** Requests to the status service (queries). Outside rt.status.> so the stream never captures them. */
+  statusQuery: 'rt.statusapi.query',
+  /** Retention's request to trim status rows older than the status service's window. */
+  statusTrim: 'rt.statusapi.trim',
 } as const;
 
 /** Queue groups, so a request or dispatch is served by exactly one instance. */
 export const queueGroups = {
   auth: 'herald-auth',
   ingress: 'herald-ingress',
+  status: 'herald-status',
 } as const;
 
 /** Splits a dispatch subject back into its account token; undefined when it is not one. */
@@ -54,5 +112,14 @@ export function accountOfDispatchSubject(subject: string): string | undefined {
   const parts = subject.split('.');
   if (parts.length !== 3 || parts[0] !== 'rt' || parts[1] !== 'dispatch') return undefined;
   const account = parts[2];
+  return account !== undefined && TOKEN.test(account) ? account : undefined;
+}
+
+/** Splits a batch dispatch subject back into its account token; undefined when it is not one. */
+export function accountOfDispatchBatchSubject(subject: string): string | undefined {
+  const parts = subject.split('.');
+  if (parts.length !== 4 || parts[0] !== 'rt' || parts[1] !== 'dispatch' || parts[2] !== 'batch')
+    return undefined;
+  const account = parts[3];
   return account !== undefined && TOKEN.test(account) ? account : undefined;
 }

@@ -30,3 +30,6 @@ export const CONNECT_PATH = '/ws/connect';
 
 /** Paths of the dispatch endpoint: canonical and alias, identical behaviour. */
 export const NOTIFY_PATHS = ['/notify', '/bff_v001/notify'] as const;
+
+/** Paths of the batch dispatch endpoint: canonical and alias, identical behaviour. */
+export const NOTIFY_BATCH_PATHS = ['/notify/batch', '/bff_v001/notify/batch'] as const;

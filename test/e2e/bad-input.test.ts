@@ -1,6 +1,5 @@
+import { openSocket, post } from '@herald/testkit';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { post } from '../harness/http-client.js';
-import { openSocket } from '../harness/socket-client.js';
 import { eventually, newTenant, recipient, type Tenant, useStack } from './fixtures.js';
 
 const LIMIT = 1024;
@@ -104,6 +103,17 @@ describe('bad input is refused with a status, a code and the field at fault', ()
       expect(over.body.error.message).toMatch(String(LIMIT));
     });
 
+    it.each([
+      ['a number', 42],
+      ['an array', ['hk_live_x']],
+      ['null', null],
+      ['an empty string', ''],
+    ])('api_key that is %s: 401 invalid_api_key, as for an unknown key', async (_n, k) => {
+      const res = await send(body({ api_key: k }));
+      expect(res.status).toBe(401);
+      expect(res.body.error).toMatchObject({ code: 'invalid_api_key', field: 'api_key' });
+    });
+
     it('unknown key: 401 invalid_api_key', async () => {
       const res = await send(body({ api_key: 'hk_test_thisisnotakeythisisnotakeythisisnot' }));
       expect(res.status).toBe(401);
@@ -175,6 +185,20 @@ describe('bad input is refused with a status, a code and the field at fault', ()
         () => ({ query: q({ recipient: recipient(), client: 'mobile' }) }),
         401,
         'missing_api_key',
+      ],
+      [
+        'empty key',
+        () => ({ query: q({ api_key: '', recipient: recipient(), client: 'mobile' }) }),
+        401,
+        'invalid_api_key',
+      ],
+      [
+        'key given twice (an array)',
+        () => ({
+          query: `api_key=${tenant.key.key}&api_key=${tenant.key.key}&${q({ recipient: recipient(), client: 'mobile' })}`,
+        }),
+        401,
+        'invalid_api_key',
       ],
       [
         'unknown key',

@@ -1,4 +1,5 @@
 import { subjects } from '@herald/proto';
+import { post, type TestSocket } from '@herald/testkit';
 import {
   JSONCodec,
   type NatsConnection,
@@ -6,8 +7,6 @@ import {
   headers as natsHeaders,
 } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { post } from '../harness/http-client.js';
-import type { TestSocket } from '../harness/socket-client.js';
 import { connect, newTenant, recipient, type Tenant, useStack } from './fixtures.js';
 
 type Transport = '/notify' | '/bff_v001/notify' | 'nats';

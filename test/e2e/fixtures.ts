@@ -1,8 +1,15 @@
 import { randomUUID } from 'node:crypto';
+import {
+  type KeyObject,
+  openSocket,
+  post,
+  type SocketOptions,
+  type Stack,
+  type StackOptions,
+  startStack,
+  type TestSocket,
+} from '@herald/testkit';
 import { afterAll, beforeAll } from 'vitest';
-import { post } from '../harness/http-client.js';
-import { openSocket, type SocketOptions, type TestSocket } from '../harness/socket-client.js';
-import { type KeyObject, type Stack, type StackOptions, startStack } from '../harness/stack.js';
 
 /** Starts a whole stack for the test file and stops it afterwards. */
 export function useStack(opts: StackOptions = {}): () => Stack {

@@ -1,5 +1,5 @@
+import { post } from '@herald/testkit';
 import { describe, expect, it } from 'vitest';
-import { post } from '../harness/http-client.js';
 import { connect, newTenant, rawBody, recipient, type Tenant, useStack } from './fixtures.js';
 
 // Payloads as raw JSON text: ingress must forward the sender's text untouched, so numbers beyond

@@ -1,5 +1,5 @@
+import { openSocket } from '@herald/testkit';
 import { describe, expect, it } from 'vitest';
-import { openSocket } from '../harness/socket-client.js';
 import { eventually, newTenant, notify, recipient, sleep, useStack } from './fixtures.js';
 
 // DESIGN.md section 3: an event can be stored between ingress's "no responders" and the edge's

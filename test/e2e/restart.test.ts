@@ -1,8 +1,8 @@
-import { EventHeaders, QUEUE_STREAM } from '@herald/proto';
+import { EventHeaders } from '@herald/proto';
+import { QueueLayout } from '@herald/queue';
+import { post, type TestSocket } from '@herald/testkit';
 import { connect as natsConnect } from 'nats';
 import { describe, expect, it } from 'vitest';
-import { post } from '../harness/http-client.js';
-import type { TestSocket } from '../harness/socket-client.js';
 import { connect, eventually, newTenant, recipient, sleep, useStack } from './fixtures.js';
 
 /**
@@ -81,10 +81,11 @@ describe('crash and restart', () => {
     // No event answered 200 is in the offline queue.
     const nc = await natsConnect({ servers: s.natsUrl });
     const js = nc.jetstream();
-    const consumer = await js.consumers.get(QUEUE_STREAM); // ordered consumer over the whole stream
-    const info = await (await nc.jetstreamManager()).streams.info(QUEUE_STREAM);
     const storedIds = new Set<string>();
-    if (info.state.messages > 0) {
+    for (const stream of new QueueLayout().streams) {
+      const consumer = await js.consumers.get(stream); // ordered consumer over the whole partition
+      const info = await (await nc.jetstreamManager()).streams.info(stream);
+      if (info.state.messages === 0) continue;
       const iter = await consumer.fetch({ max_messages: info.state.messages, expires: 5000 });
       for await (const m of iter) {
         const id = m.headers?.get(EventHeaders.id);

@@ -4,3 +4,7 @@ export const ECHO_SUBJECT = 'bench.echo';
 export const RAW_STREAM = 'BENCH_RAW';
 export const RAW_SUBJECTS = 'bench.raw.>';
 export const rawSubject = (recipient: string) => `bench.raw.${recipient}`;
+/** The koa + JetStream baseline's stream of figure 3: HERALD_QUEUE's configuration under another name. */
+export const KOA_STREAM = 'BENCH_KOA';
+export const KOA_SUBJECTS = 'bench.koa.>';
+export const koaSubject = (recipient: string) => `bench.koa.${recipient}`;

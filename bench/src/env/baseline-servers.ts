@@ -1,6 +1,6 @@
 import { join } from 'node:path';
-import type { TestCerts } from '../../../test/harness/certs.js';
-import { freePort } from '../../../test/harness/ports.js';
+import { freePort, type TestCerts } from '@herald/testkit';
+import { entryPoint, type Runtime } from './herald-stack.js';
 import { type NodeProcess, startNodeProcess } from './node-process.js';
 import type { Pinning } from './pinning.js';
 import type { NamedProcess } from './process-cpu.js';
@@ -9,9 +9,11 @@ export interface BaselineServers {
   rawWs: NodeProcess;
   socketIo: NodeProcess;
   natsResponder: NodeProcess;
+  koaJetStream: NodeProcess;
   /** https://127.0.0.1:port of each HTTP baseline. */
   rawWsOrigin: string;
   socketIoOrigin: string;
+  koaJetStreamOrigin: string;
   pinned: string[];
   processes: NamedProcess[];
   stop(): Promise<void>;
@@ -23,12 +25,13 @@ export async function startBaselineServers(opts: {
   certs: TestCerts;
   natsUrl: string;
   cpuProfDir?: string;
+  runtime: Runtime;
 }): Promise<BaselineServers> {
   const started: NodeProcess[] = [];
   const start = async (name: string, file: string, http: boolean) => {
     const proc = await startNodeProcess({
       name,
-      script: join('bench', 'src', 'baselines', file),
+      script: entryPoint(opts.runtime, 'bench', join('baselines', file)),
       port: await freePort(),
       ...(http ? { inspectPort: await freePort() } : { ready: 'stdout' as const }),
       ...(opts.cpuProfDir ? { cpuProfDir: opts.cpuProfDir } : {}),
@@ -44,17 +47,20 @@ export async function startBaselineServers(opts: {
     return proc;
   };
   try {
-    const [rawWs, socketIo, natsResponder] = await Promise.all([
-      start('baseline raw-ws', 'raw-ws-server.ts', true),
-      start('baseline socket.io', 'socketio-server.ts', true),
-      start('baseline nats-responder', 'nats-responder.ts', false),
+    const [rawWs, socketIo, natsResponder, koaJetStream] = await Promise.all([
+      start('baseline raw-ws', 'raw-ws-server', true),
+      start('baseline socket.io', 'socketio-server', true),
+      start('baseline nats-responder', 'nats-responder', false),
+      start('baseline koa-jetstream', 'koa-jetstream-server', true),
     ]);
     return {
       rawWs,
       socketIo,
       natsResponder,
+      koaJetStream,
       rawWsOrigin: `https://127.0.0.1:${rawWs.port}`,
       socketIoOrigin: `https://127.0.0.1:${socketIo.port}`,
+      koaJetStreamOrigin: `https://127.0.0.1:${koaJetStream.port}`,
       processes: started.map((p) => ({ name: p.name, pid: p.pid })),
       pinned: opts.pinning.enabled
         ? started.map((p) => `${p.name} (pid ${p.pid}) → CPU ${opts.pinning.serverCpus}`)

@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { TEST_PLANS } from '../../../test/harness/stack.js';
+import { TEST_PLANS } from '@herald/testkit';
 
 /**
  * Plan limits out of the way of every figure: the shipped plans cap connections, dispatch rate

@@ -1,10 +1,13 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { makeCerts, type TestCerts } from '../../../test/harness/certs.js';
-import { startNatsServer } from '../../../test/harness/nats-server.js';
-import { freePort } from '../../../test/harness/ports.js';
-import { startPostgres } from '../../../test/harness/postgres.js';
-import { runAdmin as admin } from '../../../test/harness/stack.js';
+import {
+  runAdmin as admin,
+  freePort,
+  makeCerts,
+  startNatsServer,
+  startPostgres,
+  type TestCerts,
+} from '@herald/testkit';
 import { writeBenchPlans } from './bench-plans.js';
 import { type NodeProcess, startNodeProcess } from './node-process.js';
 import { type Pinning, pidListeningOn } from './pinning.js';
@@ -34,6 +37,15 @@ export interface HeraldStackOptions {
   /** Extra environment per service (limits). */
   env: Partial<Record<HeraldService, Record<string, string>>>;
   cpuProfDir?: string;
+  /** `dist`: the production build (`node services/<name>/dist/main.js`); `source`: tsx. */
+  runtime: Runtime;
+}
+
+export type Runtime = 'dist' | 'source';
+
+/** The entry point of a service (or a bench baseline) in the given runtime. */
+export function entryPoint(runtime: Runtime, dir: string, name: string): string {
+  return runtime === 'dist' ? join(dir, 'dist', `${name}.js`) : join(dir, 'src', `${name}.ts`);
 }
 
 /**
@@ -69,7 +81,7 @@ export async function startHeraldStack(opts: HeraldStackOptions): Promise<Herald
     const start = async (name: HeraldService, inspect: boolean) => {
       const proc = await startNodeProcess({
         name,
-        script: join('services', name, 'src', 'main.ts'),
+        script: entryPoint(opts.runtime, join('services', name), 'main'),
         port: await freePort(),
         ...(inspect ? { inspectPort: await freePort() } : {}),
         ...(opts.cpuProfDir ? { cpuProfDir: opts.cpuProfDir } : {}),
@@ -81,6 +93,8 @@ export async function startHeraldStack(opts: HeraldStackOptions): Promise<Herald
           TLS_CERT_FILE: certs.certFile,
           TLS_KEY_FILE: certs.keyFile,
           PLANS_FILE: plansFile,
+          // The ops listener (/metrics) on a port the OS picks: never a fixed one a dev stack holds.
+          OPS_PORT: '0',
           ...opts.env[name],
         },
       });

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import https from 'node:https';
-import { REPO_ROOT } from '../../../test/harness/service-process.js';
+import { REPO_ROOT } from '@herald/testkit';
 
 export { REPO_ROOT };
 
@@ -18,7 +18,7 @@ export interface NodeProcess {
 
 export interface NodeProcessOptions {
   name: string;
-  /** Script path relative to the repository root. */
+  /** Script path relative to the repository root: a .ts entry under tsx, a .js one under node. */
   script: string;
   port: number;
   env: Record<string, string>;
@@ -35,15 +35,15 @@ export interface NodeProcessOptions {
 }
 
 /**
- * Runs a TypeScript entry point from source (`node --conditions=herald-source --import tsx`),
- * exactly as the stack harness and `make dev` run services, optionally pinned and with the
- * inspector open, and resolves once its /readyz answers 200 over TLS.
+ * Runs an entry point, optionally pinned and with the inspector open, and resolves once its
+ * /readyz answers 200 over TLS. A `.ts` script runs from source
+ * (`node --conditions=herald-source --import tsx`, as the stack harness and `make dev` run
+ * services); a `.js` one is a production build run by plain `node`, as deploy/ runs it.
  */
 export async function startNodeProcess(opts: NodeProcessOptions): Promise<NodeProcess> {
+  const fromSource = opts.script.endsWith('.ts');
   const nodeArgs = [
-    '--conditions=herald-source',
-    '--import',
-    'tsx',
+    ...(fromSource ? ['--conditions=herald-source', '--import', 'tsx'] : []),
     ...(opts.inspectPort ? [`--inspect=127.0.0.1:${opts.inspectPort}`] : []),
     ...(opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`] : []),
     opts.script,

@@ -26,4 +26,5 @@ export const PROCESSES = {
   rawWs: ['baseline raw-ws'],
   socketIo: ['baseline socket.io'],
   nats: ['nats-server'],
+  koaJetStream: ['baseline koa-jetstream', 'nats-server'],
 } as const;

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
-import { QUEUE_STREAM, SUBPROTOCOL, subjects } from '@herald/proto';
+import { SUBPROTOCOL, subjects } from '@herald/proto';
 import type { Consumer } from 'nats';
 import { waitUntil } from '../load/pace.js';
 import { WsFleet } from '../load/ws-fleet.js';
@@ -13,8 +14,9 @@ import {
 } from '../report/results.js';
 import { percentile } from '../stats.js';
 import { type BenchContext, HANDSHAKE_TIMEOUT_MS } from './context.js';
+import { meterCpu, PROCESSES } from './cpu-meter.js';
 import { connectUrl } from './herald-wire.js';
-import { queueEvents, resetQueue } from './queue-prep.js';
+import { queueEvents, queueLayout, resetQueue } from './queue-prep.js';
 
 export const SUBJECTS = {
   herald: 'Herald socket-edge (herald.v1, client acks)',
@@ -25,6 +27,8 @@ export const SUBJECTS = {
 interface Drain {
   ids: Set<string>;
   doneAt: number;
+  /** When its socket opened; infinite if it never did. */
+  openAt: number;
 }
 
 /**
@@ -45,6 +49,13 @@ export async function drain(ctx: BenchContext): Promise<FigureResult> {
   const manyP50 = `(b) p50 time to caught up, ${m.toLocaleString('en-US')} × ${each}`;
   const manyP99 = `(b) p99 time to caught up, ${m.toLocaleString('en-US')} × ${each}`;
   const manyDelivered = `(b) delivered / expected, ${m.toLocaleString('en-US')} × ${each}`;
+  const natsCpu = '(b) nats-server CPU per queued recipient, Herald drain';
+  const natsRss = '(b) nats-server RSS growth per queued recipient (events + consumer)';
+  const oneCpu = '(a) server CPU per delivered event';
+  const manyCpu = '(b) server CPU per delivered event';
+  const openP50 = `(b) p50 time to socket open, ${m.toLocaleString('en-US')} × ${each}`;
+  const openP99 = `(b) p99 time to socket open, ${m.toLocaleString('en-US')} × ${each}`;
+  const afterOpenP99 = `(b) p99 time from socket open to caught up, ${m.toLocaleString('en-US')} × ${each}`;
 
   // Figure 3 left its offline events in the stream; every run starts from an empty queue.
   await resetQueue(ctx);
@@ -54,12 +65,14 @@ export async function drain(ctx: BenchContext): Promise<FigureResult> {
     const one = randomUUID();
     await queueEvents(ctx, [one], n, seqBase);
     seqBase += n;
-    const rawOne = await replay(ctx, [one], n);
+    const rawOne = await metered(ctx, PROCESSES.nats, () => replay(ctx, [one], n));
     const rawRate = rawOne.delivered / ((rawOne.times[0] ?? Number.NaN) / 1000);
     rows.add(oneMetric, SUBJECTS.raw, 'baseline', 'events/s', rawRate);
-    const heraldOne = await reconnect(ctx, [one], n);
+    rows.add(oneCpu, SUBJECTS.raw, 'baseline', 'µs', rawOne.cpuPerEventUs);
+    const heraldOne = await metered(ctx, PROCESSES.edge, () => reconnect(ctx, [one], n));
     const heraldRate = heraldOne.delivered / ((heraldOne.times[0] ?? Number.NaN) / 1000);
     rows.add(oneMetric, SUBJECTS.herald, 'herald', 'events/s', heraldRate);
+    rows.add(oneCpu, SUBJECTS.herald, 'herald', 'µs', heraldOne.cpuPerEventUs);
     if (heraldOne.delivered < n)
       notes.push(
         `(a) run ${run + 1}: Herald delivered ${heraldOne.delivered} of ${n} within ${config.drainTimeoutMs / 1000} s`,
@@ -74,13 +87,24 @@ export async function drain(ctx: BenchContext): Promise<FigureResult> {
       phases.push(`${name} ${((performance.now() - t) / 1000).toFixed(1)} s`);
       t = performance.now();
     };
+    const rssBefore = await natsRssBytes(ctx);
     await queueEvents(ctx, many, each, seqBase);
     seqBase += m * each;
     phase('queue');
-    const rawMany = await replay(ctx, many, each);
+    const rawMany = await metered(ctx, PROCESSES.nats, () => replay(ctx, many, each));
     phase('raw replay');
-    const heraldMany = await reconnect(ctx, many, each);
+    // Herald's drain metered twice over: every server process (CPU per delivered event) and
+    // nats-server alone (its cost per queued recipient).
+    const { result: heraldMany, cpuSeconds } = await meterCpu(ctx.servers, PROCESSES.nats, () =>
+      metered(ctx, PROCESSES.edge, () => reconnect(ctx, many, each)),
+    );
     phase('Herald drain');
+    // With every recipient's events stored and its durable consumer created (the state a storm
+    // leaves until retention's run): what nats-server holds per recipient.
+    const rssAfter = await natsRssBytes(ctx);
+    rows.add(natsCpu, SUBJECTS.herald, 'herald', 'ms', (1000 * cpuSeconds) / m);
+    if (rssBefore !== undefined && rssAfter !== undefined)
+      rows.add(natsRss, SUBJECTS.herald, 'herald', 'KB', (rssAfter - rssBefore) / 1024 / m);
     for (const [subject, role, r] of [
       [SUBJECTS.raw, 'baseline', rawMany],
       [SUBJECTS.herald, 'herald', heraldMany],
@@ -88,7 +112,20 @@ export async function drain(ctx: BenchContext): Promise<FigureResult> {
       rows.add(manyP50, subject, role, 'ms', percentile(r.times, 50));
       rows.add(manyP99, subject, role, 'ms', percentile(r.times, 99));
       rows.add(manyDelivered, subject, role, '%', (100 * r.delivered) / (m * each));
+      rows.add(manyCpu, subject, role, 'µs', r.cpuPerEventUs);
     }
+    if (heraldMany.openTimes) {
+      rows.add(openP50, SUBJECTS.herald, 'herald', 'ms', percentile(heraldMany.openTimes, 50));
+      rows.add(openP99, SUBJECTS.herald, 'herald', 'ms', percentile(heraldMany.openTimes, 99));
+    }
+    if (heraldMany.afterOpenTimes)
+      rows.add(
+        afterOpenP99,
+        SUBJECTS.herald,
+        'herald',
+        'ms',
+        percentile(heraldMany.afterOpenTimes, 99),
+      );
     if (heraldMany.failedConnects > 0)
       notes.push(
         `(b) run ${run + 1}: ${heraldMany.failedConnects} of ${m} Herald connects failed (${heraldMany.firstError})`,
@@ -131,9 +168,40 @@ export async function drain(ctx: BenchContext): Promise<FigureResult> {
   };
 }
 
+/** nats-server's resident memory, bytes (/proc VmRSS); undefined when it cannot be read. */
+async function natsRssBytes(ctx: BenchContext): Promise<number | undefined> {
+  const nats = ctx.servers.find((p) => p.name === 'nats-server');
+  if (!nats) return undefined;
+  try {
+    const status = await readFile(`/proc/${nats.pid}/status`, 'utf8');
+    const kb = /^VmRSS:\s+(\d+) kB/m.exec(status)?.[1];
+    return kb === undefined ? undefined : Number(kb) * 1024;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Runs a drain with the named server processes' CPU metered: per delivered event, the server
+ * core's cost (socket-edge, nats-server and auth for Herald; nats-server for the raw replay, whose
+ * client runs on the load generator's core).
+ */
+async function metered(
+  ctx: BenchContext,
+  processes: readonly string[],
+  work: () => Promise<DrainOutcome>,
+): Promise<DrainOutcome & { cpuPerEventUs: number }> {
+  const { result, cpuSeconds } = await meterCpu(ctx.servers, processes, work);
+  return { ...result, cpuPerEventUs: (1e6 * cpuSeconds) / result.delivered };
+}
+
 interface DrainOutcome {
   /** Per recipient: ms from the start until its last expected event (the time bound if it never came). */
   times: number[];
+  /** Per recipient: ms from the start until its socket opened (Herald only). */
+  openTimes?: number[];
+  /** Per opened socket: ms from its open until its last expected event, or until the time bound. */
+  afterOpenTimes?: number[];
   delivered: number;
   failedConnects: number;
   firstError?: string;
@@ -148,6 +216,7 @@ async function reconnect(
   const drains: Drain[] = recipients.map(() => ({
     ids: new Set(),
     doneAt: Number.POSITIVE_INFINITY,
+    openAt: Number.POSITIVE_INFINITY,
   }));
   let complete = 0;
   let delivered = 0;
@@ -156,8 +225,11 @@ async function reconnect(
     protocols: [SUBPROTOCOL],
     tls: ctx.tls,
     addresses: ctx.addresses,
-    concurrency: recipients.length,
+    concurrency: Math.min(recipients.length, ctx.config.drainConnectConcurrency),
     handshakeTimeoutMs: HANDSHAKE_TIMEOUT_MS,
+    onOpen: (i) => {
+      (drains[i] as Drain).openAt = performance.now();
+    },
     onMessage: (i, data, ws) => {
       const frame = JSON.parse(data.toString('utf8')) as { type: string; id: string };
       if (frame.type !== 'event') return;
@@ -165,7 +237,9 @@ async function reconnect(
       const d = drains[i] as Drain;
       if (d.ids.has(frame.id)) return;
       d.ids.add(frame.id);
-      delivered++;
+      // Only what arrived within the time bound counts (the fleet may still be opening sockets
+      // past it: before, events of the late sockets were counted too).
+      if (performance.now() - start <= ctx.config.drainTimeoutMs) delivered++;
       if (d.ids.size === each) {
         d.doneAt = performance.now();
         complete++;
@@ -183,6 +257,11 @@ async function reconnect(
     return {
       // A recipient that never caught up counts as the whole time bound (a censored sample).
       times: drains.map((d) => Math.min(d.doneAt - start, ctx.config.drainTimeoutMs)),
+      // The same, split at the socket's open: the handshake, then the drain itself.
+      openTimes: drains.map((d) => Math.min(d.openAt - start, ctx.config.drainTimeoutMs)),
+      afterOpenTimes: drains
+        .filter((d) => d.openAt - start < ctx.config.drainTimeoutMs)
+        .map((d) => Math.min(d.doneAt, start + ctx.config.drainTimeoutMs) - d.openAt),
       delivered,
       failedConnects: out.failed,
       ...(out.firstError === undefined ? {} : { firstError: out.firstError }),
@@ -204,7 +283,7 @@ async function replay(
     recipients.map(async (r) => {
       let consumer: Consumer | undefined;
       try {
-        consumer = await ctx.js.consumers.get(QUEUE_STREAM, {
+        consumer = await ctx.js.consumers.get(queueLayout.streamOf(ctx.stack.account, r), {
           filterSubjects: subjects.queue(ctx.stack.account, r),
         });
         const messages = await consumer.consume({ max_messages: Math.min(each, 1000) });

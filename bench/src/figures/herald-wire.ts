@@ -27,3 +27,24 @@ export function pushBody(recipient: string, payloadJson: string): string {
 export function rawWsUrl(origin: string, recipient: string): string {
   return `${origin.replace(/^https:/, 'wss:')}/ws/connect?recipient=${recipient}`;
 }
+
+/** The batch body of `POST /notify/batch`: one event per recipient, payload text verbatim. */
+export function notifyBatchBody(
+  stack: HeraldStack,
+  events: ReadonlyArray<{ recipient: string; payloadJson: string }>,
+): string {
+  const list = events.map((e) => `{"recipient":"${e.recipient}","payload":${e.payloadJson}}`);
+  return `{"api_key":"${stack.apiKey}","client":"mobile","events":[${list.join(',')}]}`;
+}
+
+/**
+ * Checks a batch answer: 200, and every event's slot answered `want` (200 sent, 202 stored).
+ * Throws with the first slot that did not, so the loop counts the request as failed.
+ */
+export function expectBatch(r: { status: number; text: string }, size: number, want: number): void {
+  if (r.status !== 200) throw new Error(`HTTP ${r.status}: ${r.text.slice(0, 200)}`);
+  const { results } = JSON.parse(r.text) as { results: Array<{ http_status: number }> };
+  if (results.length !== size) throw new Error(`${results.length} results for ${size} events`);
+  const bad = results.find((x) => x.http_status !== want);
+  if (bad) throw new Error(`an event answered ${JSON.stringify(bad).slice(0, 200)}`);
+}

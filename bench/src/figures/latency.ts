@@ -8,7 +8,7 @@ import {
   type FigureResult,
   formatNumber,
   RowCollector,
-  ratioAtMost,
+  ratioCheckAtMost,
   valueCheck,
 } from '../report/results.js';
 import { median, SampleBuffer, summarize } from '../stats.js';
@@ -18,6 +18,7 @@ import {
   MAX_OPS_PER_SEC,
   SETTLE_TIMEOUT_MS,
 } from './context.js';
+import { meterCpu, PROCESSES } from './cpu-meter.js';
 import { DeliveryCounter } from './delivery-counter.js';
 import { connectUrl, notifyBody, rawWsUrl } from './herald-wire.js';
 
@@ -151,11 +152,25 @@ export async function latency(ctx: BenchContext): Promise<FigureResult> {
 
         await ctx.http.ingress.warm();
         prepare();
-        const h = await openLoop(rate, bounds, (i, at) => {
-          sentAt[i] = at;
-          return post(base + i);
-        });
-        await waitUntil(() => counter.received >= h.completed, SETTLE_TIMEOUT_MS);
+        const { result: h, cpuSeconds } = await meterCpu(
+          ctx.servers,
+          PROCESSES.herald,
+          async () => {
+            const loop = await openLoop(rate, bounds, (i, at) => {
+              sentAt[i] = at;
+              return post(base + i);
+            });
+            await waitUntil(() => counter.received >= loop.completed, SETTLE_TIMEOUT_MS);
+            return loop;
+          },
+        );
+        rows.add(
+          `server CPU per delivery @ ${pct} load`,
+          SUBJECTS.herald,
+          'herald',
+          'µs',
+          (1e6 * cpuSeconds) / Math.max(1, counter.received),
+        );
         record(SUBJECTS.herald, 'herald', count - samples.length, h.behindMs);
         if (h.failed > 0)
           notes.push(`Herald @ ${pct}, run ${run + 1}: ${h.failed} failed: ${h.firstError}`);
@@ -195,29 +210,41 @@ export async function latency(ctx: BenchContext): Promise<FigureResult> {
     await Promise.all([herald.close(), echo.close()]);
   }
   const at = (load: number) => `${Math.round(load * 100)}%`;
+  // The targets of issue 11 are stated at 50% load; the other loads are reported, not judged.
   const checks = [
-    ratioAtMost(
+    ratioCheckAtMost(
       '1',
-      'p50 ≤ 3× the NATS floor at 50% load',
-      rows.median('p50 @ 50% load', SUBJECTS.herald),
-      rows.median('p50 @ 50% load', SUBJECTS.natsFloor),
-      3,
-    ),
-    ...config.latencyLoads.map((load) =>
-      valueCheck(
-        '1',
-        `p99 ≤ 5 ms at ${at(load)} load`,
-        rows.median(`p99 @ ${at(load)} load`, SUBJECTS.herald),
-        'ms',
-        (v) => v <= 5,
+      'p50 ≤ 2× the NATS request/reply floor at 50% load',
+      rows.ratio(
+        'p50 @ 50% load: Herald ÷ NATS floor',
+        'p50 @ 50% load',
+        SUBJECTS.herald,
+        SUBJECTS.natsFloor,
       ),
+      2,
+    ),
+    valueCheck(
+      '1',
+      'p99 ≤ 5 ms at 50% load',
+      rows.median('p99 @ 50% load', SUBJECTS.herald),
+      'ms',
+      (v) => v <= 5,
     ),
   ];
+  const ratios = config.latencyLoads.map((load) =>
+    rows.ratio(
+      `p50 @ ${at(load)} load: Herald ÷ NATS floor`,
+      `p50 @ ${at(load)} load`,
+      SUBJECTS.herald,
+      SUBJECTS.natsFloor,
+    ),
+  );
   return {
     id: '1',
     title: `Dispatch-to-socket latency, ${config.payloadBytes}-byte payload`,
     rows: rows.rows(),
     checks,
+    ratios,
     notes,
     elapsedMs: performance.now() - started,
   };

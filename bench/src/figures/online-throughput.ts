@@ -5,11 +5,12 @@ import { closedLoop, type LoopResult, waitUntil } from '../load/pace.js';
 import { SioFleet } from '../load/sio-fleet.js';
 import { WsFleet } from '../load/ws-fleet.js';
 import {
+  type Check,
   type FigureResult,
   formatNumber,
   type Role,
   RowCollector,
-  ratioAtLeast,
+  ratioCheckAtLeast,
 } from '../report/results.js';
 import {
   type BenchContext,
@@ -19,11 +20,20 @@ import {
 } from './context.js';
 import { meterCpu, PROCESSES } from './cpu-meter.js';
 import { DeliveryCounter } from './delivery-counter.js';
-import { connectUrl, dispatchSubject, notifyBody, pushBody, rawWsUrl } from './herald-wire.js';
+import {
+  connectUrl,
+  dispatchSubject,
+  expectBatch,
+  notifyBatchBody,
+  notifyBody,
+  pushBody,
+  rawWsUrl,
+} from './herald-wire.js';
 
 export const SUBJECTS = {
   heraldHttp: 'Herald POST /notify',
   heraldNats: 'Herald rt.dispatch (NATS)',
+  heraldBatch: 'Herald POST /notify/batch',
   rawPush: 'baseline: raw ws server push loop',
   rawHttp: 'baseline: raw ws POST /push',
   socketIo: 'baseline: Socket.IO POST /push → io.to(room).emit',
@@ -113,7 +123,7 @@ export async function onlineThroughput(ctx: BenchContext): Promise<FigureResult>
       }
       const targets = targetsFor(ctx, recipients.slice(0, n), counters);
       // Warm-up: JIT, key caches and keep-alive connections, for every target alike.
-      for (const t of targets) await measure(t, Math.min(300, config.measureMs));
+      for (const t of targets) if (config.warmupMs > 0) await measure(t, config.warmupMs);
       for (let run = 0; run < config.runs; run++) {
         ctx.checkDeadline();
         const line: string[] = [];
@@ -145,19 +155,21 @@ export async function onlineThroughput(ctx: BenchContext): Promise<FigureResult>
     id: '2',
     title: 'Online dispatch throughput',
     rows: rows.rows(),
-    checks: sizes.flatMap((n) => checksFor(rows, n)),
+    checks: sizes.flatMap((n) => checksFor(rows, n, config.batchSize)),
+    ratios: sizes.flatMap((n) => Object.values(ratiosFor(rows, n, config.batchSize))),
     notes,
     elapsedMs: performance.now() - started,
   };
 }
 
-/** The five ways of delivering to the N connected recipients, each with its own counter. */
+/** The six ways of delivering to the N connected recipients, each with its own counter. */
 function targetsFor(ctx: BenchContext, recipients: string[], counters: Counters): Target[] {
   const { config } = ctx;
   const n = recipients.length;
   const to = (i: number) => recipients[i % n] as string;
+  const batch = config.batchSize;
   const closed =
-    (op: (i: number) => Promise<void>) =>
+    (op: (i: number) => Promise<void>, eventsPerOp = 1) =>
     async (windowMs: number): Promise<{ expected: number; start: number; loop: LoopResult }> => {
       const start = performance.now();
       const loop = await closedLoop(
@@ -165,7 +177,7 @@ function targetsFor(ctx: BenchContext, recipients: string[], counters: Counters)
         { durationMs: windowMs, maxCount: (windowMs / 1000) * MAX_OPS_PER_SEC },
         op,
       );
-      return { expected: loop.completed, start, loop };
+      return { expected: loop.completed * eventsPerOp, start, loop };
     };
   const expect200 = async (p: Promise<{ status: number; text: string }>) => {
     const r = await p;
@@ -200,6 +212,23 @@ function targetsFor(ctx: BenchContext, recipients: string[], counters: Counters)
           throw new Error(`dispatch replied ${reply.string().slice(0, 200)}`);
         }
       }),
+    },
+    {
+      subject: SUBJECTS.heraldBatch,
+      role: 'herald',
+      processes: PROCESSES.herald,
+      counter: counters.herald,
+      http: ctx.http.ingress,
+      load: closed(async (i) => {
+        const body = notifyBatchBody(
+          ctx.stack,
+          Array.from({ length: batch }, (_, k) => ({
+            recipient: to(i * batch + k),
+            payloadJson: ctx.payload.make(i * batch + k),
+          })),
+        );
+        expectBatch(await ctx.http.ingress.post('/notify/batch', body), batch, 200);
+      }, batch),
     },
     {
       subject: SUBJECTS.rawPush,
@@ -242,22 +271,32 @@ function targetsFor(ctx: BenchContext, recipients: string[], counters: Counters)
   ];
 }
 
-function checksFor(rows: RowCollector, n: number) {
+/** The targets of issue 11 at n recipients, on same-run ratios against Socket.IO. */
+function checksFor(rows: RowCollector, n: number, batch: number): Check[] {
+  const r = ratiosFor(rows, n, batch);
+  return [
+    ratioCheckAtLeast('2', `${n} recipients, POST /notify: Herald ≥ 1.0× Socket.IO`, r.http, 1.0),
+    ratioCheckAtLeast('2', `${n} recipients, rt.dispatch: Herald ≥ 1.5× Socket.IO`, r.nats, 1.5),
+    ratioCheckAtLeast(
+      '2',
+      `${n} recipients, batch of ${batch}: Herald ≥ 5× Socket.IO per delivery`,
+      r.batch,
+      5,
+    ),
+  ];
+}
+
+function ratiosFor(rows: RowCollector, n: number, batch: number) {
   const metric = metricOf(n);
-  const raw = rows.median(metric, SUBJECTS.rawPush);
-  const sio = rows.median(metric, SUBJECTS.socketIo);
-  return (
-    [
-      [SUBJECTS.heraldHttp, 'POST /notify'],
-      [SUBJECTS.heraldNats, 'rt.dispatch'],
-    ] as const
-  ).flatMap(([subject, path]) => {
-    const h = rows.median(metric, subject);
-    return [
-      ratioAtLeast('2', `${n} recipients, ${path}: Herald ≥ 0.5× raw ws push`, h, raw, 0.5),
-      ratioAtLeast('2', `${n} recipients, ${path}: Herald ≥ 1.5× Socket.IO`, h, sio, 1.5),
-    ];
-  });
+  const vs = (label: string, herald: string, baseline: string) =>
+    rows.ratio(`${n} recipients: ${label}`, metric, herald, baseline);
+  return {
+    http: vs('POST /notify ÷ Socket.IO', SUBJECTS.heraldHttp, SUBJECTS.socketIo),
+    nats: vs('rt.dispatch ÷ Socket.IO', SUBJECTS.heraldNats, SUBJECTS.socketIo),
+    batch: vs(`batch of ${batch} ÷ Socket.IO`, SUBJECTS.heraldBatch, SUBJECTS.socketIo),
+    httpRaw: vs('POST /notify ÷ raw ws POST /push', SUBJECTS.heraldHttp, SUBJECTS.rawHttp),
+    pushLoop: vs('rt.dispatch ÷ raw ws push loop', SUBJECTS.heraldNats, SUBJECTS.rawPush),
+  };
 }
 
 async function measure(

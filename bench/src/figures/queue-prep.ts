@@ -1,8 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { EventHeaders, QUEUE_STREAM, subjects } from '@herald/proto';
+import { EventHeaders, subjects } from '@herald/proto';
+import { QueueLayout } from '@herald/queue';
 import { headers } from 'nats';
 import { closedLoop } from '../load/pace.js';
 import type { BenchContext } from './context.js';
+
+/** The services' queue layout: the bench starts them with the default QUEUE_PARTITIONS. */
+export const queueLayout = new QueueLayout();
 
 /**
  * Stores `each` events for every recipient exactly as the contract (proto's subjects and
@@ -27,10 +31,15 @@ export async function queueEvents(
       const h = headers();
       h.set(EventHeaders.id, id);
       h.set(EventHeaders.ts, String(Date.now()));
+      const recipient = recipients[i % recipients.length] as string;
       await ctx.js.publish(
-        subjects.queue(ctx.stack.account, recipients[i % recipients.length] as string),
+        subjects.queue(ctx.stack.account, recipient),
         ctx.payload.make(seqBase + i),
-        { headers: h, msgID: id, expect: { streamName: QUEUE_STREAM } },
+        {
+          headers: h,
+          msgID: id,
+          expect: { streamName: queueLayout.streamOf(ctx.stack.account, recipient) },
+        },
       );
     },
   );
@@ -42,7 +51,7 @@ export async function queueEvents(
 }
 
 /**
- * Empties the queue stream and drops every consumer on it, keeping its exact configuration (read
+ * Empties every queue partition stream and drops every consumer on them, keeping its exact configuration (read
  * back from the server, so whatever ingress configured stays): retention's job done at once. Every
  * run then starts from the same state. Without it each run's consumers would be created over a
  * stream grown by every earlier run (a filtered consumer scans the stream on nats-server 2.9), and
@@ -50,7 +59,9 @@ export async function queueEvents(
  * Only while no socket is open: the edge's drainers see their consumers vanish otherwise.
  */
 export async function resetQueue(ctx: BenchContext): Promise<void> {
-  const { config } = await ctx.jsm.streams.info(QUEUE_STREAM);
-  await ctx.jsm.streams.delete(QUEUE_STREAM);
-  await ctx.jsm.streams.add(config);
+  for (const stream of queueLayout.streams) {
+    const { config } = await ctx.jsm.streams.info(stream);
+    await ctx.jsm.streams.delete(stream);
+    await ctx.jsm.streams.add(config);
+  }
 }

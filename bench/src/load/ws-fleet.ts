@@ -13,6 +13,8 @@ export interface FleetOptions {
   concurrency: number;
   /** A handshake slower than this fails, ms. */
   handshakeTimeoutMs: number;
+  /** Called when socket i opened (its upgrade completed). */
+  onOpen?: (i: number) => void;
   /** Called with every frame socket i receives. */
   onMessage?: (i: number, data: Buffer, ws: WebSocket) => void;
 }
@@ -105,6 +107,7 @@ export class WsFleet {
       const onMessage = o.onMessage;
       if (onMessage) ws.on('message', (data: Buffer) => onMessage(i, data, ws));
       ws.once('open', () => {
+        o.onOpen?.(i);
         ws.off('error', reject);
         ws.on('error', () => {});
         ws.once('close', () => {

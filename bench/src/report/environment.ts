@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import { promisify } from 'node:util';
+import { natsServerBinary } from '@herald/testkit';
 
 const execFileAsync = promisify(execFile);
 
@@ -21,12 +22,13 @@ export async function commitId(cwd: string): Promise<string> {
   return status && status !== 'unknown' ? `${head}+dirty` : head;
 }
 
+/** The version of the nats-server every figure runs (the pinned build the test kit resolves). */
 export async function natsServerVersion(): Promise<string> {
-  for (const bin of ['nats-server', '/usr/sbin/nats-server']) {
-    const out = await run(bin, ['--version']);
-    if (out !== 'unknown') return out.replace(/^nats-server:\s*/, '');
+  try {
+    return `v${(await natsServerBinary()).version}`;
+  } catch {
+    return 'unknown';
   }
-  return 'unknown';
 }
 
 export function machine(): string {

@@ -77,6 +77,33 @@ describe('renderMarkdown', () => {
     expect(md).toContain('| deliveries/s | raw ws | 4,000 deliveries/s | – |');
     expect(md).toContain('- a note');
   });
+
+  it('lists same-run ratios and, for a missed target, the profile’s top frames', () => {
+    const fig = results.figures[0] as BenchResults['figures'][number];
+    const withMore = renderMarkdown({
+      ...results,
+      figures: [
+        {
+          ...fig,
+          ratios: [{ label: 'POST /notify ÷ Socket.IO', runs: [0.5, 0.75, 1], median: 0.75 }],
+          profiles: [
+            {
+              server: 'ingress-api',
+              busySamples: 1234,
+              self: [{ name: 'writeBuffer node:internal/x:1', percent: 12.34 }],
+              inclusive: [{ name: 'dispatch services/ingress-api/src/d.ts:3', percent: 80 }],
+            },
+          ],
+        },
+      ],
+    });
+    expect(withMore).toContain('| POST /notify ÷ Socket.IO | 0.75× | 0.50× – 1.00× |');
+    expect(withMore).toContain(
+      'Profile of ingress-api during this figure (1,234 busy samples): top frames by self time: `writeBuffer node:internal/x:1` 12.3%; project code, inclusive: `dispatch services/ingress-api/src/d.ts:3` 80.0%.',
+    );
+    expect(md).not.toContain('same-run ratio');
+    expect(md).not.toContain('Profile of');
+  });
 });
 
 describe('spliceResults', () => {

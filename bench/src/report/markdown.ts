@@ -3,7 +3,9 @@ import {
   type Check,
   type FigureResult,
   formatNumber,
+  type Ratio,
   type Row,
+  type ServerProfile,
 } from './results.js';
 
 /**
@@ -62,11 +64,41 @@ function figureSection(f: FigureResult): string[] {
   out.push('|---|---|---|---|');
   for (const r of f.rows) out.push(rowLine(r));
   out.push('');
+  if (f.ratios && f.ratios.length > 0) {
+    out.push('| same-run ratio | median | runs (min – max) |');
+    out.push('|---|---|---|');
+    for (const r of f.ratios) out.push(ratioLine(r));
+    out.push('');
+  }
   if (f.notes.length > 0) {
     for (const n of f.notes) out.push(`- ${n}`);
     out.push('');
   }
+  for (const p of f.profiles ?? []) out.push(...profileSection(p));
   return out;
+}
+
+/** A missed target's evidence: the server's top frames by self time, then its own code inclusive. */
+function profileSection(p: ServerProfile): string[] {
+  const list = (frames: ServerProfile['self']) =>
+    frames.map((f) => `\`${f.name.replace(/`/g, "'")}\` ${f.percent.toFixed(1)}%`).join(', ');
+  return [
+    `Profile of ${p.server} during this figure (${p.busySamples.toLocaleString('en-US')} busy samples): top frames by self time: ${list(p.self) || 'none'}; project code, inclusive: ${list(p.inclusive) || 'none'}.`,
+    '',
+  ];
+}
+
+function ratioLine(r: Ratio): string {
+  const finite = r.runs.filter(Number.isFinite);
+  const spread =
+    finite.length > 1
+      ? `${formatRatioPlain(Math.min(...finite))} – ${formatRatioPlain(Math.max(...finite))}`
+      : '–';
+  return `| ${r.label} | ${formatRatioPlain(r.median)} | ${spread} |`;
+}
+
+function formatRatioPlain(v: number): string {
+  return Number.isFinite(v) ? `${v.toFixed(2)}×` : '–';
 }
 
 function rowLine(r: Row): string {

@@ -12,7 +12,7 @@ const profile = {
   nodes: [
     node(1, '(root)', '', [2, 5]),
     node(2, 'handle', 'file:///work/main/services/x/src/app.ts', [3]),
-    node(3, 'parse', 'file:///work/main/services/x/src/parse.ts', [4]),
+    node(3, 'parse', 'file:///work/wt-other/services/x/src/parse.ts', [4]),
     node(4, 'write', 'file:///work/main/node_modules/ws/lib/sender.js'),
     node(5, '(idle)'),
   ],
@@ -47,6 +47,21 @@ describe('summarizeProfile', () => {
     expect(s.self.map((f) => f.name)).toEqual([
       'parse services/x/src/parse.ts:10',
       'handle services/x/src/app.ts:10',
+    ]);
+  });
+
+  it('keeps only the samples inside a window of the monotonic clock (one figure of a run)', () => {
+    // The profile started at 100,000 µs; samples at 101,000..108,000 µs. Window 102,000–104,000:
+    // handle, parse, write.
+    const s = summarizeProfile({ ...profile, startTime: 100_000 }, 5, 0, {
+      fromUs: 102_000,
+      toUs: 104_000,
+    });
+    expect(s.busySamples).toBe(3);
+    expect(s.self.map((f) => f.name).sort()).toEqual([
+      'handle services/x/src/app.ts:10',
+      'parse services/x/src/parse.ts:10',
+      'write ws/lib/sender.js:10',
     ]);
   });
 

@@ -18,6 +18,8 @@ interface ProfileNode {
 
 export interface CpuProfile {
   nodes: ProfileNode[];
+  /** Microseconds on the machine's monotonic clock (the clock of `process.hrtime` in every process). */
+  startTime?: number;
   samples?: number[];
   /** Microseconds between consecutive samples (the first is from the profile's start). */
   timeDeltas?: number[];
@@ -32,20 +34,37 @@ export interface Frame {
 export interface ProfileSummary {
   busySamples: number;
   self: Frame[];
-  /** Functions of the project (services/, proto/, bench/) by inclusive time. */
+  /** Functions of the project (services/, proto/, lib/, bench/) by inclusive time. */
   inclusive: Frame[];
 }
 
+/** A span of the monotonic clock, µs (`process.hrtime.bigint() / 1000n` in the bench runner). */
+export interface ClockWindow {
+  fromUs: number;
+  toUs: number;
+}
+
+/** Now on the clock V8 stamps profiles with, µs. */
+export function monotonicUs(): number {
+  return Number(process.hrtime.bigint() / 1000n);
+}
+
 /**
- * Summarises the samples taken after `skipMs` (start-up is not the load). Shares are of the busy
- * samples: a server profiled over a whole run idles between measurements, and what matters is where
- * its working time went. GC and `(program)` stay in.
+ * Summarises the samples taken after `skipMs` (start-up is not the load), and within `window` when
+ * given (one figure of a run). Shares are of the busy samples: a server profiled over a whole run
+ * idles between measurements, and what matters is where its working time went. GC and
+ * `(program)` stay in.
  */
-export function summarizeProfile(profile: CpuProfile, count: number, skipMs = 0): ProfileSummary {
+export function summarizeProfile(
+  profile: CpuProfile,
+  count: number,
+  skipMs = 0,
+  window?: ClockWindow,
+): ProfileSummary {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-  const selected = selectSamples(profile, skipMs);
+  const selected = selectSamples(profile, skipMs, window);
   const self = new Map<string, number>();
   const inclusive = new Map<string, number>();
   let busy = 0;
@@ -69,32 +88,43 @@ export function summarizeProfile(profile: CpuProfile, count: number, skipMs = 0)
   return { busySamples: busy, self: top(self), inclusive: top(inclusive) };
 }
 
-/** The sampled node ids after skipMs; every node's hit count when the profile has no samples. */
-function selectSamples(profile: CpuProfile, skipMs: number): number[] {
+/**
+ * The sampled node ids after skipMs (and inside the window, on the profile's own clock); every
+ * node's hit count when the profile has no samples.
+ */
+function selectSamples(profile: CpuProfile, skipMs: number, window?: ClockWindow): number[] {
   const samples = profile.samples ?? [];
   if (samples.length === 0) {
     return profile.nodes.flatMap((n) => Array.from({ length: n.hitCount ?? 0 }, () => n.id));
   }
   const deltas = profile.timeDeltas ?? [];
+  const start = profile.startTime ?? 0;
   const out: number[] = [];
   let t = 0;
   for (let i = 0; i < samples.length; i++) {
     t += deltas[i] ?? 0;
-    if (t / 1000 >= skipMs) out.push(samples[i] as number);
+    if (t / 1000 < skipMs) continue;
+    if (window && (start + t < window.fromUs || start + t > window.toUs)) continue;
+    out.push(samples[i] as number);
   }
   return out;
 }
 
 function isProjectCode(url: string): boolean {
-  return /\/(services|proto|bench)\//.test(url) && !url.includes('/node_modules/');
+  return /\/(services|proto|lib|bench)\//.test(url) && !url.includes('/node_modules/');
 }
 
 function frameName(n: ProfileNode): string {
   const { functionName, url, lineNumber } = n.callFrame;
   const fn = functionName || '(anonymous)';
   if (!url) return fn;
-  const short = url.replace(/^file:\/\//, '').replace(/^.*\/node_modules\//, '');
-  return `${fn} ${short.replace(/^.*\/work\/main\//, '')}:${lineNumber + 1}`;
+  const path = url.replace(/^file:\/\//, '');
+  // A package by its name; the project's files by their path in the repository, whichever
+  // checkout they ran from.
+  const short = path.includes('/node_modules/')
+    ? path.replace(/^.*\/node_modules\//, '')
+    : path.replace(/^.*?\/((?:services|proto|lib|bench)\/)/, '$1');
+  return `${fn} ${short}:${lineNumber + 1}`;
 }
 
 /** The main-thread profile (thread id 0) of the named server in a BENCH_CPU_PROF directory. */

@@ -5,6 +5,8 @@ import {
   ratioAtLeast,
   ratioAtMost,
   ratioBelow,
+  ratioCheckAtLeast,
+  ratioCheckAtMost,
   valueCheck,
 } from './results.js';
 
@@ -81,6 +83,42 @@ describe('checks', () => {
     expect(valueCheck('1', 'p99 ≤ 5 ms', 4.2, 'ms', (v) => v <= 5)).toMatchObject({
       measured: '4.20 ms',
       pass: true,
+    });
+  });
+});
+
+describe('same-run ratios', () => {
+  it('divides run i by run i and takes the median, not the ratio of medians', () => {
+    const rows = new RowCollector('2');
+    // A busy second run slows both sides: per-run ratios stay 2×, the medians' ratio would not.
+    for (const [h, b] of [
+      [200, 100],
+      [20, 10],
+      [160, 80],
+    ] as const) {
+      rows.add('rate', 'H', 'herald', '/s', h);
+      rows.add('rate', 'B', 'baseline', '/s', b);
+    }
+    const r = rows.ratio('H ÷ B', 'rate', 'H', 'B');
+    expect(r.runs).toEqual([2, 2, 2]);
+    expect(r.median).toBe(2);
+    expect(ratioCheckAtLeast('2', 'H ≥ 2× B', r, 2)).toMatchObject({
+      pass: true,
+      measured: '2.000×',
+    });
+    expect(ratioCheckAtLeast('2', 'H ≥ 5× B', r, 5).pass).toBe(false);
+    expect(ratioCheckAtMost('1', 'H ≤ 2× B', r, 2).pass).toBe(true);
+    expect(ratioCheckAtMost('1', 'H ≤ 1.5× B', r, 1.5).pass).toBe(false);
+  });
+
+  it('cannot evaluate a ratio of a subject that was not measured', () => {
+    const rows = new RowCollector('3');
+    rows.add('rate', 'H', 'herald', '/s', 1);
+    const r = rows.ratio('H ÷ B', 'rate', 'H', 'B');
+    expect(r.runs).toEqual([]);
+    expect(ratioCheckAtLeast('3', 't', r, 1)).toMatchObject({
+      measured: 'not measured',
+      pass: null,
     });
   });
 });

@@ -26,14 +26,42 @@ export interface Check {
   pass: boolean | null;
 }
 
+/**
+ * A same-run ratio: Herald's value over a baseline's in each run (measured seconds apart on the
+ * same cores), with the median over the runs. Steadier than a ratio of medians on a shared
+ * machine, since a busy moment hits both sides of one run.
+ */
+export interface Ratio {
+  label: string;
+  runs: number[];
+  median: number;
+}
+
 export interface FigureResult {
   id: FigureId;
   title: string;
   rows: Row[];
   checks: Check[];
+  /** Same-run ratios worth stating beside the targets. */
+  ratios?: Ratio[];
+  /**
+   * With BENCH_CPU_PROF=1 and a target of the figure missed: where Herald's processes spent their
+   * CPU during the figure (the samples of its time span only).
+   */
+  profiles?: ServerProfile[];
   /** Observations worth a line in the report (losses, bounds reached, errors). */
   notes: string[];
   elapsedMs: number;
+}
+
+/** The heaviest functions of one server over one figure, from its `--cpu-prof` profile. */
+export interface ServerProfile {
+  server: string;
+  busySamples: number;
+  /** By self time: `{name, percent}` with the share of the busy samples. */
+  self: Array<{ name: string; percent: number }>;
+  /** The project's own functions by inclusive time. */
+  inclusive: Array<{ name: string; percent: number }>;
 }
 
 export interface RunMeta {
@@ -88,6 +116,36 @@ export class RowCollector {
   rows(): Row[] {
     return [...this.#rows.values()];
   }
+
+  /** The same-run ratio of two subjects' values of one metric (run i over run i). */
+  ratio(label: string, metric: string, herald: string, baseline: string): Ratio {
+    const a = this.#rows.get(`${metric}\u0000${herald}`)?.runs ?? [];
+    const b = this.#rows.get(`${metric}\u0000${baseline}`)?.runs ?? [];
+    const runs = a.slice(0, b.length).map((v, i) => v / (b[i] as number));
+    return { label, runs, median: runs.length > 0 ? median(runs) : Number.NaN };
+  }
+}
+
+/** A "same-run ratio ≤ k" check (the median of per-run ratios); lower is better. */
+export function ratioCheckAtMost(figure: FigureId, target: string, r: Ratio, k: number): Check {
+  const ok = Number.isFinite(r.median);
+  return {
+    figure,
+    target,
+    measured: ok ? formatRatio(r.median, k) : 'not measured',
+    pass: ok ? r.median <= k : null,
+  };
+}
+
+/** A "same-run ratio ≥ k" check (the median of per-run ratios); higher is better. */
+export function ratioCheckAtLeast(figure: FigureId, target: string, r: Ratio, k: number): Check {
+  const ok = Number.isFinite(r.median);
+  return {
+    figure,
+    target,
+    measured: ok ? formatRatio(r.median, k) : 'not measured',
+    pass: ok ? r.median >= k : null,
+  };
 }
 
 /** A check of herald / baseline against `k`, passing when `passes(ratio)`. */

@@ -1,9 +1,10 @@
-import { copyFile, mkdir, mkdtemp, readdir, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { type BuildOptions, build as esbuild, type Plugin } from 'esbuild';
 import { rollup } from 'rollup';
 import { dts } from 'rollup-plugin-dts';
+import { isStale } from '../../../scripts/lib/freshness.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const DIST = join(ROOT, 'dist');
@@ -32,7 +33,7 @@ const browserLoader: Plugin = {
  * proto's types inlined, because @herald/proto is private and never published.
  */
 export async function build(opts: { ifStale?: boolean } = {}): Promise<'built' | 'fresh'> {
-  if (opts.ifStale && !(await stale())) return 'fresh';
+  if (opts.ifStale && !(await isStale(at('dist', 'index.d.cts'), INPUTS))) return 'fresh';
   // Several vitest runs may build at once while others read dist/: build aside, then move each
   // file in with an atomic rename, so a reader never sees a missing or half-written file. The
   // scratch directory sits beside dist/ so the source maps' relative paths stay right.
@@ -107,24 +108,6 @@ async function declarations(file: string): Promise<void> {
   });
   await bundle.write({ file, format: 'es' });
   await bundle.close();
-}
-
-async function stale(): Promise<boolean> {
-  const built = await stat(at('dist', 'index.d.cts')).then(
-    (s) => s.mtimeMs,
-    () => 0,
-  );
-  if (built === 0) return true;
-  for (const input of INPUTS) if ((await newest(input)) > built) return true;
-  return false;
-}
-
-async function newest(path: string): Promise<number> {
-  const s = await stat(path);
-  if (!s.isDirectory()) return s.mtimeMs;
-  let max = s.mtimeMs;
-  for (const entry of await readdir(path)) max = Math.max(max, await newest(join(path, entry)));
-  return max;
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -6,6 +6,7 @@ import { closeError, type ErrorDetail, parseFrame } from './frames.js';
 import { Listeners } from './listeners.js';
 import { reportListenerError } from './logger.js';
 import type { Resolved } from './options.js';
+import { probeSocketUrl } from './probe.js';
 import { RecentIds } from './recent-ids.js';
 import type { ConnectionState, HeraldEvent } from './types.js';
 import { OPEN, type WebSocketConstructor, type WebSocketLike } from './websocket.js';
@@ -27,6 +28,8 @@ export interface ConnectionDeps {
   webSocket: () => Promise<WebSocketConstructor | undefined>;
   /** Called after every change of `connected`, so the instance can recompute its own state. */
   onStateChange: () => void;
+  /** Called with every error also given to this connection's `errors` listeners. */
+  onError: (error: HeraldError) => void;
   random: () => number;
 }
 
@@ -48,6 +51,12 @@ export class Connection {
   #openedAt = 0;
   #refusal: ErrorDetail | undefined;
   #delivering = false;
+  /** Whether this connection was ever accepted: a URL that worked once is not a wrong one. */
+  #everAccepted = false;
+  /** A network failure is reported once per outage, not once per retry. */
+  #networkReported = false;
+  /** Cancels a probe in flight when the connection closes, so no timer or request outlives it. */
+  #probe: AbortController | undefined;
 
   constructor(deps: ConnectionDeps) {
     this.#deps = deps;
@@ -75,6 +84,7 @@ export class Connection {
     if (this.#phase === 'closed') return;
     const wasOpen = this.#phase === 'open';
     this.#phase = 'closed';
+    this.#probe?.abort();
     this.#clearTimer();
     this.#detach();
     this.events.clear();
@@ -110,10 +120,11 @@ export class Connection {
     ws.onopen = () => {
       this.#clearTimer();
       this.#openedAt = Date.now();
-      // A refusal is an accepted socket that gets an error frame right after it opens: wait one
-      // turn of the event loop for it before saying the connection is up. An event frame proves
-      // acceptance at once.
-      this.#timer = setTimeout(() => this.#accept(), 0);
+      // A refusal is an accepted socket that gets an error frame and a 4xxx close right after it
+      // opens. Browsers may dispatch those a few tasks after `open` (one event-loop turn was not
+      // enough: Chromium and ws both showed refused sockets as connected), so the connection is up
+      // only after acceptDelayMs without a refusal. An event frame proves acceptance at once.
+      this.#timer = setTimeout(() => this.#accept(), this.#deps.options.acceptDelayMs);
     };
     ws.onmessage = (ev) => this.#onMessage(ws, ev.data);
     ws.onclose = (ev) => this.#onClose(ws, ev.code, ev.reason);
@@ -125,6 +136,8 @@ export class Connection {
     if (this.#phase !== 'connecting' || this.#refusal) return;
     this.#clearTimer();
     this.#phase = 'open';
+    this.#everAccepted = true;
+    this.#networkReported = false;
     this.#log('debug', 'herald: connected');
     this.states.emit('connected');
     this.#deps.onStateChange();
@@ -166,7 +179,52 @@ export class Connection {
     // Herald's own codes (4000 + HTTP status) come with an error frame or a JSON reason.
     const error = code >= 4000 && code < 5000 ? closeError(this.#refusal, code, reason) : undefined;
     this.#log('debug', 'herald: closed', { code });
+    const neverOpened = this.#openedAt === 0;
     this.#lost(closeAction(code), error);
+    if (!error && neverOpened) void this.#diagnose();
+  }
+
+  /**
+   * The socket failed before opening: find out whether the URL is wrong (stop, say so) or the
+   * network is (keep retrying, say so once per outage). The retry is already scheduled.
+   */
+  async #diagnose(): Promise<void> {
+    if (this.#probe) return; // one probe at a time; the retries keep going meanwhile
+    // Once accepted the URL is right, and this outage was reported: nothing left to learn.
+    if (this.#everAccepted && this.#networkReported) return;
+    const url = this.#deps.url;
+    this.#probe = new AbortController();
+    const result = await probeSocketUrl(url, this.#deps.options.fetch, this.#probe.signal);
+    this.#probe = undefined;
+    if (this.#phase === 'closed' || this.#phase === 'stopped' || this.#phase === 'open') return;
+    if (result === 'wrong_endpoint' && !this.#everAccepted) {
+      this.#detach();
+      this.#clearTimer();
+      const endpoint = url.slice(0, url.indexOf('?'));
+      this.#stop(
+        new HeraldError(
+          'wrong_endpoint',
+          `${endpoint} answered, but is not a Herald socket endpoint: set options.wsUrl to socket-edge's URL (make dev: wss://localhost:8444; options.baseUrl is ingress-api's)`,
+          { field: 'wsUrl' },
+        ),
+      );
+      return;
+    }
+    if (result === 'network' && !this.#networkReported) {
+      this.#networkReported = true;
+      this.#emitError(
+        new HeraldError(
+          'network_error',
+          `Could not reach ${new URL(url).host} (DNS, refused connection or TLS): retrying with backoff`,
+          { field: 'wsUrl' },
+        ),
+      );
+    }
+  }
+
+  #emitError(error: HeraldError): void {
+    this.errors.emit(error);
+    this.#deps.onError(error);
   }
 
   /** The socket is gone (closed, or never opened in time): tell, then retry or stop. */
@@ -187,7 +245,7 @@ export class Connection {
       this.#stop(error ?? new HeraldError('unexpected_response', 'socket refused'));
       return;
     }
-    if (error) this.errors.emit(error);
+    if (error) this.#emitError(error);
     // A listener may have unsubscribed, or the network may be back already (wake).
     if (this.#phase !== 'waiting' || this.#timer !== undefined) return;
     const { backoff } = this.#deps.options;
@@ -202,7 +260,7 @@ export class Connection {
   #stop(error: HeraldError): void {
     this.#phase = 'stopped';
     this.#log('warn', 'herald: not reconnecting', { code: error.code, closeCode: error.closeCode });
-    this.errors.emit(error);
+    this.#emitError(error);
   }
 
   /** Lets go of the current socket so none of its events reach us again, and closes it. */

@@ -5,9 +5,12 @@ import type { ErrorCode } from '@herald/proto/wire';
  * - `network_error`: the request or socket failed before Herald answered;
  * - `timeout`: `notify` got no answer within `notifyTimeoutMs`;
  * - `unexpected_response`: an answer that is not Herald's (a proxy's error page, say);
- * - `websocket_unavailable`: no WebSocket in this runtime and none injected.
+ * - `websocket_unavailable`: no WebSocket in this runtime and none injected;
+ * - `wrong_endpoint`: the socket URL answers HTTP but is not a Herald socket endpoint (a 404, or
+ *   another server), so retrying cannot help.
  */
 export type ClientErrorCode =
+  | 'wrong_endpoint'
   | 'network_error'
   | 'timeout'
   | 'unexpected_response'
@@ -18,6 +21,16 @@ export type ClientErrorCode =
  * version does not list; it is passed through unchanged, hence the open string.
  */
 export type HeraldErrorCode = ErrorCode | ClientErrorCode | (string & {});
+
+/**
+ * What went wrong, for `onError` callbacks that branch without knowing every code:
+ * - `wrong_endpoint`: the URL is not Herald's (a wrong `wsUrl`/`baseUrl`); fix the configuration;
+ * - `refused`: Herald answered with a refusal code (bad key, Origin, plan, parameters, cap);
+ * - `unavailable`: Herald answered but cannot serve now (4503, 4500, 5xx); the SDK retries;
+ * - `network`: no answer at all (DNS, TCP, TLS, timeout); the SDK retries;
+ * - `runtime`: this runtime cannot open a socket (no WebSocket, CSP).
+ */
+export type HeraldErrorKind = 'wrong_endpoint' | 'refused' | 'unavailable' | 'network' | 'runtime';
 
 export interface HeraldErrorDetails {
   field?: string | undefined;
@@ -37,6 +50,8 @@ export class HeraldError extends Error {
   readonly retryAfter: number | undefined;
   /** The close code of a refused socket (4400, 4401, 4403, 4429, ...). */
   readonly closeCode: number | undefined;
+  /** The family of the failure; see {@link HeraldErrorKind}. */
+  readonly kind: HeraldErrorKind;
 
   constructor(code: HeraldErrorCode, message: string, details: HeraldErrorDetails = {}) {
     super(message);
@@ -46,5 +61,25 @@ export class HeraldError extends Error {
     this.httpStatus = details.httpStatus ?? 0;
     this.retryAfter = details.retryAfter;
     this.closeCode = details.closeCode;
+    this.kind = kindOf(code, this.httpStatus, details.closeCode);
   }
+}
+
+function kindOf(code: string, httpStatus: number, closeCode: number | undefined): HeraldErrorKind {
+  switch (code) {
+    case 'wrong_endpoint':
+    case 'not_found':
+      return 'wrong_endpoint';
+    case 'unexpected_response':
+      // A close code means Herald's edge answered, only without a readable reason.
+      if (closeCode === undefined) return 'wrong_endpoint';
+      break;
+    case 'network_error':
+    case 'timeout':
+      return 'network';
+    case 'websocket_unavailable':
+      return 'runtime';
+  }
+  const status = closeCode !== undefined ? closeCode - 4000 : httpStatus;
+  return status >= 500 ? 'unavailable' : 'refused';
 }

@@ -1,14 +1,19 @@
 import { CONNECT_PATH, isUuidV4 } from '@herald/proto/wire';
 import { Connection } from './connection.js';
+import type { HeraldError } from './errors.js';
 import { Listeners } from './listeners.js';
 import { reportListenerError } from './logger.js';
 import { notify } from './notify.js';
+import { notifyMany } from './notify-many.js';
 import { type HeraldOptions, type Resolved, resolveOptions } from './options.js';
 import { SubscriptionHandle } from './subscription.js';
 import type {
   ConnectionListener,
   ConnectionState,
+  ErrorListener,
+  NotifyEvent,
   NotifyInput,
+  NotifyManyOptions,
   NotifyResult,
   Subscription,
   Unsubscribe,
@@ -26,6 +31,7 @@ export class Herald {
   readonly #options: Resolved;
   readonly #connections = new Map<string, { connection: Connection; handles: Set<Handle> }>();
   readonly #states: Listeners<[ConnectionState]>;
+  readonly #errors: Listeners<[HeraldError]>;
   #connected = false;
   #webSocket: Promise<WebSocketConstructor | undefined> | undefined;
   #unwatch: (() => void) | undefined;
@@ -34,6 +40,7 @@ export class Herald {
   constructor(options: HeraldOptions) {
     this.#options = resolveOptions(options);
     this.#states = new Listeners((err) => reportListenerError(this.#options.logger, err));
+    this.#errors = new Listeners((err) => reportListenerError(this.#options.logger, err));
   }
 
   /**
@@ -61,6 +68,7 @@ export class Herald {
             return this.#webSocket;
           },
           onStateChange: () => this.#recompute(),
+          onError: (error) => this.#errors.emit(error),
           random: () => Math.random(),
         }),
         handles: new Set(),
@@ -86,9 +94,27 @@ export class Herald {
     return this.#connected;
   }
 
+  /**
+   * Every socket error of every subscription, typed by `error.kind`: `wrong_endpoint` (a
+   * misconfigured `wsUrl`; stops), `refused` (4400/4401/4403 stop; 4429 waits), `unavailable`
+   * and `network` (retried with backoff; `network` once per outage).
+   */
+  onError(listener: ErrorListener): Unsubscribe {
+    return this.#errors.add(listener);
+  }
+
   /** Dispatches one event. Resolves for every server outcome; rejects only for a bad call. */
   notify(input: NotifyInput): Promise<NotifyResult> {
     return notify(this.#options, input);
+  }
+
+  /**
+   * Dispatches many events in one request (`POST /notify/batch`): one result per event, in order,
+   * with `notify`'s statuses. A refused request fails every event with its error; rejects only for
+   * a bad call.
+   */
+  notifyMany(events: readonly NotifyEvent[], opts?: NotifyManyOptions): Promise<NotifyResult[]> {
+    return notifyMany(this.#options, events, opts);
   }
 
   /**

@@ -11,6 +11,7 @@ export {
   HeraldError,
   type HeraldErrorCode,
   type HeraldErrorDetails,
+  type HeraldErrorKind,
 } from './errors.js';
 export { Herald } from './herald.js';
 export type { Logger } from './logger.js';
@@ -23,8 +24,10 @@ export type {
   EventListener,
   HeraldEvent,
   NotifyAccepted,
+  NotifyEvent,
   NotifyFailed,
   NotifyInput,
+  NotifyManyOptions,
   NotifyResult,
   Subscription,
   Unsubscribe,

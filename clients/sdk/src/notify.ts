@@ -2,7 +2,7 @@ import { DispatchStatus, isUuidV4 } from '@herald/proto/wire';
 import { HeraldError } from './errors.js';
 import { errorDetail } from './frames.js';
 import { checkClient, type Resolved } from './options.js';
-import type { NotifyInput, NotifyResult } from './types.js';
+import type { NotifyFailed, NotifyInput, NotifyResult } from './types.js';
 
 /**
  * POSTs one event to `{baseUrl}/notify`. Server outcomes, network errors and timeouts resolve to a
@@ -10,6 +10,21 @@ import type { NotifyInput, NotifyResult } from './types.js';
  */
 export async function notify(options: Resolved, input: NotifyInput): Promise<NotifyResult> {
   const body = notifyBody(options, input);
+  const answer = await postJson(options, '/notify', body, input);
+  if ('error' in answer) return answer;
+  return notifyResult(answer.httpStatus, answer.text, answer.retryAfter);
+}
+
+/** What a POST answered, or the failed result of one that got no answer. */
+export type Posted = { httpStatus: number; text: string; retryAfter: string | null } | NotifyFailed;
+
+/** POSTs a JSON body to `{baseUrl}{path}` within `notifyTimeoutMs`. */
+export async function postJson(
+  options: Resolved,
+  path: string,
+  body: string,
+  input: { origin?: string | undefined; idempotencyKey?: string | undefined },
+): Promise<Posted> {
   const fetchFn = options.fetch ?? globalThis.fetch;
   if (typeof fetchFn !== 'function') {
     throw new TypeError('Herald: this runtime has no global fetch: pass options.fetch');
@@ -20,14 +35,14 @@ export async function notify(options: Resolved, input: NotifyInput): Promise<Not
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), options.notifyTimeoutMs);
   try {
-    const res = await fetchFn(`${options.baseUrl}/notify`, {
+    const res = await fetchFn(`${options.baseUrl}${path}`, {
       method: 'POST',
       headers,
       body,
       signal: controller.signal,
     });
     const text = await res.text();
-    return notifyResult(res.status, text, res.headers.get('retry-after'));
+    return { httpStatus: res.status, text, retryAfter: res.headers.get('retry-after') };
   } catch (err) {
     const timedOut = controller.signal.aborted;
     return failed(
@@ -52,34 +67,49 @@ function notifyBody(options: Resolved, input: NotifyInput): string {
   if (typeof input !== 'object' || input === null) {
     throw new TypeError('Herald: notify needs { recipient, payload }');
   }
-  const { recipient, payload, origin, idempotencyKey } = input;
-  if (!isUuidV4(recipient)) {
-    throw new TypeError(
-      'Herald: notify recipient must be a UUID v4 (xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx, y in 8,9,a,b)',
-    );
-  }
   const client = input.client ?? options.client;
   checkClient(client, 'notify client');
+  checkHeaders(input, 'notify');
+  return `{${eventMembers(input, 'notify')},"api_key":${JSON.stringify(options.apiKey)},"client":${JSON.stringify(client)}}`;
+}
+
+/** Checks the optional header fields of a call. */
+export function checkHeaders(
+  input: { origin?: unknown; idempotencyKey?: unknown },
+  call: string,
+): void {
   for (const [name, value] of [
-    ['origin', origin],
-    ['idempotencyKey', idempotencyKey],
+    ['origin', input.origin],
+    ['idempotencyKey', input.idempotencyKey],
   ] as const) {
     if (value !== undefined && (typeof value !== 'string' || value === '')) {
-      throw new TypeError(`Herald: notify ${name} must be a non-empty string, or left out`);
+      throw new TypeError(`Herald: ${call} ${name} must be a non-empty string, or left out`);
     }
+  }
+}
+
+/** `"recipient":...,"payload":...` of one event, after the checks a server would fail anyway. */
+export function eventMembers(
+  event: { recipient: unknown; payload: unknown },
+  call: string,
+): string {
+  if (!isUuidV4(event.recipient)) {
+    throw new TypeError(
+      `Herald: ${call} recipient must be a UUID v4 (xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx, y in 8,9,a,b)`,
+    );
   }
   let payloadJson: string | undefined;
   try {
-    payloadJson = JSON.stringify(payload);
+    payloadJson = JSON.stringify(event.payload);
   } catch (err) {
-    throw new TypeError(`Herald: notify payload must be JSON-serialisable: ${String(err)}`);
+    throw new TypeError(`Herald: ${call} payload must be JSON-serialisable: ${String(err)}`);
   }
   if (payloadJson === undefined) {
     throw new TypeError(
-      'Herald: notify payload is required: any JSON value (object, array, string, number, ...)',
+      `Herald: ${call} payload is required: any JSON value (object, array, string, number, ...)`,
     );
   }
-  return `{"recipient":${JSON.stringify(recipient)},"payload":${payloadJson},"api_key":${JSON.stringify(options.apiKey)},"client":${JSON.stringify(client)}}`;
+  return `"recipient":${JSON.stringify(event.recipient)},"payload":${payloadJson}`;
 }
 
 /** Maps an answer of `POST /notify` (status, body text, Retry-After) to a result. */
@@ -88,12 +118,24 @@ export function notifyResult(
   text: string,
   retryAfter: string | null,
 ): NotifyResult {
-  let body: { status?: unknown; id?: unknown; error?: unknown } | undefined;
+  let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
     body = undefined;
   }
+  return resultOfBody(httpStatus, body, retryAfter);
+}
+
+/** Maps one answer's status and parsed body (a single dispatch's, or one slot of a batch's). */
+export function resultOfBody(
+  httpStatus: number,
+  parsed: unknown,
+  retryAfter: string | null,
+): NotifyResult {
+  const body = (typeof parsed === 'object' && parsed !== null ? parsed : undefined) as
+    | { status?: unknown; id?: unknown; error?: unknown }
+    | undefined;
   if (
     (httpStatus === 200 || httpStatus === 202) &&
     (body?.status === DispatchStatus.sent || body?.status === DispatchStatus.queued) &&
@@ -124,7 +166,7 @@ export function notifyResult(
   );
 }
 
-function failed(httpStatus: number, error: HeraldError): NotifyResult {
+export function failed(httpStatus: number, error: HeraldError): NotifyFailed {
   return { status: DispatchStatus.failed, httpStatus, error };
 }
 

@@ -32,6 +32,11 @@ export interface HeraldOptions {
   logger?: Logger;
   /** A socket not open within this many ms is dropped and retried. Default 10000. */
   connectTimeoutMs?: number;
+  /**
+   * A socket counts as connected once it stayed open this many ms without a refusal (or as soon
+   * as an event arrives), so a refused socket never shows as connected. Default 1000.
+   */
+  acceptDelayMs?: number;
   /** `notify` resolves with a `timeout` failure after this many ms. Default 10000. */
   notifyTimeoutMs?: number;
   /** How many recent event ids each subscription remembers to drop duplicates. Default 1000. */
@@ -48,6 +53,7 @@ export interface Resolved {
   backoff: Backoff;
   logger: Logger | undefined;
   connectTimeoutMs: number;
+  acceptDelayMs: number;
   notifyTimeoutMs: number;
   dedupCapacity: number;
 }
@@ -57,6 +63,7 @@ export const DEFAULTS = {
   wsUrl: 'wss://localhost:8444',
   backoff: { baseMs: 1000, capMs: 60_000, stableMs: 10_000 },
   connectTimeoutMs: 10_000,
+  acceptDelayMs: 1000,
   notifyTimeoutMs: 10_000,
   dedupCapacity: 1000,
 } as const;
@@ -106,6 +113,12 @@ export function resolveOptions(o: HeraldOptions): Resolved {
     'options.connectTimeoutMs',
     1,
   );
+  const acceptDelayMs = positive(
+    o.acceptDelayMs,
+    DEFAULTS.acceptDelayMs,
+    'options.acceptDelayMs',
+    0,
+  );
   const notifyTimeoutMs = positive(
     o.notifyTimeoutMs,
     DEFAULTS.notifyTimeoutMs,
@@ -128,6 +141,7 @@ export function resolveOptions(o: HeraldOptions): Resolved {
     backoff,
     logger: o.logger,
     connectTimeoutMs,
+    acceptDelayMs,
     notifyTimeoutMs,
     dedupCapacity,
   };

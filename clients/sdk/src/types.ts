@@ -66,6 +66,24 @@ export interface NotifyInput {
   idempotencyKey?: string;
 }
 
+/** One event of `notifyMany`. */
+export interface NotifyEvent {
+  /** The user to notify: a UUID v4 (any case). */
+  recipient: string;
+  /** Any JSON value; delivered as sent. */
+  payload: unknown;
+}
+
+/** Options of one `notifyMany` call, covering the whole batch. */
+export interface NotifyManyOptions {
+  /** Sent as the `Origin` header (servers using a web key). Browsers set Origin themselves. */
+  origin?: string;
+  /** Overrides the instance's `client` for this call. */
+  client?: Client;
+  /** Sent as `Idempotency-Key`: a retried batch with the same key and events gets the same results. */
+  idempotencyKey?: string;
+}
+
 /** The event was pushed to an open socket (HTTP 200) or queued for the next connect (202). */
 export interface NotifyAccepted {
   status: typeof DispatchStatus.sent | typeof DispatchStatus.queued;

@@ -1,4 +1,4 @@
-import { hashKey } from '@herald/kit';
+import { hashKey } from '@herald/access';
 import { type Client, HeraldError, type KeyKind } from '@herald/proto';
 import type { Kysely } from 'kysely';
 import type { ApiKeyRow, AuthDb } from './db-schema.js';

@@ -1,5 +1,6 @@
-import { CommonEnv, envBool, envInt, envPort, parseEnv, requireTls } from '@herald/kit';
+import { CommonEnv, envBool, envInt, envPort, opsEnv, parseEnv, requireTls } from '@herald/kit';
 import { z } from 'zod';
+import { BillingEnvShape, requireBillingSettings } from './billing/config.js';
 import { DEFAULT_MAX_LIVE_KEYS } from './key-issuing.js';
 
 /** A Postgres connection URL (also what the admin CLI accepts). */
@@ -47,8 +48,10 @@ export const OriginUrl = z
   });
 
 export const Env = CommonEnv.extend({
-  /** Port of the listener (account API and /healthz, /readyz, /metrics). Default 8445; 0 picks one. */
+  /** Port of the listener (account API, /healthz, /readyz's status). Default 8445; 0 picks one. */
   PORT: envPort(8445),
+  /** The ops listener (/metrics, /readyz with its checks): OPS_HOST (127.0.0.1), OPS_PORT (9445). */
+  ...opsEnv(9445),
   /** Postgres holding accounts and keys. Required. */
   DATABASE_URL: DatabaseUrl,
   /** Apply pending migrations before answering. Default true; turn off to migrate separately. */
@@ -76,7 +79,35 @@ export const Env = CommonEnv.extend({
   ACCOUNT_API_BODY_LIMIT_BYTES: envInt(16_384, 256, 1_048_576),
   /** Take the client IP from X-Forwarded-For (only behind a proxy that sets it). Default false. */
   TRUST_PROXY: envBool(false),
-}).superRefine(requireTls);
+  /** The built dashboard (clients/dashboard/dist) to serve at /; none when unset. */
+  DASHBOARD_DIR: z.string().min(1).optional(),
+  /** Where the dashboard's debug console sends test events: ingress's base URL. */
+  DASHBOARD_INGRESS_URL: z
+    .url({ error: 'must be a URL such as https://localhost:8443' })
+    .optional(),
+  /** Where the dashboard's debug console opens its listener: the edge's wss URL. */
+  DASHBOARD_WS_URL: z.url({ error: 'must be a URL such as wss://localhost:8444' }).optional(),
+  /**
+   * How long a dashboard credential (`hk_dash_`, POST /v1/dashboard/listener) lives, ms; never
+   * past the login's own end. The page asks for a new one before it expires. Default 1 hour;
+   * 1 minute to 24 hours.
+   */
+  DASHBOARD_KEY_TTL_MS: envInt(3600_000, 60_000, 24 * 3600_000),
+  /**
+   * Live dashboard sockets an account may hold at once (one per open dashboard tab), in a pool of
+   * their own at the edge: never counted against the plan's connection cap. Default 5; 1 to 100.
+   */
+  DASHBOARD_MAX_CONNECTIONS: envInt(5, 1, 100),
+  /** How long auth waits for ingress to take a billing notice for the dashboard, ms. Default 5000. */
+  DASHBOARD_NOTICE_TIMEOUT_MS: envInt(5000, 100, 60_000),
+  /** The billing seam: the dashboard's Pay button goes here; hidden when unset. */
+  DASHBOARD_CHECKOUT_URL: z.string().min(1).optional(),
+  /** How long a dashboard figure may take from the status service, ms. Default 2000. */
+  STATUS_TIMEOUT_MS: envInt(2000, 100, 60_000),
+  ...BillingEnvShape,
+})
+  .superRefine(requireTls)
+  .superRefine(requireBillingSettings);
 export type Env = z.infer<typeof Env>;
 export type AuthConfig = Env;
 

@@ -1,5 +1,6 @@
 import type { Client, KeyKind } from '@herald/proto';
 import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+import type { PaymentEventsTable, PaymentsTable, RenewalRemindersTable } from './billing/tables.js';
 
 /** A `timestamptz` column with a database default: read as a Date, optional on insert. */
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
@@ -54,12 +55,41 @@ export interface SessionsTable {
   expires_at: Date;
 }
 
+/** A one-time password-reset token the admin CLI printed. Deleted when used. */
+export interface PasswordResetsTable {
+  /** SHA-256 hex of the token. */
+  token_hash: string;
+  account_id: string;
+  created_at: CreatedAt;
+  expires_at: Date;
+}
+
+/** The dashboard's own credential (`hk_dash_`): a listener for a browser, or auth's sender. */
+export interface DashboardKeysTable {
+  id: Generated<string>;
+  account_id: string;
+  /** SHA-256 hex of the credential; the value itself is never stored. */
+  key_hash: string;
+  role: 'listen' | 'send';
+  /** A listener's Origin (the dashboard's), required on its socket; null for a sender. */
+  domain: string | null;
+  /** The login a listener was minted for; null for a sender. */
+  session_id: string | null;
+  created_at: CreatedAt;
+  expires_at: Date;
+}
+
 /** The tables the auth service owns. */
 export interface AuthDb {
   accounts: AccountsTable;
   subscriptions: SubscriptionsTable;
   api_keys: ApiKeysTable;
   sessions: SessionsTable;
+  payments: PaymentsTable;
+  payment_events: PaymentEventsTable;
+  renewal_reminders: RenewalRemindersTable;
+  password_resets: PasswordResetsTable;
+  dashboard_keys: DashboardKeysTable;
 }
 
 export type Account = Selectable<AccountsTable>;

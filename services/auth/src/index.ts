@@ -1,3 +1,4 @@
+import type http from 'node:http';
 import {
   createOpsHandler,
   createRegistry,
@@ -12,90 +13,14 @@ import type { NatsConnection } from 'nats';
 import type { Registry } from 'prom-client';
 import { createAccountApi } from './account-api/app.js';
 import { LoginLimiter } from './account-api/login-limiter.js';
+import { DashboardDispatch } from './billing/dashboard-dispatch.js';
+import type { BillingService } from './billing/service.js';
+import { createBilling } from './billing/wiring.js';
 import type { AuthConfig } from './config.js';
 import type { AuthDb } from './db-schema.js';
 import { type AuthMetrics, createAuthMetrics } from './metrics.js';
 import { loadPlanCatalogue, resolvePlansFile } from './plan-catalogue.js';
 import { startVerifyResponder } from './verify-responder.js';
-
-export { createAccountApi } from './account-api/app.js';
-export type { AccountApiDeps, AccountApiSettings } from './account-api/deps.js';
-export { LoginLimiter, type LoginLimiterOptions } from './account-api/login-limiter.js';
-export {
-  hashPassword,
-  MAX_PASSWORD_LENGTH,
-  MIN_PASSWORD_LENGTH,
-  verifyPassword,
-} from './account-api/passwords.js';
-export {
-  AccountRequest,
-  type AccountWithPlan,
-  createAccount,
-  Email,
-  findAccount,
-  MAX_EMAIL_LENGTH,
-} from './accounts.js';
-export {
-  type ApiKeySummary,
-  type CreatedApiKey,
-  countActiveKeys,
-  createApiKey,
-  findApiKey,
-  findApiKeyByHash,
-  listApiKeys,
-  revokeApiKey,
-  setApiKeyDomain,
-} from './api-keys.js';
-export { type AuthConfig, Env, loadConfig } from './config.js';
-export type { Account, ApiKeyRow, AuthDb, SubscriptionRow } from './db-schema.js';
-export {
-  domainChangedMessage,
-  planChangedMessage,
-  publishInvalidation,
-  resetMessage,
-  revokedMessage,
-  revokeKey,
-} from './invalidation.js';
-export { MAX_HOST_LENGTH, normalizeDomain } from './key-domain.js';
-export {
-  DEFAULT_MAX_LIVE_KEYS,
-  issueKey,
-  type KeyRules,
-  resetTestKey,
-  type TestKeyReset,
-} from './key-issuing.js';
-export {
-  expiryFor,
-  generateApiKey,
-  KEY_LENGTH,
-  KEY_PREFIX_LENGTH,
-  type KeyRequest,
-  type KeySpec,
-  keyPrefixOf,
-  resolveKeySpec,
-  TEST_KEY_TTL_MS,
-} from './keys.js';
-export { type AuthMetrics, createAuthMetrics } from './metrics.js';
-export { createMigrator, migrateToLatest } from './migrate.js';
-export {
-  DEFAULT_PLANS_FILE,
-  findPlan,
-  loadPlanCatalogue,
-  PlanCatalogueError,
-  parsePlanCatalogue,
-  resolvePlansFile,
-} from './plan-catalogue.js';
-export {
-  DEFAULT_PLAN,
-  findSubscription,
-  liveKeyStanding,
-  type PlanChange,
-  type PlanStanding,
-  parseUntil,
-  resolvePlanChange,
-  setSubscription,
-} from './subscriptions.js';
-export { type Verification, verifyKeyHash } from './verification.js';
 
 export interface AuthServiceDeps {
   nc: NatsConnection;
@@ -111,13 +36,16 @@ export interface AuthServiceDeps {
 
 export interface AuthService {
   /**
-   * The account API (/v1/...) and the ops endpoints (/healthz, /readyz = NATS + Postgres,
-   * /metrics), with JSON 404s for anything else.
+   * The account API (/v1/...), /healthz and /readyz's status, with JSON 404s for anything else.
    */
   handler: Handler;
+  /** For the ops listener (kit startOpsServer): /metrics, /readyz with NATS and Postgres checks. */
+  opsHandler: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
   registry: Registry;
   metrics: AuthMetrics;
   catalogue: PlanCatalogue;
+  /** The payment flow, when BILLING_PROVIDER is set; its scheduler runs until close(). */
+  billing: BillingService | undefined;
   /**
    * Stops answering verifications: drains the subscription and waits for replies in progress.
    * The connection and the database belong to the caller, who closes them afterwards.
@@ -142,14 +70,27 @@ export function createAuthService(config: AuthConfig, deps: AuthServiceDeps): Au
     logger: deps.logger,
     metrics,
     now,
+    dashboardConnections: config.DASHBOARD_MAX_CONNECTIONS,
   });
-  const ops = createOpsHandler(registry, async () => ({
+  const forwarder = new DashboardDispatch({
+    db: deps.db,
+    nc: deps.nc,
+    logger: deps.logger,
+    ttlMs: config.DASHBOARD_KEY_TTL_MS,
+    timeoutMs: config.DASHBOARD_NOTICE_TIMEOUT_MS,
+    now,
+  });
+  const ready = async () => ({
     nats: natsReady(deps.nc),
     // Kysely is invariant in its schema type; the probe runs raw SQL and needs none.
     postgres: await dbReady(deps.db as unknown as Kysely<unknown>),
-  }));
+  });
+  // /metrics and the readiness checks are for operators: served by `opsHandler`, not publicly.
+  const ops = createOpsHandler(registry, ready, { public: true });
+  const billing = createBilling(config, { ...deps, catalogue, now, registry, forwarder });
   const app = createAccountApi(
     {
+      billing: billing?.service,
       db: deps.db,
       nc: deps.nc,
       catalogue,
@@ -169,14 +110,28 @@ export function createAuthService(config: AuthConfig, deps: AuthServiceDeps): Au
         maxLiveKeys: config.MAX_LIVE_KEYS_PER_ACCOUNT,
         trustProxy: config.TRUST_PROXY,
       },
+      dashboard: {
+        statusTimeoutMs: config.STATUS_TIMEOUT_MS,
+        keyTtlMs: config.DASHBOARD_KEY_TTL_MS,
+        ...(config.DASHBOARD_DIR ? { dir: config.DASHBOARD_DIR } : {}),
+        ...(config.DASHBOARD_INGRESS_URL ? { ingressUrl: config.DASHBOARD_INGRESS_URL } : {}),
+        ...(config.DASHBOARD_WS_URL ? { wsUrl: config.DASHBOARD_WS_URL } : {}),
+        ...(config.DASHBOARD_CHECKOUT_URL ? { checkoutUrl: config.DASHBOARD_CHECKOUT_URL } : {}),
+      },
     },
     ops,
   );
   return {
     handler: app.callback(),
+    opsHandler: createOpsHandler(registry, ready),
     registry,
     metrics,
     catalogue,
-    close: () => responder.drain(),
+    billing: billing?.service,
+    close: async () => {
+      await billing?.scheduler.stop();
+      await forwarder.settled();
+      await responder.drain();
+    },
   };
 }

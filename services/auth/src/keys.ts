@@ -19,7 +19,7 @@ const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
  * A new API key: the kind's prefix, so secret scanners can spot a leaked key, then 32 random bytes
  * in base62 (letters and digits only, so a double-click selects the whole key).
  */
-export function generateApiKey(kind: KeyKind): string {
+export function generateApiKey(kind: keyof typeof KeyPrefix): string {
   return KeyPrefix[kind] + base62(randomBytes(KEY_RANDOM_BYTES), KEY_BODY_LENGTH);
 }
 

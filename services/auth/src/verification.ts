@@ -1,6 +1,12 @@
-import { digestsEqual } from '@herald/kit';
-import type { AuthVerifyReply, PlanCatalogue, VerifiedKey } from '@herald/proto';
+import { digestsEqual } from '@herald/access';
+import {
+  type AuthVerifyReply,
+  dashboardRecipient,
+  type PlanCatalogue,
+  type VerifiedKey,
+} from '@herald/proto';
 import type { Kysely } from 'kysely';
+import { findDashboardKey } from './dashboard-keys.js';
 import type { AuthDb } from './db-schema.js';
 import { findPlan } from './plan-catalogue.js';
 import { DEFAULT_PLAN, liveKeyStanding } from './subscriptions.js';
@@ -22,7 +28,15 @@ export interface Verification {
 export interface VerificationDeps {
   db: Kysely<AuthDb>;
   catalogue: PlanCatalogue;
+  /**
+   * DASHBOARD_MAX_CONNECTIONS: the sockets an account's dashboard credentials may hold at once
+   * (their own pool at the edge, never the plan's). Default 5.
+   */
+  dashboardConnections?: number;
 }
+
+/** Default of {@link VerificationDeps.dashboardConnections}. */
+export const DEFAULT_DASHBOARD_CONNECTIONS = 5;
 
 const NEW_KEY =
   'create a new key (admin CLI: `key create --account ID --kind live|test --client web|mobile`)';
@@ -49,14 +63,20 @@ export async function verifyKeyHash(
     .executeTakeFirst();
   // The lookup already matched on the hash; the constant-time re-check keeps the decision from
   // resting on how the database compared strings.
-  if (!row || !digestsEqual(row.key_hash, keyHash)) {
+  if (!row) return verifyDashboardKey(deps, keyHash, now);
+  if (!digestsEqual(row.key_hash, keyHash)) {
     return refuse(
       'invalid_api_key',
       `api_key is not a Herald key: check it was copied whole (keys start with hk_live_ or hk_test_), or ${NEW_KEY}`,
     );
   }
   if (row.revoked_at !== null) {
-    return refuse('key_revoked', `api_key was revoked: ${NEW_KEY} and use it instead`);
+    return refuse(
+      'key_revoked',
+      row.kind === 'test'
+        ? 'api_key (a Test key) was revoked: get a fresh one with `key reset-test --account ID` (admin CLI; support does it for customers)'
+        : `api_key was revoked: ${NEW_KEY} and use it instead`,
+    );
   }
   const expiresAt = row.expires_at === null ? null : row.expires_at.getTime();
   if (expiresAt !== null && now >= expiresAt) {
@@ -85,6 +105,50 @@ export async function verifyKeyHash(
     // A Test key has its own limits whatever the plan; a Live key reaching here has a plan.
     limits:
       row.kind === 'test' || plan === undefined ? deps.catalogue.test_key_limits : plan.limits,
+  };
+  return { result: 'ok', reply: { v: 1, ok: true, key } };
+}
+
+/**
+ * A hash no customer key has may be a dashboard credential (dashboard-keys.ts): verified the same
+ * way, with the Test key's limits except the connection cap (DASHBOARD_MAX_CONNECTIONS) and its
+ * scope, the account's dashboard recipient, for the edge and ingress to enforce.
+ */
+async function verifyDashboardKey(
+  deps: VerificationDeps,
+  keyHash: string,
+  now: number,
+): Promise<Verification> {
+  const row = await findDashboardKey(deps.db, keyHash);
+  if (!row || !digestsEqual(row.key_hash, keyHash)) {
+    return refuse(
+      'invalid_api_key',
+      `api_key is not a Herald key: check it was copied whole (keys start with hk_live_ or hk_test_), or ${NEW_KEY}`,
+    );
+  }
+  const expiresAt = row.expires_at.getTime();
+  if (now >= expiresAt) {
+    return refuse(
+      'key_expired',
+      `api_key (a dashboard credential) expired at ${new Date(expiresAt).toISOString()}: the dashboard asks for a new one (POST /v1/dashboard/listener)`,
+    );
+  }
+  const key: VerifiedKey = {
+    id: row.id,
+    account_id: row.account_id,
+    kind: 'dashboard',
+    // A listener is the browser's (its Origin checked when minted from one); a sender is auth's.
+    client: row.role === 'listen' ? 'web' : 'mobile',
+    dashboard: { role: row.role, recipient: dashboardRecipient(row.account_id) },
+    domain: row.domain,
+    expires_at: expiresAt,
+    plan: row.plan ?? DEFAULT_PLAN,
+    plan_until:
+      row.period_end === null || row.period_end === undefined ? null : row.period_end.getTime(),
+    limits: {
+      ...deps.catalogue.test_key_limits,
+      connections: deps.dashboardConnections ?? DEFAULT_DASHBOARD_CONNECTIONS,
+    },
   };
   return { result: 'ok', reply: { v: 1, ok: true, key } };
 }

@@ -20,6 +20,8 @@ export interface VerifyResponderDeps {
   metrics?: AuthMetrics;
   /** Epoch ms; injectable for tests. */
   now?: () => number;
+  /** DASHBOARD_MAX_CONNECTIONS (verification.ts); its default when absent. */
+  dashboardConnections?: number;
 }
 
 export interface VerifyResponder {
@@ -73,7 +75,11 @@ export function startVerifyResponder(deps: VerifyResponderDeps): VerifyResponder
     const request = AuthVerifyRequest.safeParse(decode(msg.data));
     if (!request.success) return { reply: MALFORMED, result: 'malformed' };
     try {
-      return await verifyKeyHash({ db, catalogue }, request.data.key_hash, now());
+      return await verifyKeyHash(
+        { db, catalogue, dashboardConnections: deps.dashboardConnections },
+        request.data.key_hash,
+        now(),
+      );
     } catch (err) {
       logger.error({ err: describe(err) }, 'key verification failed: database error');
       return { reply: INTERNAL, result: 'internal' };

@@ -1,10 +1,11 @@
 import https from 'node:https';
-import { closeServer, createLogger, createServer, hashKey, listen } from '@herald/kit';
+import { hashKey } from '@herald/access';
+import { closeServer, createLogger, createServer, listen } from '@herald/kit';
 import { AuthInvalidate, AuthVerifyReply, subjects } from '@herald/proto';
+import { makeCerts, type TestCerts } from '@herald/testkit';
 import { type Kysely, sql } from 'kysely';
 import { connect, JSONCodec, type NatsConnection } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeCerts, type TestCerts } from '../../../test/harness/certs.js';
 import { createAccount } from '../src/accounts.js';
 import { loadConfig } from '../src/config.js';
 import type { AuthDb } from '../src/db-schema.js';

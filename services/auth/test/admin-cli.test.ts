@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { hashKey } from '@herald/kit';
+import { hashKey } from '@herald/access';
 import { AuthInvalidate, subjects } from '@herald/proto';
+import { freePort } from '@herald/testkit';
 import { sql } from 'kysely';
 import { connect, JSONCodec, type NatsConnection } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../../test/harness/ports.js';
 import { createAccount } from '../src/accounts.js';
 import { runAdmin } from '../src/admin/cli.js';
 import { createApiKey } from '../src/api-keys.js';

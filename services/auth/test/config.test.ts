@@ -51,6 +51,29 @@ describe('loadConfig', () => {
     }
   });
 
+  it("bounds the dashboard credential's limits at their documented edges", () => {
+    const at = (name: string, value: string) => loadConfig({ ...base, [name]: value });
+    expect(loadConfig(base)).toMatchObject({
+      DASHBOARD_KEY_TTL_MS: 3600_000,
+      DASHBOARD_MAX_CONNECTIONS: 5,
+      DASHBOARD_NOTICE_TIMEOUT_MS: 5000,
+    });
+    expect(at('DASHBOARD_KEY_TTL_MS', '60000').DASHBOARD_KEY_TTL_MS).toBe(60_000);
+    expect(() => at('DASHBOARD_KEY_TTL_MS', '59999')).toThrow(
+      /DASHBOARD_KEY_TTL_MS .*at least 60000/,
+    );
+    expect(at('DASHBOARD_KEY_TTL_MS', '86400000').DASHBOARD_KEY_TTL_MS).toBe(86_400_000);
+    expect(() => at('DASHBOARD_KEY_TTL_MS', '86400001')).toThrow(/at most 86400000/);
+    expect(at('DASHBOARD_MAX_CONNECTIONS', '1').DASHBOARD_MAX_CONNECTIONS).toBe(1);
+    expect(() => at('DASHBOARD_MAX_CONNECTIONS', '0')).toThrow(
+      /DASHBOARD_MAX_CONNECTIONS .*at least 1/,
+    );
+    expect(at('DASHBOARD_MAX_CONNECTIONS', '100').DASHBOARD_MAX_CONNECTIONS).toBe(100);
+    expect(() => at('DASHBOARD_MAX_CONNECTIONS', '101')).toThrow(/at most 100/);
+    expect(at('DASHBOARD_NOTICE_TIMEOUT_MS', '100').DASHBOARD_NOTICE_TIMEOUT_MS).toBe(100);
+    expect(() => at('DASHBOARD_NOTICE_TIMEOUT_MS', '99')).toThrow(/at least 100/);
+  });
+
   it('bounds the account API limits at their documented edges', () => {
     const at = (name: string, value: string) => loadConfig({ ...base, [name]: value });
     expect(at('SESSION_TTL_MS', '60000').SESSION_TTL_MS).toBe(60_000);

@@ -1,4 +1,5 @@
-import { createLogger, hashKey, KeyVerifier } from '@herald/kit';
+import { hashKey, KeyVerifier } from '@herald/access';
+import { createLogger } from '@herald/kit';
 import { AuthInvalidate, AuthVerifyReply, HeraldError, subjects } from '@herald/proto';
 import type { Kysely } from 'kysely';
 import { connect, JSONCodec, type NatsConnection } from 'nats';

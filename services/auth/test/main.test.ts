@@ -3,9 +3,9 @@ import https from 'node:https';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { createDb } from '@herald/kit';
+import { makeCerts, type TestCerts } from '@herald/testkit';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeCerts, type TestCerts } from '../../../test/harness/certs.js';
 import { MIGRATION_TABLE } from '../src/migrate.js';
 import { writeCatalogue } from './cli.js';
 import { type Servers, startServers } from './servers.js';
@@ -34,6 +34,7 @@ describe('main.ts', () => {
           DATABASE_URL: freshUrl,
           NATS_URL: servers.nats?.url,
           PORT: '0',
+          OPS_PORT: '0',
           HOST: '127.0.0.1',
           TLS_CERT_FILE: certs.certFile,
           TLS_KEY_FILE: certs.keyFile,
@@ -49,10 +50,12 @@ describe('main.ts', () => {
       expect(port).toBeGreaterThan(0);
 
       const ready = await get(port, '/readyz', certs.ca);
-      expect(ready).toEqual({
-        status: 200,
-        body: '{"status":"ready","checks":{"nats":true,"postgres":true}}',
-      });
+      expect(ready).toEqual({ status: 200, body: '{"status":"ready"}' });
+      // The checks are on the loopback ops listener, whose port the log line names.
+      const opsReady = await fetch(`http://127.0.0.1:${Number(listening.opsPort)}/readyz`);
+      expect(await opsReady.text()).toBe(
+        '{"status":"ready","checks":{"nats":true,"postgres":true}}',
+      );
 
       const fresh = createDb(freshUrl, 1);
       try {
@@ -63,6 +66,9 @@ describe('main.ts', () => {
           '0001_init',
           '0002_plans',
           '0003_account_api',
+          '0004_dashboard',
+          '0005_billing',
+          '0006_dashboard_keys',
         ]);
       } finally {
         await fresh.destroy();

@@ -1,7 +1,11 @@
 import { createDb } from '@herald/kit';
+import {
+  type NatsServer,
+  type PostgresServer,
+  startNatsServer,
+  startPostgres,
+} from '@herald/testkit';
 import type { Kysely } from 'kysely';
-import { type NatsServer, startNatsServer } from '../../../test/harness/nats-server.js';
-import { type PostgresServer, startPostgres } from '../../../test/harness/postgres.js';
 import type { AuthDb } from '../src/db-schema.js';
 import { migrateToLatest } from '../src/migrate.js';
 

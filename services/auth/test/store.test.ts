@@ -1,4 +1,5 @@
-import { createDb, hashKey } from '@herald/kit';
+import { hashKey } from '@herald/access';
+import { createDb } from '@herald/kit';
 import { HeraldError } from '@herald/proto';
 import { type Kysely, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,7 +24,14 @@ describe('migrations', () => {
     await sql`create database migrations_empty`.execute(db);
     const fresh = createDb<AuthDb>(servers.pg.url.replace(/\/herald$/, '/migrations_empty'), 2);
     try {
-      expect(await migrateToLatest(fresh)).toEqual(['0001_init', '0002_plans', '0003_account_api']);
+      expect(await migrateToLatest(fresh)).toEqual([
+        '0001_init',
+        '0002_plans',
+        '0003_account_api',
+        '0004_dashboard',
+        '0005_billing',
+        '0006_dashboard_keys',
+      ]);
       expect(await migrateToLatest(fresh)).toEqual([]);
       const tables = await sql<{ table_name: string }>`
         select table_name from information_schema.tables where table_schema = 'public' order by 1`.execute(
@@ -34,6 +42,11 @@ describe('migrations', () => {
         'api_keys',
         MIGRATION_TABLE,
         `${MIGRATION_TABLE}_lock`,
+        'dashboard_keys',
+        'password_resets',
+        'payment_events',
+        'payments',
+        'renewal_reminders',
         'sessions',
         'subscriptions',
       ]);
@@ -71,7 +84,13 @@ describe('migration 0002_plans on existing data', () => {
           old,
         );
       }
-      expect(await migrateToLatest(old)).toEqual(['0002_plans', '0003_account_api']);
+      expect(await migrateToLatest(old)).toEqual([
+        '0002_plans',
+        '0003_account_api',
+        '0004_dashboard',
+        '0005_billing',
+        '0006_dashboard_keys',
+      ]);
       const subs = await sql<{ plan: string; period_end: Date | null }>`
         select plan, period_end from subscriptions where account_id = ${id}`.execute(old);
       expect(subs.rows).toEqual([{ plan: 'hobby', period_end: null }]);

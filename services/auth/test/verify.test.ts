@@ -1,19 +1,18 @@
 import https from 'node:https';
+import { hashKey, KeyVerifier } from '@herald/access';
 import {
   closeServer,
   createDb,
   createLogger,
   createServer,
-  hashKey,
-  KeyVerifier,
   listen,
+  startOpsServer,
 } from '@herald/kit';
 import { AuthVerifyReply, HeraldError, subjects } from '@herald/proto';
+import { freePort, makeCerts, type TestCerts } from '@herald/testkit';
 import { type Kysely, sql } from 'kysely';
 import { connect, JSONCodec, type NatsConnection } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeCerts, type TestCerts } from '../../../test/harness/certs.js';
-import { freePort } from '../../../test/harness/ports.js';
 import { createAccount } from '../src/accounts.js';
 import { createApiKey } from '../src/api-keys.js';
 import { loadConfig } from '../src/config.js';
@@ -290,26 +289,32 @@ describe('ops endpoints over TLS', () => {
     certs = await makeCerts();
   });
 
-  it('serves /healthz, /readyz with NATS and Postgres, and /metrics', async () => {
+  it('serves /healthz and /readyz publicly, the checks and /metrics on the ops listener', async () => {
     const config = loadConfig({
       DATABASE_URL: servers.pg.url,
       TLS_CERT_FILE: certs.certFile,
       TLS_KEY_FILE: certs.keyFile,
+      OPS_PORT: '0',
     });
     const server = createServer(config, service.handler);
     const port = await listen(server, 0, '127.0.0.1');
+    const ops = await startOpsServer(config, service.opsHandler);
     try {
       const get = (path: string) => fetchTls(port, path, certs.ca);
       expect(await get('/healthz')).toMatchObject({ status: 200 });
       const ready = await get('/readyz');
       expect(ready.status).toBe(200);
-      expect(JSON.parse(ready.body)).toEqual({
+      expect(JSON.parse(ready.body)).toEqual({ status: 'ready' });
+      expect((await get('/metrics')).status).toBe(404);
+      const opsReady = await fetch(`http://127.0.0.1:${ops.port}/readyz`);
+      expect(await opsReady.json()).toEqual({
         status: 'ready',
         checks: { nats: true, postgres: true },
       });
       const key = await createApiKey(db, accountId, { kind: 'live', client: 'mobile' });
       await new KeyVerifier(callerNc, logger).verify(key.key);
-      const metrics = await get('/metrics');
+      const metricsRes = await fetch(`http://127.0.0.1:${ops.port}/metrics`);
+      const metrics = { status: metricsRes.status, body: await metricsRes.text() };
       expect(metrics.body).toMatch(
         /herald_auth_verifications_total\{[^}]*result="ok"[^}]*\} [1-9]/,
       );
@@ -319,6 +324,7 @@ describe('ops endpoints over TLS', () => {
       expect((await get('/nope')).status).toBe(404);
     } finally {
       await closeServer(server);
+      await ops.close();
     }
   });
 });

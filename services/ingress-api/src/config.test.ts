@@ -106,3 +106,14 @@ describe('loadConfig', () => {
     expect(message).toContain('TLS_KEY_FILE');
   });
 });
+
+describe('QUEUE_PARTITIONS', () => {
+  it('defaults to 16, takes 1 to 256 and refuses the values past either edge', () => {
+    expect(loadConfig({ ...base }).QUEUE_PARTITIONS).toBe(16);
+    expect(loadConfig({ ...base, QUEUE_PARTITIONS: '1' }).QUEUE_PARTITIONS).toBe(1);
+    expect(loadConfig({ ...base, QUEUE_PARTITIONS: '256' }).QUEUE_PARTITIONS).toBe(256);
+    for (const bad of ['0', '257', '2.5', 'many']) {
+      expect(() => loadConfig({ ...base, QUEUE_PARTITIONS: bad })).toThrow(/QUEUE_PARTITIONS/);
+    }
+  });
+});

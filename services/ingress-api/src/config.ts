@@ -1,4 +1,14 @@
-import { CommonEnv, envBool, envInt, envPort, parseEnv, requireTls } from '@herald/kit';
+import {
+  AuthFailureEnv,
+  CommonEnv,
+  envBool,
+  envInt,
+  envPort,
+  opsEnv,
+  parseEnv,
+  requireTls,
+} from '@herald/kit';
+import { DEFAULT_QUEUE_PARTITIONS, MAX_QUEUE_PARTITIONS } from '@herald/queue';
 import { z } from 'zod';
 
 const MIB = 1024 * 1024;
@@ -11,8 +21,10 @@ const MIB = 1024 * 1024;
 export const HEADER_HEADROOM_BYTES = 1024;
 
 export const Env = CommonEnv.extend({
-  /** Port of the HTTPS listener (dispatch, /healthz, /readyz, /metrics). Default 8443; 0 picks one. */
+  /** Port of the HTTPS listener (dispatch, /healthz, /readyz status). Default 8443; 0 picks one. */
   PORT: envPort(8443),
+  /** The ops listener (/metrics, /readyz with its checks): OPS_HOST (127.0.0.1), OPS_PORT (9443). */
+  ...opsEnv(9443),
   /** Largest payload (its JSON text, UTF-8 bytes). Default 65536; at most 1 MiB. */
   PAYLOAD_LIMIT_BYTES: envInt(65_536, 1, MIB),
   /** Bytes a body may carry beyond the payload (recipient, api_key, client, whitespace). Default 16384. */
@@ -23,6 +35,12 @@ export const Env = CommonEnv.extend({
   PUBLISH_TIMEOUT_MS: envInt(5000, 100, 60_000),
   /** How long a key verification is reused, ms (revocations invalidate at once). Default 5000. */
   KEY_CACHE_TTL_MS: envInt(5000, 0, 300_000),
+  /**
+   * How long auth's refusal of a key (unknown, revoked, expired) is reused, ms, so a retried bad
+   * key costs no lookup. Default 5000.
+   */
+  KEY_NEGATIVE_CACHE_TTL_MS: envInt(5000, 0, 300_000),
+  ...AuthFailureEnv.shape,
   /** How long to wait for the auth service to verify a key, ms. Default 2000. */
   AUTH_TIMEOUT_MS: envInt(2000, 100, 60_000),
   /** How long an Idempotency-Key is remembered (and the queue's dedup window), ms. Default 120000. */
@@ -39,7 +57,14 @@ export const Env = CommonEnv.extend({
    * ignored with a warning and the current cap kept.
    */
   QUEUE_SHRINK_LIMITS: envBool(false),
-  /** Byte cap of the whole queue stream; -1 for none. Default -1. */
+  /**
+   * Streams the offline queue is partitioned into, recipients spread over them by a stable hash
+   * (lib/queue QueueLayout). Every service that touches the queue (ingress-api, socket-edge,
+   * retention) must run with the same value; a service started with another refuses to start.
+   * Fixed once events are stored: changing it is not supported. Default 16.
+   */
+  QUEUE_PARTITIONS: envInt(DEFAULT_QUEUE_PARTITIONS, 1, MAX_QUEUE_PARTITIONS),
+  /** Byte cap of each queue partition stream (the queue's total is this × QUEUE_PARTITIONS); -1 for none. Default -1. */
   QUEUE_MAX_BYTES: envInt(-1, -1).refine(
     (v) => v === -1 || v > 0,
     'must be -1 (no cap) or a positive byte count',
@@ -63,6 +88,16 @@ export const Env = CommonEnv.extend({
   RATE_STATE_TTL_MS: envInt(600_000, 1000, 86_400_000),
   /** How long an exact queue count from a subject scan is reused for a recipient near its plan's cap, ms. Default 1000. */
   QUEUE_DEPTH_SCAN_CACHE_MS: envInt(1000, 0, 60_000),
+  /** Most events one `POST /notify/batch` (or `rt.dispatch.batch.<account>`) may carry. Default 1000. */
+  BATCH_MAX_EVENTS: envInt(1000, 1, 100_000),
+  /** Most bytes a batch body may have (NATS: keep it within the server's max_payload). Default 1048576. */
+  BATCH_MAX_BYTES: envInt(MIB, 256, 64 * MIB),
+  /** How many of a batch's events are delivered at once (live pushes, queue publishes). Default 64. */
+  BATCH_CONCURRENCY: envInt(64, 1, 10_000),
+  /** Most event ids one `POST /events/status` may name. Default 100. */
+  STATUS_IDS_MAX: envInt(100, 1, 1000),
+  /** How long `POST /events/status` waits for the status service, ms. Default 2000. */
+  STATUS_TIMEOUT_MS: envInt(2000, 100, 60_000),
 }).superRefine(
   (env, ctx) => {
     requireTls(env, ctx);

@@ -1,27 +1,29 @@
-import { randomUUID } from 'node:crypto';
-import { authorizeKeyUse, type KeyVerifier, type Logger, NatsRequester } from '@herald/kit';
-import { EventHeaders, HeraldError, type VerifiedKey } from '@herald/proto';
-import { headers, type JetStreamClient, type MsgHdrs, type NatsConnection } from 'nats';
+import type { KeyVerifier } from '@herald/access';
+import { type AuthFailureLimiter, isAuthFailure, type Logger } from '@herald/kit';
+import { NatsRequester, type QueueLayout, type RecipientDepth, TurnPublisher } from '@herald/queue';
+import type { JetStreamClient, NatsConnection } from 'nats';
+import { accept } from './accept.js';
+import { type Caller, createAuthorise } from './authorise.js';
+import { createBatchDispatch } from './batch.js';
 import type { IngressConfig } from './config.js';
-import { IdempotencyStore, validateIdempotencyKey } from './idempotency.js';
-import { pushLive } from './live-push.js';
-import { type IngressMetrics, outcomeOf, type Transport } from './metrics.js';
-import { enqueue } from './offline-queue.js';
-import { parseDispatchBody } from './parse-request.js';
+import { createDeliver } from './deliver.js';
+import { fingerprintOf, IdempotencyStore } from './idempotency.js';
+import { createIdempotentDelivery } from './idempotent-delivery.js';
+import type { IngressMetrics } from './metrics.js';
 import type { DispatchRateLimiter } from './rate-limiter.js';
-import type { RecipientDepth } from './recipient-depth.js';
-import { type DispatchResult, fromError, internal, queued, sent } from './results.js';
+import type { DispatchResult } from './results.js';
+import { withStatusEvents } from './status-events.js';
 
-export interface DispatchInput {
-  /** The raw JSON text of the body, as received. */
-  body: string;
-  /** The Origin header, if any. */
-  origin?: string | undefined;
+export interface DispatchInput extends Caller {
+  /** The body's bytes, as received. */
+  body: Uint8Array;
   /** The Idempotency-Key header, if any. */
   idempotencyKey?: string | undefined;
-  transport: Transport;
-  /** The account named by a NATS dispatch subject; the key must belong to it. */
-  subjectAccount?: string | undefined;
+  /**
+   * The address the request came from (HTTP), for the failed-authentication limit. NATS
+   * dispatches come from the operator's own services and have none.
+   */
+  source?: string | undefined;
 }
 
 export interface DispatcherDeps {
@@ -29,8 +31,12 @@ export interface DispatcherDeps {
   js: JetStreamClient;
   verifier: KeyVerifier;
   config: IngressConfig;
+  /** Which partition stream holds a recipient's queue (QUEUE_PARTITIONS). */
+  layout: QueueLayout;
   metrics: IngressMetrics;
   logger: Logger;
+  /** The per-source limit of failed authentications (403 auth_failures); none when absent. */
+  authFailures?: AuthFailureLimiter;
   /** The per-key dispatch rate limit (403 rate_limited); none when absent. */
   rateLimiter?: DispatchRateLimiter;
   /** The plan's per-recipient queue cap (507 queue_full); only the stream's ceiling when absent. */
@@ -40,230 +46,90 @@ export interface DispatcherDeps {
 }
 
 export interface Dispatcher {
-  /** Never throws: every outcome, a bug included, is a status and a body. */
-  dispatch(input: DispatchInput): Promise<DispatchResult>;
   /**
-   * The answer to a request its transport refused before dispatching (wrong Content-Type, body
-   * too large), counted in the same metrics as every other dispatch.
+   * The one dispatch path behind HTTP and NATS. Resolves with the result to answer; throws the
+   * HeraldError of a refused request (or a bug), which the transport's error boundary answers.
    */
-  refuse(transport: Transport, err: HeraldError): DispatchResult;
-}
-
-interface Target {
-  key: VerifiedKey;
-  account: string;
-  recipient: string;
-  payload: Uint8Array;
+  dispatch(input: DispatchInput): Promise<DispatchResult>;
+  /** The batch path (batch.ts): one result per event, in order; throws a whole-request refusal. */
+  dispatchBatch(input: DispatchInput): Promise<DispatchResult[]>;
 }
 
 /**
- * The one dispatch path behind HTTP and NATS: validate, verify the key, push live, else queue.
- * A 200 means an edge confirmed a socket write; a 202 means JetStream acked the store; anything
- * that confirms neither is an error status.
+ * Wires the named steps of a dispatch: accept (parse + validate) → authorise → idempotency →
+ * deliver (live or queue). The transport answers (the fifth step, `answer.ts`). Each step gets
+ * only what it reads.
  */
 export function createDispatcher(deps: DispatcherDeps): Dispatcher {
-  const { nc, js, verifier, config, metrics, logger } = deps;
+  const { nc, js, config, logger } = deps;
   const now = deps.now ?? Date.now;
-  const requester = new NatsRequester(nc);
-  const idempotency = new IdempotencyStore(js, {
+  // Every NATS message of the dispatch path (live push, JetStream publish, notice, status record)
+  // leaves at the end of its turn, so a turn's messages share one socket write (turn-publisher.ts).
+  const publisher = new TurnPublisher(nc);
+  const requester = new NatsRequester(nc, { publisher });
+  const limits = { payloadLimitBytes: config.PAYLOAD_LIMIT_BYTES };
+  const authorise = createAuthorise({
+    verifier: deps.verifier,
+    rateLimiter: deps.rateLimiter,
+    now,
+  });
+  const store = new IdempotencyStore(js, {
     staleAfterMs: config.LIVE_TIMEOUT_MS + config.PUBLISH_TIMEOUT_MS,
     now,
   });
+  const deliverOnce = createIdempotentDelivery(store, logger);
+  // Every answer of the deliver step is also a status record (fire-and-forget, never awaited).
+  const deliver = withStatusEvents(
+    publisher,
+    createDeliver({
+      publisher,
+      requester,
+      layout: deps.layout,
+      recipientDepth: deps.recipientDepth,
+      metrics: deps.metrics,
+      logger,
+      limits: {
+        liveTimeoutMs: config.LIVE_TIMEOUT_MS,
+        publishTimeoutMs: config.PUBLISH_TIMEOUT_MS,
+        queueMaxPerRecipient: config.QUEUE_MAX_PER_RECIPIENT,
+      },
+      now,
+    }),
+  );
 
-  function record(transport: Transport, result: DispatchResult, started: number): DispatchResult {
-    const outcome = outcomeOf(result.status);
-    metrics.dispatches.inc({ transport, outcome });
-    metrics.duration.observe({ transport, outcome }, (performance.now() - started) / 1000);
-    if (outcome === 'refused' && 'error' in result.body)
-      metrics.refused.inc({ code: result.body.error.code });
-    return result;
-  }
-
-  function refuse(transport: Transport, err: HeraldError): DispatchResult {
-    return record(transport, fromError(err), performance.now());
-  }
-
-  async function dispatch(input: DispatchInput): Promise<DispatchResult> {
-    const started = performance.now();
-    let result: DispatchResult;
-    try {
-      result = await accept(input);
-    } catch (err) {
-      if (err instanceof HeraldError) {
-        result = fromError(err);
-      } else {
-        const requestId = randomUUID();
-        logger.error(
-          { err, requestId, transport: input.transport },
-          'dispatch failed with an internal error',
+  return {
+    async dispatch(input) {
+      const { source } = input;
+      // First of all: a source sending bad keys is refused before it costs a parse or a lookup.
+      if (source !== undefined) deps.authFailures?.check(source);
+      try {
+        const { request, payload, idempotencyKey } = accept(input, limits);
+        const key = await authorise(request, input);
+        const target = { key, account: key.account_id, recipient: request.recipient, payload };
+        // What the Idempotency-Key promises to repeat: a reuse with another body is a 422.
+        const fingerprint = () => fingerprintOf({ ...target, client: request.client });
+        return await deliverOnce(target.account, idempotencyKey, fingerprint, (id, msgId) =>
+          deliver(target, id, msgId),
         );
-        result = internal(requestId);
+      } catch (err) {
+        // Every 401 (missing, malformed, unknown, revoked, expired key) counts against its source.
+        if (source !== undefined && isAuthFailure(err)) deps.authFailures?.fail(source);
+        throw err;
       }
-    }
-    return record(input.transport, result, started);
-  }
-
-  async function accept(input: DispatchInput): Promise<DispatchResult> {
-    const { request, payload } = parseDispatchBody(input.body, config.PAYLOAD_LIMIT_BYTES);
-    const idempotencyKey = validateIdempotencyKey(input.idempotencyKey);
-    const key = await verifier.verify(request.api_key);
-    if (input.subjectAccount !== undefined && input.subjectAccount !== key.account_id) {
-      throw new HeraldError(
-        'account_mismatch',
-        `This api_key belongs to another account than the dispatch subject names: publish to the subject of account ${key.account_id}`,
-        { field: 'api_key' },
-      );
-    }
-    authorizeKeyUse(key, { client: request.client, origin: input.origin, now: now() });
-    // After every check of the request, so a refused request spends no token.
-    await deps.rateLimiter?.take(key);
-    const target: Target = {
-      key,
-      account: key.account_id,
-      recipient: request.recipient,
-      payload,
-    };
-    if (idempotencyKey === undefined) {
-      const id = randomUUID();
-      return deliver(target, id, id);
-    }
-    return deliverOnce(target, idempotencyKey);
-  }
-
-  async function deliverOnce(target: Target, idempotencyKey: string): Promise<DispatchResult> {
-    let claim: Awaited<ReturnType<IdempotencyStore['claim']>>;
-    try {
-      claim = await idempotency.claim(target.account, idempotencyKey, randomUUID());
-    } catch (err) {
-      logger.warn({ err: String(err) }, 'idempotency store unavailable');
-      throw new HeraldError(
-        'unavailable',
-        'The idempotency store is unavailable: retry shortly (the event was neither sent nor stored)',
-        { cause: err },
-      );
-    }
-    if (claim.kind === 'replay') return claim.result;
-    if (claim.kind === 'busy') {
-      throw new HeraldError(
-        'idempotency_in_progress',
-        'A request with this Idempotency-Key is still being processed: retry after the Retry-After delay to get its result',
-        { field: 'Idempotency-Key', retryAfter: 1 },
-      );
-    }
-    let result: DispatchResult;
-    try {
-      result = await deliver(target, claim.id, `${target.account}:${idempotencyKey}`);
-    } catch (err) {
-      // A bug mid-dispatch: mark the claim failed so the caller's retry may dispatch again.
-      await idempotency.abandon(claim).catch(() => undefined);
-      throw err;
-    }
-    try {
-      await idempotency.finish(claim, result);
-    } catch (err) {
-      // The dispatch happened; a retry within the window is still caught by JetStream's dedup (queued).
-      logger.warn({ err: String(err), id: claim.id }, 'could not record an idempotent result');
-    }
-    return result;
-  }
-
-  async function deliver(target: Target, id: string, msgId: string): Promise<DispatchResult> {
-    const ts = now();
-    const live = await pushLive(
-      requester,
-      { ...target, headers: eventHeaders(id, ts) },
-      config.LIVE_TIMEOUT_MS,
-    );
-    if (live.kind === 'sent') return sent(id);
-    if (live.kind !== 'offline') {
-      logger.warn(
-        {
-          id,
-          account: target.account,
-          live: live.kind,
-          reason: 'reason' in live ? live.reason : undefined,
-        },
-        'live push unconfirmed: queueing',
-      );
-    }
-    const full = await planQueueFull(target);
-    if (full) return full;
-    const stored = await enqueue(
-      nc,
-      requester,
-      { ...target, id, msgId, headers: eventHeaders(id, ts) },
-      config.PUBLISH_TIMEOUT_MS,
-    );
-    switch (stored.kind) {
-      case 'stored':
-        metrics.queuePublishes.inc({ result: stored.duplicate ? 'duplicate' : 'stored' });
-        if (!stored.duplicate) deps.recipientDepth?.stored(target.account, target.recipient);
-        return queued(id);
-      case 'recipient_full':
-        metrics.queuePublishes.inc({ result: 'full' });
-        return errorResult(
-          'queue_full',
-          `This recipient already has ${config.QUEUE_MAX_PER_RECIPIENT} queued events (QUEUE_MAX_PER_RECIPIENT): nothing was stored and nothing older was dropped; retry once the recipient has connected and received them`,
-          { field: 'recipient' },
-        );
-      case 'store_full':
-        metrics.queuePublishes.inc({ result: 'full' });
-        logger.error({ id, description: stored.description }, 'offline queue store is full');
-        return errorResult(
-          'queue_full',
-          'The offline queue is full (stream storage limit): nothing was stored; retry later or ask the operator to raise QUEUE_MAX_BYTES',
-        );
-      case 'error':
-        metrics.queuePublishes.inc({ result: 'error' });
-        logger.error(
-          { id, account: target.account, reason: stored.reason },
-          'could neither push nor store an event',
-        );
-        return errorResult(
-          'unavailable',
-          live.kind === 'offline'
-            ? 'The recipient is offline and the offline queue is unavailable: retry shortly'
-            : 'No edge confirmed the live push and the offline queue is unavailable: retry shortly',
-        );
-    }
-  }
-
-  /**
-   * The plan's cap on a recipient's undelivered events, below the stream's own per-subject ceiling
-   * (QUEUE_MAX_PER_RECIPIENT, which JetStream enforces by refusing the publish). A refusal names the
-   * depth; nothing older is ever dropped. When the depth cannot be read, the publish decides.
-   */
-  async function planQueueFull(target: Target): Promise<DispatchResult | undefined> {
-    const cap = target.key.limits.queue_per_recipient;
-    if (!deps.recipientDepth || cap >= config.QUEUE_MAX_PER_RECIPIENT) return undefined;
-    let room: Awaited<ReturnType<RecipientDepth['room']>>;
-    try {
-      room = await deps.recipientDepth.room(target.account, target.recipient, cap);
-    } catch (err) {
-      logger.debug({ err: String(err) }, 'could not read a recipient queue depth: publishing');
-      return undefined;
-    }
-    if (!room.full) return undefined;
-    metrics.queuePublishes.inc({ result: 'full' });
-    const whose =
-      target.key.kind === 'test' ? 'Test keys allow' : `the ${target.key.plan} plan allows`;
-    return errorResult(
-      'queue_full',
-      `This recipient already has ${room.depth} undelivered events queued and ${whose} ${cap} per recipient: nothing was stored and nothing older was dropped; retry once the recipient has connected and received them, or move to a bigger plan`,
-      { field: 'recipient' },
-    );
-  }
-
-  return { dispatch, refuse };
-}
-
-function errorResult(...args: ConstructorParameters<typeof HeraldError>): DispatchResult {
-  return fromError(new HeraldError(...args));
-}
-
-function eventHeaders(id: string, ts: number): MsgHdrs {
-  const h = headers();
-  h.set(EventHeaders.id, id);
-  h.set(EventHeaders.ts, String(ts));
-  return h;
+    },
+    dispatchBatch: createBatchDispatch({
+      verifier: deps.verifier,
+      authFailures: deps.authFailures,
+      rateLimiter: deps.rateLimiter,
+      store,
+      deliver,
+      logger,
+      limits: {
+        ...limits,
+        maxEvents: config.BATCH_MAX_EVENTS,
+        concurrency: config.BATCH_CONCURRENCY,
+      },
+      now,
+    }),
+  };
 }

@@ -1,91 +1,102 @@
-import { randomUUID } from 'node:crypto';
 import type http from 'node:http';
 import { type Logger, safePath } from '@herald/kit';
-import { HeraldError, NOTIFY_PATHS } from '@herald/proto';
+import { HeraldError, NOTIFY_BATCH_PATHS, NOTIFY_PATHS, STATUS_PATH } from '@herald/proto';
 import Router from '@koa/router';
 import Koa, { type Context, type Middleware } from 'koa';
+import { type Answer, resultOfError } from './answer.js';
 import { cors } from './cors.js';
 import type { Dispatcher } from './dispatch.js';
-import { checkJsonRequest, readJsonBody } from './http-body.js';
-import { type DispatchResult, fromError, internal } from './results.js';
+import { notifyRoute } from './notify-route.js';
+import type { DispatchResult } from './results.js';
 
 export interface HttpAppOptions {
   /** Most bytes a body may have: PAYLOAD_LIMIT_BYTES + BODY_OVERHEAD_BYTES. */
   bodyLimitBytes: number;
+  /** Proxies in front that append to X-Forwarded-For (TRUSTED_PROXY_HOPS); 0 by default. */
+  trustedProxyHops?: number;
   logger: Logger;
-  /** kit's createOpsHandler: /healthz, /readyz, /metrics on the same listener. */
+  /** Counts each dispatch's outcome once (the dispatcher's last step). */
+  answer: Answer;
+  /** kit's createOpsHandler (public): /healthz and /readyz's status on the same listener. */
   ops?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
+  /** `POST /events/status` (status-route.ts); absent, the path is a 404. */
+  eventStatus?: Middleware;
+  /** `POST /notify/batch` (batch-route.ts); absent, the paths are a 404. */
+  notifyBatch?: Middleware;
+}
+
+/** Paths whose answers are dispatches: counted by the error boundary, open to CORS. */
+const DISPATCH_PATHS: readonly string[] = [...NOTIFY_PATHS, ...NOTIFY_BATCH_PATHS];
+
+export interface HttpApp {
+  /** koa: every route but the plain `POST /notify` (which it still serves when reached). */
+  app: Koa;
+  /** The request listener to serve: `POST /notify` first (notify-route.ts, no koa), then koa. */
+  listener: http.RequestListener;
 }
 
 /**
- * The HTTP transport: reads the raw body and hands it to the dispatcher. Built without listening
- * (`app.callback()` serves it), so tests and `start()` share it.
+ * The HTTP transport: reads the raw body's bytes and hands them to the dispatcher. Built without
+ * listening (`listener` serves it), so tests and `start()` share it.
  */
-export function createHttpApp(dispatcher: Dispatcher, opts: HttpAppOptions): Koa {
+export function createHttpApp(dispatcher: Dispatcher, opts: HttpAppOptions): HttpApp {
   const app = new Koa();
   // Every error becomes a JSON body here, so koa's default stderr logging would only duplicate it.
   app.silent = true;
   const router = new Router();
-  const notify: Middleware = async (ctx) => {
-    checkJsonRequest(
-      ctx.get('Content-Type') || undefined,
-      ctx.get('Content-Encoding') || undefined,
-    );
-    const body = await readJsonBody(ctx.req, opts.bodyLimitBytes).catch((err: unknown) => {
-      // The rest of an oversized body is not worth reading just to keep the connection alive.
-      if (err instanceof HeraldError && err.code === 'payload_too_large')
-        ctx.set('Connection', 'close');
-      throw err;
-    });
-    const result = await dispatcher.dispatch({
-      body,
-      origin: ctx.get('Origin') || undefined,
-      idempotencyKey: header(ctx, 'idempotency-key'),
-      transport: 'http',
-    });
-    ctx.status = result.status;
-    ctx.body = result.body;
-    if (result.retryAfter !== undefined) ctx.set('Retry-After', String(result.retryAfter));
-  };
-  for (const path of NOTIFY_PATHS) router.post(path, notify);
+  const notify = notifyRoute(dispatcher, opts);
+  for (const path of NOTIFY_PATHS) router.post(path, notify.middleware);
+  if (opts.eventStatus) router.post(STATUS_PATH, opts.eventStatus);
+  if (opts.notifyBatch) for (const path of NOTIFY_BATCH_PATHS) router.post(path, opts.notifyBatch);
 
-  app.use(errorBoundary(dispatcher, opts.logger));
+  app.use(errorBoundary(opts.logger, opts.answer));
   if (opts.ops) app.use(opsRoutes(opts.ops));
-  app.use(cors(NOTIFY_PATHS));
+  app.use(cors(DISPATCH_PATHS));
   app.use(unmatchedAsJson());
   app.use(router.routes());
   app.use(router.allowedMethods());
-  return app;
+  const koa = app.callback();
+  return {
+    app,
+    listener: (req, res) => {
+      if (!notify.serve(req, res)) void koa(req, res);
+    },
+  };
 }
 
 /**
- * The one error boundary: a HeraldError keeps its code, status and safe message; anything else
- * is a 500 whose details go to the log under a request id, never to the caller.
+ * The HTTP transport's one error boundary: every thrown error goes through kit's one mapping (a
+ * HeraldError keeps its code, status and safe message; anything else is a 500 whose details go
+ * to the log under a request id, never to the caller), and every dispatch, answered or refused,
+ * is counted here once.
  */
-function errorBoundary(dispatcher: Dispatcher, logger: Logger): Middleware {
+function errorBoundary(logger: Logger, answer: Answer): Middleware {
   return async (ctx, next) => {
+    const started = performance.now();
     try {
       await next();
     } catch (err) {
-      let result: DispatchResult;
-      if (err instanceof HeraldError) {
-        // Only refusals of the notify routes count as dispatches; a 404 or 405 is not one.
-        const isDispatch =
-          (NOTIFY_PATHS as readonly string[]).includes(ctx.path) && ctx.method === 'POST';
-        result = isDispatch ? dispatcher.refuse('http', err) : fromError(err);
-      } else {
-        const requestId = randomUUID();
-        logger.error(
-          { err, requestId, method: ctx.method, path: safePath(ctx.url) },
-          'internal error',
-        );
-        result = internal(requestId);
-      }
-      ctx.status = result.status;
-      ctx.body = result.body;
-      if (result.retryAfter !== undefined) ctx.set('Retry-After', String(result.retryAfter));
+      respond(ctx, resultOfError(err, logger, { method: ctx.method, path: safePath(ctx.url) }));
     }
+    // Only the notify routes' answers count as dispatches; a 404, 405 or preflight is not one.
+    const result = ctx.state.result as DispatchResult | undefined;
+    if (result && DISPATCH_PATHS.includes(ctx.path) && ctx.method === 'POST')
+      answer('http', result, started);
   };
+}
+
+function respond(ctx: Context, result: DispatchResult): void {
+  ctx.state.result = result;
+  ctx.status = result.status;
+  ctx.body = result.body;
+  if (result.retryAfter !== undefined) ctx.set('Retry-After', String(result.retryAfter));
+  closeIfAuthFailures(ctx, result);
+}
+
+/** A source refused for its bad keys is told once per connection, then must reconnect. */
+function closeIfAuthFailures(ctx: Context, result: DispatchResult): void {
+  if ('error' in result.body && result.body.error.code === 'auth_failures')
+    ctx.set('Connection', 'close');
 }
 
 function opsRoutes(ops: NonNullable<HttpAppOptions['ops']>): Middleware {
@@ -123,10 +134,4 @@ function unmatchedAsJson(): Middleware {
       );
     }
   };
-}
-
-/** A header's value, distinguishing absent (undefined) from sent empty (''). */
-function header(ctx: Context, name: string): string | undefined {
-  const value = ctx.req.headers[name];
-  return Array.isArray(value) ? value.join(', ') : value;
 }

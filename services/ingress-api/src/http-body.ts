@@ -1,7 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { HeraldError } from '@herald/proto';
 import getRawBody from 'raw-body';
-import { decodeBody } from './parse-request.js';
 
 /**
  * Checks that the request declares a JSON body Herald can read: `application/json`, UTF-8 (the
@@ -43,8 +42,8 @@ export function checkJsonRequest(
   }
 }
 
-/** Reads the whole body as UTF-8 text, refusing more than `limit` bytes before buffering them. */
-export async function readJsonBody(req: IncomingMessage, limit: number): Promise<string> {
+/** Reads the whole body's bytes, refusing more than `limit` bytes before buffering them. */
+export async function readJsonBody(req: IncomingMessage, limit: number): Promise<Uint8Array> {
   let buffer: Buffer;
   try {
     buffer = await getRawBody(req, { length: req.headers['content-length'] ?? null, limit });
@@ -78,5 +77,5 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
     }
     throw err;
   }
-  return decodeBody(buffer);
+  return buffer;
 }

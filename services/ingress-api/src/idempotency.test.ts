@@ -1,6 +1,6 @@
 import { HeraldError } from '@herald/proto';
 import { describe, expect, it } from 'vitest';
-import { validateIdempotencyKey } from './idempotency.js';
+import { fingerprintOf, validateIdempotencyKey } from './idempotency.js';
 
 describe('validateIdempotencyKey', () => {
   it('accepts 1 to 255 visible ASCII characters, and an absent header', () => {
@@ -28,5 +28,23 @@ describe('validateIdempotencyKey', () => {
         field: 'Idempotency-Key',
       });
     }
+  });
+});
+
+describe('fingerprintOf', () => {
+  const bytes = (s: string) => new TextEncoder().encode(s);
+  const base = {
+    recipient: '3b241101-e2bb-4255-8caf-4136c566a962',
+    client: 'web',
+    payload: bytes('{"a":1}'),
+  };
+
+  it('is the same for the same request and differs when recipient, client or payload does', () => {
+    expect(fingerprintOf({ ...base, payload: bytes('{"a":1}') })).toBe(fingerprintOf(base));
+    expect(fingerprintOf({ ...base, payload: bytes('{"a":2}') })).not.toBe(fingerprintOf(base));
+    expect(fingerprintOf({ ...base, client: 'mobile' })).not.toBe(fingerprintOf(base));
+    expect(fingerprintOf({ ...base, recipient: '3b241101-e2bb-4255-8caf-4136c566a963' })).not.toBe(
+      fingerprintOf(base),
+    );
   });
 });

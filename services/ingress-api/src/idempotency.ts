@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ensureKvBucket } from '@herald/kit';
 import { HeraldError } from '@herald/proto';
+import { isWrongLastSequence } from '@herald/queue';
 import type { JetStreamClient, JetStreamManager, KV } from 'nats';
 import { z } from 'zod';
 import type { DispatchResult } from './results.js';
@@ -10,7 +11,6 @@ export const IDEMPOTENCY_BUCKET = 'herald_idempotency';
 
 const HEADER = 'Idempotency-Key';
 const VISIBLE_ASCII = /^[\x21-\x7e]{1,255}$/;
-const JS_ERR_WRONG_LAST_SEQUENCE = 10071;
 /** Claim attempts before answering "in progress": each retry means another instance moved first. */
 const CLAIM_ATTEMPTS = 3;
 
@@ -27,17 +27,40 @@ export function validateIdempotencyKey(value: string | undefined): string | unde
   return value;
 }
 
+/** What an Idempotency-Key promises to repeat: the same event to the same recipient. */
+export interface IdempotentRequest {
+  recipient: string;
+  client: string;
+  /** The payload's JSON text as received, UTF-8 encoded. */
+  payload: Uint8Array;
+}
+
 /**
- * One entry per (account, key). `pending` carries the event id so an instance taking over a stale
+ * A digest of the request a key was first used with (recipient, client, payload bytes), stored
+ * with the key so a reuse with another body is refused instead of answered with the first result.
+ */
+export function fingerprintOf(request: IdempotentRequest): string {
+  return createHash('sha256')
+    .update(`${request.recipient}\n${request.client}\n`, 'utf8')
+    .update(request.payload)
+    .digest('hex');
+}
+
+/**
+ * One entry per (account, key). `fp` is the request's fingerprint (absent in entries written
+ * before it existed, which are trusted as they were). `pending` carries the event id so an instance taking over a stale
  * claim reuses it: a duplicate of a half-finished attempt then has the id herald.v1 clients drop.
  */
+const Fingerprint = z.string().optional();
+
 export const IdempotencyRecord = z.discriminatedUnion('state', [
-  z.object({ state: z.literal('pending'), at: z.number(), id: z.string() }),
-  z.object({ state: z.literal('failed'), at: z.number(), id: z.string() }),
+  z.object({ state: z.literal('pending'), at: z.number(), id: z.string(), fp: Fingerprint }),
+  z.object({ state: z.literal('failed'), at: z.number(), id: z.string(), fp: Fingerprint }),
   z.object({
     state: z.literal('done'),
     at: z.number(),
     id: z.string(),
+    fp: Fingerprint,
     status: z.number().int(),
     body: z.record(z.string(), z.unknown()),
   }),
@@ -46,7 +69,7 @@ export type IdempotencyRecord = z.infer<typeof IdempotencyRecord>;
 
 export type Claim =
   /** This call may dispatch, with this event id; `finish` records the result. */
-  | { kind: 'owner'; key: string; id: string; revision: number }
+  | { kind: 'owner'; key: string; id: string; revision: number; fingerprint: string }
   /** The key already finished: answer exactly what the first call answered. */
   | { kind: 'replay'; result: DispatchResult }
   /** Another call holds a fresh claim on the key. */
@@ -88,22 +111,34 @@ export class IdempotencyStore {
     this.#now = opts.now;
   }
 
-  /** Claims `idempotencyKey` for `account`; `newId` is the event id if nobody used the key yet. */
-  async claim(account: string, idempotencyKey: string, newId: string): Promise<Claim> {
+  /**
+   * Claims `idempotencyKey` for `account`; `newId` is the event id if nobody used the key yet.
+   * Throws 422 `idempotency_key_reused` when the key was used with a request of another
+   * fingerprint, whatever state that use is in.
+   */
+  async claim(
+    account: string,
+    idempotencyKey: string,
+    newId: string,
+    fingerprint: string,
+  ): Promise<Claim> {
     const kv = await this.#bucket();
     const key = entryKey(account, idempotencyKey);
     for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
-      const pending = (id: string) => encode({ state: 'pending', at: this.#now(), id });
+      const pending = (id: string) =>
+        encode({ state: 'pending', at: this.#now(), id, fp: fingerprint });
       try {
-        return { kind: 'owner', key, id: newId, revision: await kv.create(key, pending(newId)) };
+        const revision = await kv.create(key, pending(newId));
+        return { kind: 'owner', key, id: newId, revision, fingerprint };
       } catch (err) {
-        if (errCode(err) !== JS_ERR_WRONG_LAST_SEQUENCE) throw err;
+        if (!isWrongLastSequence(err)) throw err;
       }
       const entry = await kv.get(key);
       // Deleted or expired between our create and get: try to create again.
       if (entry === null || entry.operation !== 'PUT') continue;
       const parsed = IdempotencyRecord.safeParse(decode(entry.value));
       const record = parsed.success ? parsed.data : undefined;
+      if (record?.fp !== undefined && record.fp !== fingerprint) throw reused();
       if (record?.state === 'done') {
         return {
           kind: 'replay',
@@ -120,9 +155,10 @@ export class IdempotencyStore {
           key,
           id,
           revision: await kv.update(key, pending(id), entry.revision),
+          fingerprint,
         };
       } catch (err) {
-        if (errCode(err) !== JS_ERR_WRONG_LAST_SEQUENCE) throw err;
+        if (!isWrongLastSequence(err)) throw err;
       }
     }
     return { kind: 'busy' };
@@ -139,10 +175,11 @@ export class IdempotencyStore {
           state: 'done',
           at: this.#now(),
           id: claim.id,
+          fp: claim.fingerprint,
           status: result.status,
           body: { ...result.body },
         }
-      : { state: 'failed', at: this.#now(), id: claim.id };
+      : { state: 'failed', at: this.#now(), id: claim.id, fp: claim.fingerprint };
     await kv.update(claim.key, encode(record), claim.revision);
   }
 
@@ -151,7 +188,7 @@ export class IdempotencyStore {
     const kv = await this.#bucket();
     await kv.update(
       claim.key,
-      encode({ state: 'failed', at: this.#now(), id: claim.id }),
+      encode({ state: 'failed', at: this.#now(), id: claim.id, fp: claim.fingerprint }),
       claim.revision,
     );
   }
@@ -166,6 +203,14 @@ export class IdempotencyStore {
     }
     return this.#kv;
   }
+}
+
+function reused(): HeraldError {
+  return new HeraldError(
+    'idempotency_key_reused',
+    `This ${HEADER} was already used with a different request (recipient, payload or client): use a new ${HEADER} for a new event, or resend exactly the first request to get its result`,
+    { field: HEADER },
+  );
 }
 
 /** Keys are hashed: an Idempotency-Key may hold characters KV keys do not allow. */
@@ -183,8 +228,4 @@ function decode(data: Uint8Array): unknown {
   } catch {
     return undefined;
   }
-}
-
-function errCode(err: unknown): number | undefined {
-  return (err as { api_error?: { err_code?: number } } | undefined)?.api_error?.err_code;
 }

@@ -1,5 +1,5 @@
-import { type NatsRequester, replyJson } from '@herald/kit';
 import { LiveReply, subjects } from '@herald/proto';
+import { type NatsRequester, replyJson } from '@herald/queue';
 import type { MsgHdrs } from 'nats';
 
 export type LiveOutcome =

@@ -7,7 +7,7 @@ async function main(): Promise<void> {
   const nc = await connectNats(config, 'herald-ingress-api', logger);
   const ingress = createIngress(config, { nc, logger });
   const port = await ingress.start();
-  logger.info({ port }, 'listening');
+  logger.info({ port, opsPort: ingress.opsPort, opsHost: config.OPS_HOST }, 'listening');
   handleShutdown(
     logger,
     async () => {

@@ -1,33 +1,20 @@
 import type { Logger } from '@herald/kit';
-import {
-  accountOfDispatchSubject,
-  type DispatchReply,
-  HeraldError,
-  queueGroups,
-  subjects,
-} from '@herald/proto';
-import {
-  Match,
-  type Msg,
-  type MsgHdrs,
-  type NatsConnection,
-  headers as natsHeaders,
-  type Subscription,
-} from 'nats';
+import { accountOfDispatchSubject, type DispatchReply, HeraldError, subjects } from '@herald/proto';
+import { Match, type Msg, type MsgHdrs, type NatsConnection, headers as natsHeaders } from 'nats';
+import { type Answer, resultOfError } from './answer.js';
 import type { Dispatcher } from './dispatch.js';
-import { decodeBody } from './parse-request.js';
+import { type NatsDispatchServer, serveIngressRequests } from './nats-service.js';
 import type { DispatchResult } from './results.js';
 
 export interface NatsDispatchOptions {
   /** Most bytes a body may have: PAYLOAD_LIMIT_BYTES + BODY_OVERHEAD_BYTES, as over HTTP. */
   bodyLimitBytes: number;
   logger: Logger;
+  /** Counts each dispatch's outcome once (the dispatcher's last step). */
+  answer: Answer;
 }
 
-export interface NatsDispatchServer {
-  /** Stops taking new dispatches and resolves once every one in flight has been answered. */
-  close(): Promise<void>;
-}
+export type { NatsDispatchServer } from './nats-service.js';
 
 /**
  * The NATS transport: `rt.dispatch.<account>` requests, served by one ingress instance each
@@ -38,60 +25,41 @@ export function serveNatsDispatch(
   dispatcher: Dispatcher,
   opts: NatsDispatchOptions,
 ): NatsDispatchServer {
-  const inFlight = new Set<Promise<void>>();
-  const sub: Subscription = nc.subscribe(subjects.dispatchAll, {
-    queue: queueGroups.ingress,
-    callback: (err, msg) => {
-      if (err) {
-        opts.logger.warn({ err: String(err) }, 'dispatch subscription error');
-        return;
-      }
-      // Handled concurrently: one slow live push (up to LIVE_TIMEOUT_MS) must not hold up the rest.
-      const task = handle(msg).finally(() => inFlight.delete(task));
-      inFlight.add(task);
-    },
-  });
-
+  /**
+   * The NATS transport's one error boundary: a thrown error goes through kit's one mapping, and
+   * every dispatch is counted once, as over HTTP.
+   */
   async function handle(msg: Msg): Promise<void> {
-    reply(msg, await resultOf(msg));
+    const started = performance.now();
+    let result: DispatchResult;
+    try {
+      result = await resultOf(msg);
+    } catch (err) {
+      result = resultOfError(err, opts.logger, { transport: 'nats' });
+    }
+    reply(msg, opts.answer('nats', result, started));
   }
 
   async function resultOf(msg: Msg): Promise<DispatchResult> {
     const account = accountOfDispatchSubject(msg.subject);
     if (account === undefined) {
-      return dispatcher.refuse(
-        'nats',
-        new HeraldError(
-          'invalid_field',
-          `${msg.subject} is not a dispatch subject: publish to rt.dispatch.<account id>`,
-          {
-            field: 'subject',
-          },
-        ),
+      throw new HeraldError(
+        'invalid_field',
+        `${msg.subject} is not a dispatch subject: publish to rt.dispatch.<account id>`,
+        { field: 'subject' },
       );
     }
     if (msg.data.byteLength > opts.bodyLimitBytes) {
-      return dispatcher.refuse(
-        'nats',
-        new HeraldError(
-          'payload_too_large',
-          `The body is larger than ${opts.bodyLimitBytes} bytes (PAYLOAD_LIMIT_BYTES + BODY_OVERHEAD_BYTES): send a smaller payload`,
-          { field: 'body' },
-        ),
+      throw new HeraldError(
+        'payload_too_large',
+        `The body is larger than ${opts.bodyLimitBytes} bytes (PAYLOAD_LIMIT_BYTES + BODY_OVERHEAD_BYTES): send a smaller payload`,
+        { field: 'body' },
       );
     }
-    let body: string;
-    try {
-      body = decodeBody(msg.data);
-    } catch (err) {
-      if (err instanceof HeraldError) return dispatcher.refuse('nats', err);
-      throw err;
-    }
     return dispatcher.dispatch({
-      body,
+      body: msg.data,
       origin: header(msg, 'Origin'),
       idempotencyKey: header(msg, 'Idempotency-Key'),
-      transport: 'nats',
       subjectAccount: account,
     });
   }
@@ -111,12 +79,7 @@ export function serveNatsDispatch(
     }
   }
 
-  return {
-    async close() {
-      if (!sub.isClosed()) await sub.drain();
-      await Promise.allSettled([...inFlight]);
-    },
-  };
+  return serveIngressRequests(nc, subjects.dispatchAll, opts.logger, handle);
 }
 
 /** A header's value, case-insensitively; undefined when absent, '' when sent empty. */

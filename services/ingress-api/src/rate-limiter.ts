@@ -1,5 +1,6 @@
 import type { Logger } from '@herald/kit';
 import { HeraldError, type VerifiedKey } from '@herald/proto';
+import { isWrongLastSequence } from '@herald/queue';
 import type { KV, KvEntry } from 'nats';
 import {
   type BucketLimits,
@@ -13,7 +14,6 @@ import {
 /** The KV bucket holding every key's shared token bucket, keyed by key id. */
 export const RATE_BUCKET = 'herald_dispatch_rate';
 
-const JS_ERR_WRONG_LAST_SEQUENCE = 10071;
 /** Compare-and-set attempts per lease before letting the caller try again. */
 const CAS_ATTEMPTS = 5;
 /** Lease rounds one dispatch may wait through before it is refused (heavy local contention). */
@@ -134,7 +134,7 @@ export class DispatchRateLimiter {
           if (entry?.operation === 'PUT') await kv.update(key.id, next, entry.revision);
           else await kv.create(key.id, next);
         } catch (err) {
-          if (errCode(err) === JS_ERR_WRONG_LAST_SEQUENCE) continue;
+          if (isWrongLastSequence(err)) continue;
           throw err;
         }
         lease.tokens = taken;
@@ -188,8 +188,4 @@ function stateOf(entry: KvEntry | null): BucketState | undefined {
 
 function encode(state: BucketState): Uint8Array {
   return new TextEncoder().encode(JSON.stringify(state));
-}
-
-function errCode(err: unknown): number | undefined {
-  return (err as { api_error?: { err_code?: number } } | undefined)?.api_error?.err_code;
 }

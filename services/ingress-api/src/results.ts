@@ -38,12 +38,7 @@ export function fromError(err: HeraldError): DispatchResult {
   };
 }
 
-/** A bug: the caller learns only a reference to quote; the details go to the log. */
-export function internal(requestId: string): DispatchResult {
-  return fromError(
-    new HeraldError(
-      'internal',
-      `Internal error: nothing was confirmed; quote request id ${requestId} to support and retry`,
-    ),
-  );
+/** The answer of a step that refuses without throwing (its result may be remembered for replays). */
+export function errorResult(...args: ConstructorParameters<typeof HeraldError>): DispatchResult {
+  return fromError(new HeraldError(...args));
 }

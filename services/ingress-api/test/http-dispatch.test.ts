@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { DispatchStatus, EventHeaders, type QueuedNotice, subjects } from '@herald/proto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ACCOUNT_A, ACCOUNT_B, KEYS, WEB_ORIGIN } from './support/auth-responder.js';
@@ -117,8 +118,24 @@ describe('bad input is refused with the field at fault', () => {
     ['client desktop', notifyBody(r, { client: 'desktop' }), 400, 'invalid_client', 'client'],
     ['client upper case', notifyBody(r, { client: 'WEB' }), 400, 'invalid_client', 'client'],
     ['client not a string', notifyBody(r, { client: 1 }), 400, 'invalid_client', 'client'],
-    ['api_key empty', notifyBody(r, { api_key: '' }), 400, 'invalid_field', 'api_key'],
-    ['api_key not a string', notifyBody(r, { api_key: 42 }), 400, 'invalid_field', 'api_key'],
+    // A key of the wrong type is an invalid key (401), never a malformed request (400).
+    ['api_key empty', notifyBody(r, { api_key: '' }), 401, 'invalid_api_key', 'api_key'],
+    ['api_key a number', notifyBody(r, { api_key: 42 }), 401, 'invalid_api_key', 'api_key'],
+    [
+      'api_key an array',
+      notifyBody(r, { api_key: [KEYS.mobile] }),
+      401,
+      'invalid_api_key',
+      'api_key',
+    ],
+    ['api_key null', notifyBody(r, { api_key: null }), 401, 'invalid_api_key', 'api_key'],
+    [
+      'api_key malformed',
+      notifyBody(r, { api_key: 'password' }),
+      401,
+      'invalid_api_key',
+      'api_key',
+    ],
     ['body not JSON', '{"recipient": oops}', 400, 'invalid_json', 'body'],
     ['body empty', '', 400, 'invalid_json', 'body'],
     ['body a JSON array', JSON.stringify([notifyBody(r)]), 400, 'invalid_json', 'body'],
@@ -249,11 +266,38 @@ describe('size limits', () => {
     expect(res.json.error.message).toContain(String(PAYLOAD_LIMIT));
   });
 
+  it('keeps the connection after a payload over the limit (the body was read whole)', async () => {
+    const agent = new http.Agent({ keepAlive: true });
+    try {
+      const payload = `${'é'.repeat(511)}a`;
+      const res = await request(fx.baseUrl, {
+        body: notifyBody(newRecipient(), { payload }),
+        agent,
+      });
+      expect(res.status).toBe(413);
+      expect(res.headers.connection).toBe('keep-alive');
+    } finally {
+      agent.destroy();
+    }
+  });
+
   it('refuses a body over PAYLOAD_LIMIT_BYTES + BODY_OVERHEAD_BYTES with 413 before reading it', async () => {
     const res = await post(notifyBody(newRecipient(), { padding: 'x'.repeat(BODY_LIMIT) }));
     expect(res.status).toBe(413);
     expect(res.json.error).toMatchObject({ code: 'payload_too_large', field: 'body' });
     expect(res.json.error.message).toContain(String(BODY_LIMIT));
+  });
+
+  it('closes the connection after a body over the limit, even on a keep-alive one', async () => {
+    const agent = new http.Agent({ keepAlive: true });
+    try {
+      const body = notifyBody(newRecipient(), { padding: 'x'.repeat(BODY_LIMIT) });
+      const res = await request(fx.baseUrl, { body, agent });
+      expect(res.status).toBe(413);
+      expect(res.headers.connection).toBe('close');
+    } finally {
+      agent.destroy();
+    }
   });
 
   it('refuses an oversized chunked body (no Content-Length) with 413 too', async () => {

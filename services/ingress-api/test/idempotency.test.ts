@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto';
-import { createLogger, ensureQueueStream } from '@herald/kit';
-import { EventHeaders, QUEUE_STREAM } from '@herald/proto';
+import { createLogger } from '@herald/kit';
+import { EventHeaders } from '@herald/proto';
+import { ensureQueueStream, queueStreamOf } from '@herald/queue';
 import { connect, type NatsConnection } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createIngress, IDEMPOTENCY_BUCKET, type Ingress } from '../src/index.js';
-import { ACCOUNT_A, ACCOUNT_B, KEYS } from './support/auth-responder.js';
+import { IDEMPOTENCY_BUCKET } from '../src/idempotency.js';
+import { createIngress, type Ingress } from '../src/index.js';
+import { ACCOUNT_A, ACCOUNT_B, KEYS, WEB_ORIGIN } from './support/auth-responder.js';
 import {
   edgeStandIn,
   type IngressFixture,
@@ -107,6 +109,60 @@ describe('Idempotency-Key', () => {
     expect(await queuedMessages(fx.jsm, recipient)).toHaveLength(1);
   });
 
+  it.each([
+    ['payload', (r: string) => notifyBody(r, { payload: { title: 'something else' } }), {}],
+    ['recipient', () => notifyBody(newRecipient()), {}],
+    // Another key of the same account (keys are scoped per account), used from the web.
+    [
+      'client',
+      (r: string) => notifyBody(r, { api_key: KEYS.web, client: 'web' }),
+      { origin: WEB_ORIGIN },
+    ],
+  ])(
+    'refuses the key reused with another %s: 422 idempotency_key_reused, nothing stored',
+    async (_n, other, extra) => {
+      const recipient = newRecipient();
+      const key = newKey();
+      const first = await post(notifyBody(recipient), key);
+      expect(first.status).toBe(202);
+      const body = other(recipient);
+      const reuse = (baseUrl: string) =>
+        request(baseUrl, { body, headers: { 'idempotency-key': key, ...extra } });
+      const reused = await reuse(fx.baseUrl);
+      expect(reused.status).toBe(422);
+      expect(reused.json.error).toMatchObject({
+        code: 'idempotency_key_reused',
+        field: 'Idempotency-Key',
+      });
+      expect(reused.json.error.message).toMatch(/Idempotency-Key/);
+      // On the other instance too, and while the first request's answer stays what it was.
+      expect((await reuse(second.baseUrl)).status).toBe(422);
+      const same = await post(notifyBody(recipient), key, second.baseUrl);
+      expect(same.status).toBe(202);
+      expect(same.json).toEqual(first.json);
+      expect(await queuedMessages(fx.jsm, recipient)).toHaveLength(1);
+      const otherRecipient = String(body.recipient);
+      if (otherRecipient !== recipient)
+        expect(await queuedMessages(fx.jsm, otherRecipient)).toHaveLength(0);
+    },
+  );
+
+  it('refuses a reuse with another body while the first request is still in flight', async () => {
+    const recipient = newRecipient();
+    const edge = edgeStandIn(fx.peer, recipient, { delayMs: 300 });
+    await fx.peer.flush();
+    const key = newKey();
+    const first = post(notifyBody(recipient), key);
+    // The claim is written before the live push, which the stand-in holds for 300 ms.
+    await eventuallyClaimed(key);
+    const reused = await post(notifyBody(recipient, { payload: [1, 2, 3] }), key, second.baseUrl);
+    expect(reused.status).toBe(422);
+    expect((await first).status).toBe(200);
+    await fx.peer.flush();
+    edge.stop();
+    expect(edge.received).toHaveLength(1);
+  });
+
   it('takes over a stale claim left by a dead instance, keeping its event id', async () => {
     const recipient = newRecipient();
     const key = newKey();
@@ -138,7 +194,8 @@ describe('Idempotency-Key', () => {
   it('does not remember a 503, so the retry dispatches', async () => {
     const recipient = newRecipient();
     const key = newKey();
-    await fx.jsm.streams.delete(QUEUE_STREAM);
+    // The recipient's partition only: the dispatch finds no stream to store in.
+    await fx.jsm.streams.delete(queueStreamOf(ACCOUNT_A, recipient));
     let failed: Awaited<ReturnType<typeof post>>;
     try {
       failed = await post(notifyBody(recipient), key);
@@ -167,6 +224,15 @@ describe('Idempotency-Key', () => {
     expect(await queuedMessages(fx.jsm, recipient, ACCOUNT_B)).toHaveLength(1);
   });
 });
+
+async function eventuallyClaimed(key: string): Promise<void> {
+  const kv = await fx.peer.jetstream().views.kv(IDEMPOTENCY_BUCKET, { bindOnly: true });
+  for (let i = 0; i < 500; i++) {
+    if ((await kv.get(entryKey(ACCOUNT_A, key)))?.operation === 'PUT') return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error('the first request never claimed its Idempotency-Key');
+}
 
 function entryKey(account: string, key: string): string {
   return `${account}.${createHash('sha256').update(key).digest('hex')}`;

@@ -1,11 +1,15 @@
 import { spawn } from 'node:child_process';
 import { createLogger } from '@herald/kit';
 import { DispatchStatus, subjects } from '@herald/proto';
+import {
+  makeCerts,
+  type NatsServer,
+  REPO_ROOT,
+  startNatsServer,
+  type TestCerts,
+} from '@herald/testkit';
 import { connect, type NatsConnection } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeCerts, type TestCerts } from '../../../test/harness/certs.js';
-import { type NatsServer, startNatsServer } from '../../../test/harness/nats-server.js';
-import { REPO_ROOT } from '../../../test/harness/service-process.js';
 import { createIngress, type Ingress, loadConfig } from '../src/index.js';
 import { ACCOUNT_A, startAuthResponder } from './support/auth-responder.js';
 import { edgeStandIn, newRecipient, notifyBody } from './support/fixture.js';
@@ -36,6 +40,7 @@ async function startTlsIngress(): Promise<{
     HOST: '127.0.0.1',
     TLS_CERT_FILE: certs.certFile,
     TLS_KEY_FILE: certs.keyFile,
+    OPS_PORT: '0',
     LOG_LEVEL: 'silent',
   });
   const ingress = createIngress(config, { nc, logger: createLogger('ingress-api', 'silent') });
@@ -44,7 +49,7 @@ async function startTlsIngress(): Promise<{
 }
 
 describe('createIngress', () => {
-  it('serves dispatch and the ops endpoints over TLS on one listener', async () => {
+  it('serves dispatch, /healthz and /readyz over TLS, and /metrics only on the loopback ops listener', async () => {
     const { ingress, nc, baseUrl } = await startTlsIngress();
     try {
       const res = await request(baseUrl, { body: notifyBody(newRecipient()), ca: certs.ca });
@@ -55,11 +60,23 @@ describe('createIngress', () => {
       expect(health.status).toBe(200);
       const ready = await request(baseUrl, { method: 'GET', path: '/readyz', ca: certs.ca });
       expect(ready.status).toBe(200);
-      expect(ready.json.checks).toEqual({ nats: true, queue_stream: true });
+      // The public port says whether it is ready, not what it depends on.
+      expect(ready.json).toEqual({ status: 'ready' });
+      const publicMetrics = await request(baseUrl, {
+        method: 'GET',
+        path: '/metrics',
+        ca: certs.ca,
+      });
+      expect(publicMetrics.status).toBe(404);
+      expect(publicMetrics.json.error.code).toBe('not_found');
+
+      const ops = `http://127.0.0.1:${ingress.opsPort}`;
+      const opsReady = await request(ops, { method: 'GET', path: '/readyz' });
+      expect(opsReady.json.checks).toEqual({ nats: true, queue_stream: true });
 
       const refused = await request(baseUrl, { body: notifyBody('nope'), ca: certs.ca });
       expect(refused.status).toBe(400);
-      const metrics = await request(baseUrl, { method: 'GET', path: '/metrics', ca: certs.ca });
+      const metrics = await request(ops, { method: 'GET', path: '/metrics' });
       expect(metrics.status).toBe(200);
       expect(metrics.text).toMatch(
         /herald_dispatch_total\{[^}]*transport="http"[^}]*outcome="queued"[^}]*\} 1/,

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { NatsRequester } from '@herald/kit';
 import { subjects } from '@herald/proto';
+import { NatsRequester } from '@herald/queue';
+import { type NatsServer, startNatsServer } from '@herald/testkit';
 import { connect, headers, type NatsConnection } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type NatsServer, startNatsServer } from '../../../test/harness/nats-server.js';
 import { pushLive } from '../src/live-push.js';
 
 const ACCOUNT = '0b6a5d3e-7c41-4f2a-9d0e-1a2b3c4d5e6f';

@@ -115,6 +115,19 @@ describe('NATS dispatch gives the HTTP result plus http_status', () => {
     expect(await queuedMessages(fx.jsm, recipient, ACCOUNT_B)).toHaveLength(0);
   });
 
+  it.each([
+    ['a number', 42],
+    ['an array', [KEYS.mobile]],
+    ['null', null],
+    ['an empty string', ''],
+  ])('refuses an api_key that is %s with the same 401 invalid_api_key as HTTP', async (_n, k) => {
+    const recipient = newRecipient();
+    const { reply } = await natsDispatch(ACCOUNT_A, notifyBody(recipient, { api_key: k }));
+    expect(reply.http_status).toBe(401);
+    expect(reply.error).toMatchObject({ code: 'invalid_api_key', field: 'api_key' });
+    expect(await queuedMessages(fx.jsm, recipient)).toHaveLength(0);
+  });
+
   it('refuses a subject token that is not an account id', async () => {
     const msg = await fx.peer.request(
       'rt.dispatch.not-an-account',

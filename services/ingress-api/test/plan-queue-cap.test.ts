@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { EventHeaders, QUEUE_STREAM, queueConsumerConfig, subjects } from '@herald/proto';
+import { EventHeaders, subjects } from '@herald/proto';
+import { queueConsumerConfig, queueStreamOf } from '@herald/queue';
 import type { ConsumerConfig } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ACCOUNT_A, answerFor, key, ROOMY_LIMITS } from './support/auth-responder.js';
@@ -68,8 +69,13 @@ describe("the plan's cap on a recipient's queue", () => {
     expect((await post(recipient, CAP)).status).toBe(507);
     // Drain two as an edge does; they stay stored until retention's weekly purge.
     const config = queueConsumerConfig(ACCOUNT_A, recipient);
-    await fx.jsm.consumers.add(QUEUE_STREAM, config as unknown as Partial<ConsumerConfig>);
-    const consumer = await fx.peer.jetstream().consumers.get(QUEUE_STREAM, config.durable_name);
+    await fx.jsm.consumers.add(
+      queueStreamOf(ACCOUNT_A, recipient),
+      config as unknown as Partial<ConsumerConfig>,
+    );
+    const consumer = await fx.peer
+      .jetstream()
+      .consumers.get(queueStreamOf(ACCOUNT_A, recipient), config.durable_name);
     const batch = await consumer.fetch({ max_messages: 2, expires: 2000 });
     for await (const msg of batch) msg.ack();
     await fx.peer.flush();

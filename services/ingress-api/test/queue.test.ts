@@ -1,8 +1,11 @@
-import { createLogger, ensureQueueStream } from '@herald/kit';
-import { DispatchStatus, EventHeaders, QUEUE_STREAM, queueStreamConfig } from '@herald/proto';
+import { createLogger } from '@herald/kit';
+import { DispatchStatus, EventHeaders } from '@herald/proto';
+import { ensureQueueStream, QueueLayout, queueStreamConfig, queueStreamOf } from '@herald/queue';
+import { versionAtLeast } from '@herald/testkit';
 import { RetentionPolicy, type StreamConfig } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIngress } from '../src/index.js';
+import { ACCOUNT_A } from './support/auth-responder.js';
 import {
   type IngressFixture,
   newRecipient,
@@ -25,12 +28,22 @@ afterAll(async () => {
 });
 
 const post = (body: unknown) => request(fx.baseUrl, { body });
+const layout = new QueueLayout();
+const FIRST = layout.streams[0] as string;
+
+/** A fresh recipient whose queue lives in `stream`. */
+function recipientIn(stream: string): string {
+  for (;;) {
+    const r = newRecipient();
+    if (queueStreamOf(ACCOUNT_A, r) === stream) return r;
+  }
+}
 
 describe('the queue stream', () => {
   it('is created at start with discard-new per recipient and the configured limits', async () => {
-    const { config } = await fx.jsm.streams.info(QUEUE_STREAM);
+    const { config } = await fx.jsm.streams.info(FIRST);
     expect(config).toMatchObject({
-      subjects: ['rt.queue.>'],
+      subjects: layout.subjectsOf(0),
       retention: 'limits',
       storage: 'file',
       discard: 'new',
@@ -55,23 +68,35 @@ describe('the queue stream', () => {
     expect(lowered.info.config.max_msgs_per_subject).toBe(CAP);
   });
 
-  it('refuses to start with a byte cap on a server that would drop old events at it (< 2.10.5)', async () => {
-    expect(fx.nc.info?.version).toMatch(/^2\.9\./);
-    const other = createIngress(testConfig(fx.nats.url, { QUEUE_MAX_BYTES: '1000000' }), {
-      nc: fx.nc,
-      logger: createLogger('ingress-api', 'silent'),
-    });
-    await expect(other.start(0)).rejects.toThrow(/QUEUE_MAX_BYTES needs nats-server >= 2\.10\.5/);
-    await other.close();
+  it('starts with a byte cap on the pinned server (>= 2.10.5, where the cap refuses instead of dropping)', async () => {
+    // The < 2.10.5 guard in createIngress stays for operators on older servers; tests run the pin.
+    expect(versionAtLeast(fx.nc.info?.version ?? '0', '2.10.5')).toBe(true);
+    const other = createIngress(
+      testConfig(fx.nats.url, {
+        QUEUE_MAX_BYTES: '1000000',
+        QUEUE_MAX_PER_RECIPIENT: String(CAP),
+      }),
+      {
+        nc: fx.nc,
+        logger: createLogger('ingress-api', 'silent'),
+      },
+    );
+    try {
+      await other.start(0);
+    } finally {
+      await other.close();
+      await ensureQueueStream(fx.jsm, { ...limits, allowShrink: true });
+    }
   });
 
   it('never deletes a queued event by lowering a cap unless told to', async () => {
     const recipient = newRecipient();
+    const stream = queueStreamOf(ACCOUNT_A, recipient);
     for (let i = 0; i < 3; i++) expect((await post(notifyBody(recipient))).status).toBe(202);
-    const before = (await fx.jsm.streams.info(QUEUE_STREAM)).state.messages;
+    const before = (await fx.jsm.streams.info(stream)).state.messages;
     const res = await ensureQueueStream(fx.jsm, { ...limits, maxPerRecipient: 1 });
     expect(res.kept).toEqual(['max_msgs_per_subject']);
-    expect((await fx.jsm.streams.info(QUEUE_STREAM)).state.messages).toBe(before);
+    expect((await fx.jsm.streams.info(stream)).state.messages).toBe(before);
   });
 });
 
@@ -100,15 +125,28 @@ describe('queue limits', () => {
   });
 
   it('refuses with 507 queue_full when the whole stream is at its byte cap', async () => {
-    const { state } = await fx.jsm.streams.info(QUEUE_STREAM);
+    // The fullest partition: a cap just above it lowers no other partition under its contents.
+    const infos = await Promise.all(layout.streams.map((s) => fx.jsm.streams.info(s)));
+    const fullest = infos.reduce((a, b) => (b.state.bytes > a.state.bytes ? b : a));
+    const stream = fullest.config.name;
+    const { state } = fullest;
     await ensureQueueStream(fx.jsm, { ...limits, maxBytes: state.bytes + 200, allowShrink: true });
     try {
-      let res = await post(notifyBody(newRecipient()));
-      for (let i = 0; i < 10 && res.status === 202; i++)
-        res = await post(notifyBody(newRecipient()));
+      let accepted = 0;
+      let res = await post(notifyBody(recipientIn(stream)));
+      for (let i = 0; i < 10 && res.status === 202; i++) {
+        accepted++;
+        res = await post(notifyBody(recipientIn(stream)));
+      }
       expect(res.status).toBe(507);
       expect(res.json.error.code).toBe('queue_full');
       expect(res.json.error.message).toContain('QUEUE_MAX_BYTES');
+      // At the byte cap the server refused the newest event and dropped none of the older ones.
+      const after = (await fx.jsm.streams.info(stream)).state;
+      expect(after.messages, JSON.stringify({ state, after, accepted })).toBe(
+        state.messages + accepted,
+      );
+      expect(after.first_seq).toBe(state.first_seq);
     } finally {
       await ensureQueueStream(fx.jsm, limits);
     }
@@ -117,12 +155,14 @@ describe('queue limits', () => {
 
 describe('when the queue is unavailable', () => {
   it('answers 503 "Failed to send/save notification" and never 202 when the stream is gone', async () => {
-    await fx.jsm.streams.delete(QUEUE_STREAM);
+    const recipient = newRecipient();
+    await fx.jsm.streams.delete(queueStreamOf(ACCOUNT_A, recipient));
     try {
-      const ready = await request(fx.baseUrl, { method: 'GET', path: '/readyz' });
+      const ops = `http://127.0.0.1:${fx.ingress.opsPort}`;
+      const ready = await request(ops, { method: 'GET', path: '/readyz' });
       expect(ready.status).toBe(503);
       expect(ready.json.checks).toEqual({ nats: true, queue_stream: false });
-      const res = await post(notifyBody(newRecipient()));
+      const res = await post(notifyBody(recipient));
       expect(res.status).toBe(503);
       expect(res.json).toEqual({
         status: DispatchStatus.failed,
@@ -135,14 +175,14 @@ describe('when the queue is unavailable', () => {
   });
 
   it('refuses to adopt a stream whose retention cannot change in place', async () => {
-    await fx.jsm.streams.delete(QUEUE_STREAM);
+    await fx.jsm.streams.delete(FIRST);
     const config = {
-      ...queueStreamConfig(limits),
+      ...queueStreamConfig(limits, layout, 0),
       retention: RetentionPolicy.Workqueue,
     } as unknown as StreamConfig;
     await fx.jsm.streams.add(config);
     await expect(ensureQueueStream(fx.jsm, limits)).rejects.toThrow(/retention/);
-    await fx.jsm.streams.delete(QUEUE_STREAM);
+    await fx.jsm.streams.delete(FIRST);
     expect((await ensureQueueStream(fx.jsm, limits)).change).toBe('created');
   });
 });

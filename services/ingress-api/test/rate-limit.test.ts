@@ -3,7 +3,8 @@ import { createLogger } from '@herald/kit';
 import { subjects } from '@herald/proto';
 import { connect, type NatsConnection } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createIngress, type Ingress, RATE_BUCKET } from '../src/index.js';
+import { createIngress, type Ingress } from '../src/index.js';
+import { RATE_BUCKET } from '../src/rate-limiter.js';
 import { ACCOUNT_A, answerFor, key, ROOMY_LIMITS } from './support/auth-responder.js';
 import {
   type IngressFixture,

@@ -73,11 +73,37 @@ export const CommonEnv = z.object({
   HOST: z.string().default('0.0.0.0'),
   /** How long graceful shutdown may take before the process exits anyway, ms. */
   SHUTDOWN_TIMEOUT_MS: envInt(10_000, 100, 600_000),
+  /**
+   * Most time a client may take to send a whole request, headers and body, on this service's
+   * listeners; a slower one gets 408 and its connection closed. Default 10000.
+   */
+  HTTP_REQUEST_TIMEOUT_MS: envInt(10_000, 100, 600_000),
+  /**
+   * Most time a client may take to send a request's headers (WebSocket upgrades included). At most
+   * HTTP_REQUEST_TIMEOUT_MS. Default 10000.
+   */
+  HTTP_HEADERS_TIMEOUT_MS: envInt(10_000, 100, 600_000),
+  /**
+   * How long an idle keep-alive connection is kept open, ms. Above the 60 s idle timeout of common
+   * load balancers, so the balancer, not Herald, closes idle connections (else it may reuse one
+   * Herald is closing and answer 502). Default 65000.
+   */
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: envInt(65_000, 1000, 3_600_000),
 });
 export type CommonEnv = z.infer<typeof CommonEnv>;
 
-/** Refinement for schemas extending {@link CommonEnv}: TLS needs both files unless disabled. */
+/**
+ * Refinement for schemas extending {@link CommonEnv}: TLS needs both files unless disabled, and
+ * the header timeout cannot exceed the whole request's.
+ */
 export function requireTls(env: CommonEnv, ctx: z.RefinementCtx): void {
+  if (env.HTTP_HEADERS_TIMEOUT_MS > env.HTTP_REQUEST_TIMEOUT_MS) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['HTTP_HEADERS_TIMEOUT_MS'],
+      message: `must be at most HTTP_REQUEST_TIMEOUT_MS (${env.HTTP_REQUEST_TIMEOUT_MS}): the headers are part of the request`,
+    });
+  }
   if (env.TLS_DISABLED) return;
   for (const name of ['TLS_CERT_FILE', 'TLS_KEY_FILE'] as const) {
     if (!env[name]) {

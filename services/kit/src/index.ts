@@ -1,4 +1,10 @@
 export {
+  AuthFailureEnv,
+  AuthFailureLimiter,
+  isAuthFailure,
+  sourceAddress,
+} from './auth-failures.js';
+export {
   CommonEnv,
   ConfigError,
   envBool,
@@ -8,18 +14,23 @@ export {
   requireTls,
 } from './config.js';
 export { createDb, dbReady } from './db.js';
-export { digestsEqual, hashKey } from './key-hash.js';
-export { authorizeKeyUse, type KeyUse, keyUseDeadline } from './key-policy.js';
-export { KeyVerifier, type KeyVerifierOptions } from './key-verifier.js';
+export { type ErrorMappingOptions, toHeraldError } from './error-mapping.js';
 export { ensureKvBucket, type KvBucketOptions } from './kv-bucket.js';
 export { createLogger, type Logger, safePath } from './logger.js';
-export { connectNats, natsReady } from './nats.js';
-export { NatsRequester, type RequestOutcome, replyJson } from './nats-requester.js';
-export { createOpsHandler, createRegistry, type ReadinessCheck } from './ops.js';
 export {
-  type EnsureQueueStreamOptions,
-  ensureQueueStream,
-  type QueueStreamChange,
-} from './queue-stream.js';
-export { closeServer, createServer, type Handler, listen } from './server.js';
+  createMigrator,
+  type MigrationSet,
+  migrateToLatest,
+  type ServiceMigrations,
+  serviceMigrations,
+} from './migrations.js';
+export { connectNats, natsReady } from './nats.js';
+export {
+  createOpsHandler,
+  createRegistry,
+  type OpsHandlerOptions,
+  type ReadinessCheck,
+} from './ops.js';
+export { type OpsServer, opsEnv, startOpsServer } from './ops-server.js';
+export { closeServer, createServer, type Handler, listen, type ServerConfig } from './server.js';
 export { exitOnStartupError, handleShutdown } from './shutdown.js';

@@ -11,12 +11,24 @@ export function createRegistry(service: string): Registry {
 
 export type ReadinessCheck = () => Promise<Record<string, boolean>> | Record<string, boolean>;
 
+export interface OpsHandlerOptions {
+  /**
+   * For a public listener: `/readyz` answers its status only (which dependencies fail is for
+   * operators), and `/metrics` is not served. Default false (the ops listener).
+   */
+  public?: boolean;
+}
+
 /**
  * Serves `/healthz` (the process is alive), `/readyz` (every dependency check passes, 503
  * otherwise, with the failing ones named) and `/metrics` (Prometheus text). Returns false for any
  * other path so the caller can route it.
  */
-export function createOpsHandler(registry: Registry, ready: ReadinessCheck) {
+export function createOpsHandler(
+  registry: Registry,
+  ready: ReadinessCheck,
+  opts: OpsHandlerOptions = {},
+) {
   return (req: http.IncomingMessage, res: http.ServerResponse): boolean => {
     const path = (req.url ?? '').split('?')[0];
     if (req.method !== 'GET' && req.method !== 'HEAD') return false;
@@ -32,14 +44,17 @@ export function createOpsHandler(registry: Registry, ready: ReadinessCheck) {
             res,
             ok ? 200 : 503,
             'application/json',
-            JSON.stringify({ status: ok ? 'ready' : 'not_ready', checks }),
+            JSON.stringify({
+              status: ok ? 'ready' : 'not_ready',
+              ...(opts.public ? {} : { checks }),
+            }),
           );
         },
         () => send(res, 503, 'application/json', '{"status":"not_ready"}'),
       );
       return true;
     }
-    if (path === '/metrics') {
+    if (path === '/metrics' && !opts.public) {
       void registry.metrics().then(
         (text) => send(res, 200, registry.contentType, text),
         () => send(res, 500, 'text/plain', 'metrics unavailable'),

@@ -1,31 +1,66 @@
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Server as NetServer } from 'node:net';
 import type { CommonEnv } from './config.js';
 
 export type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 
+/** The listener settings of {@link createServer}; CommonEnv holds them all. */
+export type ServerConfig = Pick<
+  CommonEnv,
+  | 'TLS_DISABLED'
+  | 'TLS_CERT_FILE'
+  | 'TLS_KEY_FILE'
+  | 'HTTP_REQUEST_TIMEOUT_MS'
+  | 'HTTP_HEADERS_TIMEOUT_MS'
+  | 'HTTP_KEEP_ALIVE_TIMEOUT_MS'
+>;
+
 /**
  * Creates this service's listener: HTTPS with the configured certificate, or plain HTTP only when
  * TLS_DISABLED says a proxy terminates TLS in front of it. Does not listen.
+ *
+ * A client that sends headers or a body too slowly is answered 408 and cut off (Node's own
+ * request timeout is 300 s, so a half-sent body held its connection that long). Idle keep-alive
+ * connections last HTTP_KEEP_ALIVE_TIMEOUT_MS: on Node 20 the header timer starts with a
+ * request's first byte, so it does not cut idle keep-alive connections short.
  */
-export function createServer(config: CommonEnv, handler?: Handler): http.Server {
-  if (config.TLS_DISABLED) return http.createServer(handler);
+export function createServer(config: ServerConfig, handler?: Handler): http.Server {
+  const timeouts: http.ServerOptions = {
+    requestTimeout: config.HTTP_REQUEST_TIMEOUT_MS,
+    headersTimeout: config.HTTP_HEADERS_TIMEOUT_MS,
+    // Node checks the timeouts on this interval (30 s by default, which would let a slow client
+    // hold its connection up to 30 s past them).
+    connectionsCheckingInterval: Math.min(1000, Math.ceil(config.HTTP_HEADERS_TIMEOUT_MS / 4)),
+  };
+  const server = config.TLS_DISABLED
+    ? http.createServer(timeouts, handler)
+    : https.createServer({ ...timeouts, ...tlsFiles(config) }, handler);
+  server.keepAliveTimeout = config.HTTP_KEEP_ALIVE_TIMEOUT_MS;
+  return server;
+}
+
+function tlsFiles(config: ServerConfig): { cert: Buffer; key: Buffer } {
   if (!config.TLS_CERT_FILE || !config.TLS_KEY_FILE) {
     throw new TypeError('TLS_CERT_FILE and TLS_KEY_FILE are required unless TLS_DISABLED=true');
   }
-  return https.createServer(
-    { cert: readFileSync(config.TLS_CERT_FILE), key: readFileSync(config.TLS_KEY_FILE) },
-    handler,
-  );
+  return { cert: readFileSync(config.TLS_CERT_FILE), key: readFileSync(config.TLS_KEY_FILE) };
 }
 
-/** Listens and resolves with the bound port (useful with port 0). */
-export function listen(server: http.Server, port: number, host: string): Promise<number> {
+/**
+ * Listens and resolves with the bound port (useful with port 0). `backlog`: pending connects the
+ * kernel may hold (capped by net.core.somaxconn); Node's default, 511, when absent.
+ */
+export function listen(
+  server: NetServer,
+  port: number,
+  host: string,
+  backlog?: number,
+): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, host, () => {
+    server.listen({ port, host, ...(backlog === undefined ? {} : { backlog }) }, () => {
       server.off('error', reject);
       resolve((server.address() as AddressInfo).port);
     });

@@ -51,3 +51,14 @@ describe('retention config', () => {
     );
   });
 });
+
+describe('QUEUE_PARTITIONS', () => {
+  it('defaults to 16, takes 1 to 256 and refuses the values past either edge', () => {
+    expect(loadConfig({ ...tls }).QUEUE_PARTITIONS).toBe(16);
+    expect(loadConfig({ ...tls, QUEUE_PARTITIONS: '1' }).QUEUE_PARTITIONS).toBe(1);
+    expect(loadConfig({ ...tls, QUEUE_PARTITIONS: '256' }).QUEUE_PARTITIONS).toBe(256);
+    for (const bad of ['0', '257', '2.5', 'many']) {
+      expect(() => loadConfig({ ...tls, QUEUE_PARTITIONS: bad })).toThrow(/QUEUE_PARTITIONS/);
+    }
+  });
+});

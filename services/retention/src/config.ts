@@ -1,4 +1,5 @@
-import { CommonEnv, envInt, envPort, parseEnv, requireTls } from '@herald/kit';
+import { CommonEnv, envInt, envPort, opsEnv, parseEnv, requireTls } from '@herald/kit';
+import { DEFAULT_QUEUE_PARTITIONS, MAX_QUEUE_PARTITIONS } from '@herald/queue';
 import { Cron } from 'croner';
 import { z } from 'zod';
 
@@ -22,6 +23,11 @@ const CronExpression = z
 
 /** Settings of a retention pass, shared by the service and `run-once`. */
 const RunFields = {
+  /**
+   * Streams the offline queue is partitioned into: the same value as ingress-api and socket-edge
+   * (a run over streams created with another value fails without deleting anything). Default 16.
+   */
+  QUEUE_PARTITIONS: envInt(DEFAULT_QUEUE_PARTITIONS, 1, MAX_QUEUE_PARTITIONS),
   /** Most JetStream API calls per second a run makes (consumer info at scale is expensive). */
   RETENTION_API_RATE: envInt(500, 1, 100_000),
   /** How long one JetStream API call may take, ms. */
@@ -35,7 +41,10 @@ export type RunOnceEnv = z.infer<typeof RunOnceEnv>;
 
 export const Env = CommonEnv.extend({
   ...RunFields,
+  /** Port of the listener (/healthz, /readyz's status). Default 8446; 0 picks one. */
   PORT: envPort(8446),
+  /** The ops listener (/metrics, /readyz with its checks): OPS_HOST (127.0.0.1), OPS_PORT (9446). */
+  ...opsEnv(9446),
   /** When the weekly run starts: a cron expression in UTC. */
   RETENTION_SCHEDULE: CronExpression,
   /** How often queue depth per account is recomputed between runs, ms; 0 = only after runs. */

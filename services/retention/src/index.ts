@@ -1,38 +1,19 @@
-import { randomUUID } from 'node:crypto';
+import type http from 'node:http';
 import { hostname } from 'node:os';
-import {
-  createOpsHandler,
-  createRegistry,
-  type Handler,
-  type Logger,
-  natsReady,
-} from '@herald/kit';
-import type { JetStreamManager, NatsConnection } from 'nats';
+import { createRegistry, type Handler, type Logger } from '@herald/kit';
+import type { QueueDepth } from '@herald/queue';
+import type { NatsConnection } from 'nats';
 import type { Registry } from 'prom-client';
 import type { Clock } from './clock.js';
 import type { Env, RunOnceEnv } from './config.js';
-import { QueueApi } from './jetstream-api.js';
+import { createDepthRefresh } from './depth-refresh.js';
+import { jetStreamHandles } from './jetstream-handles.js';
 import { createMetrics } from './metrics.js';
-import { measureQueueDepth, type QueueDepth } from './queue-depth.js';
-import { RateLimiter } from './rate-limiter.js';
+import { createRetentionHandler, createRetentionOpsHandler } from './ops-handler.js';
 import type { SweepHooks } from './recipient-sweep.js';
-import { runRetention } from './retention-run.js';
-import { RunLock } from './run-lock.js';
+import { createRunExecution } from './run-execution.js';
 import type { RunSummary, RunTrigger } from './run-summary.js';
 import { Scheduler } from './scheduler.js';
-
-export { type Clock, systemClock } from './clock.js';
-export {
-  type Env,
-  loadConfig,
-  loadRunOnceConfig,
-  type RetentionConfig,
-  type RunOnceEnv,
-} from './config.js';
-export type { QueueDepth } from './queue-depth.js';
-export type { SweepHooks } from './recipient-sweep.js';
-export type { LockRecord } from './run-lock.js';
-export type { RunSummary, RunTrigger } from './run-summary.js';
 
 /** Run settings plus, for the long-running service, its schedule and depth interval. */
 export type RetentionSettings = RunOnceEnv &
@@ -57,95 +38,51 @@ export interface Retention {
   start(): void;
   /** Recomputes the per-account queue depth gauges (one stream info call). */
   refreshQueueDepth(): Promise<QueueDepth | undefined>;
-  /** /healthz, /readyz (NATS), /metrics; 404 for anything else. */
+  /** /healthz, /readyz's status; 404 for anything else. */
   readonly handler: Handler;
+  /** For the ops listener (kit startOpsServer): /metrics, /readyz with its NATS check. */
+  readonly opsHandler: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
   readonly registry: Registry;
   readonly nextRun: Date | undefined;
   /** Stops the schedule; a run in progress stops at its next safe point (between two events). */
   close(): Promise<void>;
 }
 
-/** Builds the retention service without listening or scheduling. */
+/**
+ * Builds the retention service without listening or scheduling. Wires the named pieces: the
+ * JetStream handles, one reported run (`run-execution.ts`), the queue-depth refresh, the schedule
+ * and the ops handler; each gets only what it reads.
+ */
 export function createRetention(config: RetentionSettings, deps: RetentionDeps): Retention {
   const { nc, logger } = deps;
   const registry = deps.registry ?? createRegistry('retention');
-  const instanceId = deps.instanceId ?? `${hostname()}:${process.pid}`;
   let scheduler: Scheduler | undefined;
-  const metrics = createMetrics(registry, () => scheduler?.nextRun);
+  const nextRun = () => scheduler?.nextRun;
+  const metrics = createMetrics(registry, nextRun);
   const abort = new AbortController();
   let running: Promise<RunSummary> | undefined;
   let depthTimer: NodeJS.Timeout | undefined;
-  let jsm: Promise<JetStreamManager> | undefined;
-  let lock: Promise<RunLock> | undefined;
-
-  const manager = () => {
-    jsm ??= nc.jetstreamManager({ timeout: config.RETENTION_API_TIMEOUT_MS });
-    jsm.catch(() => {
-      jsm = undefined;
-    });
-    return jsm;
+  const settings = {
+    apiRate: config.RETENTION_API_RATE,
+    apiTimeoutMs: config.RETENTION_API_TIMEOUT_MS,
+    partitions: config.QUEUE_PARTITIONS,
   };
-  const runLock = () => {
-    lock ??= RunLock.open(
-      nc.jetstream({ timeout: config.RETENTION_API_TIMEOUT_MS }),
-      config.RETENTION_LOCK_TTL_MS,
-    );
-    lock.catch(() => {
-      lock = undefined;
-    });
-    return lock;
-  };
-
-  async function execute(trigger: RunTrigger): Promise<RunSummary> {
-    metrics.runStarted();
-    let summary: RunSummary;
-    try {
-      const { summary: s, depth } = await runRetention(
-        {
-          nc,
-          jsm: await manager(),
-          lock: await runLock(),
-          logger,
-          instanceId,
-          ...(deps.hooks ? { hooks: deps.hooks } : {}),
-        },
-        {
-          trigger,
-          apiRate: config.RETENTION_API_RATE,
-          apiTimeoutMs: config.RETENTION_API_TIMEOUT_MS,
-          signal: abort.signal,
-        },
-      );
-      summary = s;
-      if (depth) metrics.queueDepth(depth);
-    } catch (err) {
-      // Only setup can land here (JetStream or the lock bucket unreachable): runRetention reports the rest.
-      const now = new Date().toISOString();
-      summary = {
-        run_id: randomUUID(),
-        trigger,
-        outcome: 'failed',
-        reason: err instanceof Error ? err.message : String(err),
-        started_at: now,
-        finished_at: now,
-        duration_ms: 0,
-        recipients_scanned: 0,
-        events_purged: 0,
-        consumers_reaped: 0,
-        errors: 0,
-        api_calls: 0,
-        server_version: nc.info?.version,
-      };
-    }
-    metrics.runFinished(summary);
-    const level =
-      summary.outcome === 'failed' ? 'error' : summary.outcome === 'completed' ? 'info' : 'warn';
-    logger[level](
-      { ...summary, next_run: scheduler?.nextRun?.toISOString() },
-      'retention run finished',
-    );
-    return summary;
-  }
+  const { manager, runLock } = jetStreamHandles(nc, {
+    apiTimeoutMs: config.RETENTION_API_TIMEOUT_MS,
+    lockTtlMs: config.RETENTION_LOCK_TTL_MS,
+  });
+  const execute = createRunExecution({
+    nc,
+    logger,
+    metrics,
+    instanceId: deps.instanceId ?? `${hostname()}:${process.pid}`,
+    manager,
+    runLock,
+    settings,
+    signal: abort.signal,
+    nextRun,
+    hooks: deps.hooks,
+  });
 
   const retention: Retention = {
     runOnce(trigger = 'manual') {
@@ -183,35 +120,11 @@ export function createRetention(config: RetentionSettings, deps: RetentionDeps):
       }
     },
 
-    async refreshQueueDepth() {
-      try {
-        const api = new QueueApi(nc, await manager(), new RateLimiter(config.RETENTION_API_RATE), {
-          timeoutMs: config.RETENTION_API_TIMEOUT_MS,
-        });
-        const depth = await measureQueueDepth(api, Date.now());
-        if (depth) metrics.queueDepth(depth);
-        return depth;
-      } catch (err) {
-        logger.warn({ err: String(err) }, 'could not measure queue depth');
-        return undefined;
-      }
-    },
+    refreshQueueDepth: createDepthRefresh({ nc, manager, metrics, logger, settings }),
 
-    handler: (() => {
-      const ops = createOpsHandler(registry, () => ({ nats: natsReady(nc) }));
-      return (req, res) => {
-        if (ops(req, res)) return;
-        res.writeHead(404, { 'content-type': 'application/json' });
-        res.end(
-          JSON.stringify({
-            error: {
-              code: 'not_found',
-              message: 'retention serves /healthz, /readyz and /metrics only',
-            },
-          }),
-        );
-      };
-    })(),
+    opsHandler: createRetentionOpsHandler(nc, registry),
+
+    handler: createRetentionHandler(nc, registry),
 
     registry,
 

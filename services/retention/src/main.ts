@@ -6,6 +6,7 @@ import {
   exitOnStartupError,
   handleShutdown,
   listen,
+  startOpsServer,
 } from '@herald/kit';
 import { loadConfig, loadRunOnceConfig } from './config.js';
 import { withDevEnv } from './dev-env.js';
@@ -20,15 +21,16 @@ async function serve(): Promise<void> {
   const nc = await connectNats(config, 'herald-retention', logger);
   const retention = createRetention(config, { nc, logger });
   const server = createServer(config, retention.handler);
+  const ops = await startOpsServer(config, retention.opsHandler);
   const port = await listen(server, config.PORT, config.HOST);
-  logger.info({ port }, 'listening');
+  logger.info({ port, opsPort: ops.port, opsHost: config.OPS_HOST }, 'listening');
   retention.start();
   handleShutdown(
     logger,
     async () => {
       // A run in progress stops between two events: every recipient is left consistent.
       await retention.close();
-      await closeServer(server);
+      await Promise.all([closeServer(server), ops.close()]);
       await nc.drain();
     },
     config.SHUTDOWN_TIMEOUT_MS,

@@ -1,5 +1,5 @@
+import type { QueueDepth } from '@herald/queue';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { QueueDepth } from './queue-depth.js';
 import type { RunSummary } from './run-summary.js';
 
 /** Everything retention exposes on /metrics. Gauges are set after runs and depth measurements, never computed on scrape. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { FakeClock } from '../test/support/fake-clock.js';
 import { RateLimiter } from './rate-limiter.js';
-import { FakeClock } from './testing/fake-clock.js';
 
 describe('RateLimiter', () => {
   it('spaces calls 1/rate apart, in call order', async () => {

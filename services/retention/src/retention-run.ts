@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@herald/kit';
-import { QUEUE_STREAM, type QueuedNotice, subjects } from '@herald/proto';
+import { type QueuedNotice, subjects } from '@herald/proto';
+import { measureQueueDepth, QueueApi, type QueueDepth, QueueLayout } from '@herald/queue';
 import type { JetStreamManager, NatsConnection } from 'nats';
-import { QueueApi } from './jetstream-api.js';
-import { measureQueueDepth, type QueueDepth } from './queue-depth.js';
 import { RateLimiter } from './rate-limiter.js';
 import { type SweepContext, type SweepHooks, sweepRecipient } from './recipient-sweep.js';
 import type { RunLock } from './run-lock.js';
@@ -26,12 +25,15 @@ export interface RunOptions {
   trigger: RunTrigger;
   apiRate: number;
   apiTimeoutMs: number;
+  /** QUEUE_PARTITIONS: the partition streams the run walks. Default 16. */
+  partitions?: number;
   /** Aborting stops the run at its next safe point (between two events); the next run continues. */
   signal?: AbortSignal;
 }
 
 /**
- * One retention pass over every recipient consumer of the queue stream, under the KV run lock.
+ * One retention pass over every recipient consumer of every queue partition stream, one partition
+ * after the other, under the KV run lock.
  * Pages through consumers (the server's page, 256) instead of loading them all, throttles its
  * JetStream calls, and after the pass measures queue depth per account.
  */
@@ -41,9 +43,11 @@ export async function runRetention(
 ): Promise<{ summary: RunSummary; depth: QueueDepth | undefined }> {
   const started = Date.now();
   const serverVersion = deps.nc.info?.version;
-  const api = new QueueApi(deps.nc, deps.jsm, new RateLimiter(opts.apiRate), {
-    timeoutMs: opts.apiTimeoutMs,
-  });
+  const limiter = new RateLimiter(opts.apiRate);
+  const layout = new QueueLayout(opts.partitions);
+  const apis = layout.streams.map(
+    (stream) => new QueueApi(deps.nc, deps.jsm, limiter, { stream, timeoutMs: opts.apiTimeoutMs }),
+  );
   const summary: RunSummary = {
     run_id: randomUUID(),
     trigger: opts.trigger,
@@ -62,7 +66,7 @@ export async function runRetention(
     const ended = Date.now();
     summary.finished_at = new Date(ended).toISOString();
     summary.duration_ms = ended - started;
-    summary.api_calls = api.calls;
+    summary.api_calls = apis.reduce((sum, api) => sum + api.calls, 0);
     if (depth) summary.events_stored = depth.messages;
     return { summary, depth };
   };
@@ -86,8 +90,7 @@ export async function runRetention(
       : lease.lost
         ? 'lost the run lock (refresh failed for longer than its TTL)'
         : undefined;
-  const ctx: SweepContext = {
-    api,
+  const base: Omit<SweepContext, 'api'> = {
     stopping: () => stopReason() !== undefined,
     announce: (account, recipient, id) => {
       const notice: QueuedNotice = { v: 1, id };
@@ -98,54 +101,67 @@ export async function runRetention(
 
   let depth: QueueDepth | undefined;
   try {
-    const stream = await api.streamInfo();
-    if (stream === undefined) {
-      summary.reason = 'the queue stream does not exist yet: nothing to do';
-      return finish();
-    }
-    const streamSubjects = stream.config.subjects ?? [];
-    if (streamSubjects.length !== 1 || streamSubjects[0] !== subjects.queueAll) {
-      // Recipient consumers and their subjects are only known inside rt.queue.>.
-      throw new Error(
-        `stream ${QUEUE_STREAM} captures ${JSON.stringify(streamSubjects)}, not only ${subjects.queueAll}: refusing to delete from it`,
-      );
-    }
-    let offset = 0;
+    let found = 0;
     let consecutiveErrors = 0;
-    pages: for (;;) {
-      const page = await api.listConsumers(offset);
-      if (page.consumers.length === 0) break;
-      let removed = 0;
-      for (const listed of page.consumers) {
-        const reason = stopReason();
-        if (reason) {
-          summary.outcome = 'aborted';
-          summary.reason = reason;
-          break pages;
-        }
-        try {
-          const r = await sweepRecipient(ctx, listed);
-          consecutiveErrors = 0;
-          if (!r) continue;
-          summary.recipients_scanned++;
-          summary.events_purged += r.purged;
-          if (r.reaped) {
-            summary.consumers_reaped++;
-            removed++;
-          }
-        } catch (err) {
-          summary.errors++;
-          deps.logger.warn(
-            { consumer: listed.name, err: String(err) },
-            'retention failed for a consumer; the next run retries it',
-          );
-          if (++consecutiveErrors >= MAX_CONSECUTIVE_ERRORS) {
-            throw new Error(`${consecutiveErrors} consumers failed in a row; last: ${String(err)}`);
-          }
-        }
+    partitions: for (const [partition, api] of apis.entries()) {
+      const stream = await api.streamInfo();
+      if (stream === undefined) continue;
+      found++;
+      const streamSubjects = stream.config.subjects ?? [];
+      const expected = layout.subjectsOf(partition);
+      if (
+        streamSubjects.length !== expected.length ||
+        streamSubjects.some((s, i) => s !== expected[i])
+      ) {
+        // Recipient consumers and their subjects are only known inside the layout's slots; other
+        // subjects mean another QUEUE_PARTITIONS (or a stream Herald did not make).
+        throw new Error(
+          `stream ${api.stream} captures ${JSON.stringify(streamSubjects)}, not the slots QUEUE_PARTITIONS=${layout.partitions} gives it: refusing to delete from it`,
+        );
       }
-      // The server lists consumers sorted by name: those we deleted shifted the rest down.
-      offset += page.consumers.length - removed;
+      const ctx: SweepContext = { ...base, api };
+      let offset = 0;
+      for (;;) {
+        const page = await api.listConsumers(offset);
+        if (page.consumers.length === 0) break;
+        let removed = 0;
+        for (const listed of page.consumers) {
+          const reason = stopReason();
+          if (reason) {
+            summary.outcome = 'aborted';
+            summary.reason = reason;
+            break partitions;
+          }
+          try {
+            const r = await sweepRecipient(ctx, listed);
+            consecutiveErrors = 0;
+            if (!r) continue;
+            summary.recipients_scanned++;
+            summary.events_purged += r.purged;
+            if (r.reaped) {
+              summary.consumers_reaped++;
+              removed++;
+            }
+          } catch (err) {
+            summary.errors++;
+            deps.logger.warn(
+              { consumer: listed.name, err: String(err) },
+              'retention failed for a consumer; the next run retries it',
+            );
+            if (++consecutiveErrors >= MAX_CONSECUTIVE_ERRORS) {
+              throw new Error(
+                `${consecutiveErrors} consumers failed in a row; last: ${String(err)}`,
+              );
+            }
+          }
+        }
+        // The server lists consumers sorted by name: those we deleted shifted the rest down.
+        offset += page.consumers.length - removed;
+      }
+    }
+    if (found === 0) {
+      summary.reason = 'the queue stream does not exist yet (no partition): nothing to do';
+      return finish();
     }
     const late = stopReason();
     if (late && summary.outcome === 'completed') {
@@ -154,7 +170,7 @@ export async function runRetention(
       summary.reason = late;
     }
     try {
-      depth = await measureQueueDepth(api, Date.now());
+      depth = await measureQueueDepth(apis, Date.now());
     } catch (err) {
       summary.errors++;
       deps.logger.warn({ err: String(err) }, 'could not measure queue depth after the run');

@@ -1,12 +1,10 @@
+import { isWrongLastSequence } from '@herald/queue';
 import { type JetStreamClient, type KV, StorageType } from 'nats';
 import { z } from 'zod';
-import { apiErrCode } from './jetstream-api.js';
 
 /** KV bucket holding the run lock. Bucket-wide TTL (the only kind 2.9 has) = the lock's lifetime. */
 export const LOCK_BUCKET = 'herald_retention';
 const LOCK_KEY = 'run-lock';
-/** JetStream's "wrong last sequence": a compare-and-set lost to another writer. */
-const JS_ERR_WRONG_LAST_SEQUENCE = 10071;
 
 export const LockRecord = z.object({
   holder: z.string(),
@@ -55,7 +53,7 @@ export class RunLock {
       const revision = await this.#kv.create(LOCK_KEY, data);
       return { ok: true, lease: new Lease(this.#kv, data, revision, this.ttlMs) };
     } catch (err) {
-      if (apiErrCode(err) !== JS_ERR_WRONG_LAST_SEQUENCE) throw err;
+      if (!isWrongLastSequence(err)) throw err;
       return { ok: false, holder: await this.holder() };
     }
   }
@@ -108,7 +106,7 @@ export class Lease {
       this.#lastRefresh = Date.now();
     } catch (err) {
       // Someone else holds it now (ours expired). Any other failure is retried until the TTL runs out.
-      if (apiErrCode(err) === JS_ERR_WRONG_LAST_SEQUENCE) this.#lost = true;
+      if (isWrongLastSequence(err)) this.#lost = true;
     }
   }
 

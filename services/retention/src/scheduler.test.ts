@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { FakeClock } from '../test/support/fake-clock.js';
 import { DEFAULT_SCHEDULE } from './config.js';
 import { Scheduler } from './scheduler.js';
-import { FakeClock } from './testing/fake-clock.js';
 
 const iso = (d: Date | undefined) => d?.toISOString() ?? 'none';
 

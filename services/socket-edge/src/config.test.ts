@@ -9,12 +9,14 @@ describe('loadConfig', () => {
     expect(loadConfig(tls)).toMatchObject({
       PORT: 8444,
       HEARTBEAT_INTERVAL_MS: 30_000,
-      MAX_BUFFERED_BYTES: 1_048_576,
+      MAX_UNPROVEN_BYTES: 1_048_576,
+      MAX_UNPROVEN_EVENTS: 1000,
+      LIVE_PROOF_TIMEOUT_MS: 5000,
       MAX_CLIENT_FRAME_BYTES: 4096,
       QUEUE_BATCH: 8,
       QUEUE_RECHECK_MS: 500,
       QUEUE_CHECK_CONCURRENCY: 32,
-      ACK_WAIT_MS: 30_000,
+      ACK_WAIT_MS: 1000,
       MAX_ACK_PENDING: 64,
       KEY_CACHE_TTL_MS: 5000,
       AUTH_TIMEOUT_MS: 2000,
@@ -30,18 +32,28 @@ describe('loadConfig', () => {
       ...tls,
       PORT: '0',
       HEARTBEAT_INTERVAL_MS: '100',
-      MAX_BUFFERED_BYTES: '1024',
+      MAX_UNPROVEN_BYTES: '1024',
+      MAX_UNPROVEN_EVENTS: '2',
+      LIVE_PROOF_TIMEOUT_MS: '100',
       MAX_CLIENT_FRAME_BYTES: '128',
       QUEUE_BATCH: '1',
       QUEUE_RECHECK_MS: '1',
       QUEUE_CHECK_CONCURRENCY: '1',
-      ACK_WAIT_MS: '1000',
+      ACK_WAIT_MS: '500',
       MAX_ACK_PENDING: '1',
       KEY_CACHE_TTL_MS: '0',
       AUTH_TIMEOUT_MS: '100',
       MAX_SOCKETS: '1',
     });
     expect(low.MAX_SOCKETS).toBe(1);
+    for (const [name, value] of [
+      ['MAX_UNPROVEN_BYTES', '1023'],
+      ['MAX_UNPROVEN_EVENTS', '1'],
+      ['LIVE_PROOF_TIMEOUT_MS', '99'],
+      ['ACK_WAIT_MS', '499'],
+    ] as const) {
+      expect(() => loadConfig({ ...tls, [name]: value })).toThrow(new RegExp(name));
+    }
     const high = loadConfig({
       ...tls,
       PORT: '65535',
@@ -96,5 +108,27 @@ describe('loadConfig', () => {
   it('requires TLS files unless TLS_DISABLED=true', () => {
     expect(() => loadConfig({})).toThrow(/TLS_CERT_FILE/);
     expect(loadConfig({ TLS_DISABLED: 'true' }).TLS_DISABLED).toBe(true);
+  });
+});
+
+describe('LISTEN_BACKLOG', () => {
+  it('defaults to 4096, takes 1 to 65535 and refuses the values past either edge', () => {
+    expect(loadConfig({ ...tls }).LISTEN_BACKLOG).toBe(4096);
+    expect(loadConfig({ ...tls, LISTEN_BACKLOG: '1' }).LISTEN_BACKLOG).toBe(1);
+    expect(loadConfig({ ...tls, LISTEN_BACKLOG: '65535' }).LISTEN_BACKLOG).toBe(65_535);
+    for (const bad of ['0', '65536', '2.5', 'lots']) {
+      expect(() => loadConfig({ ...tls, LISTEN_BACKLOG: bad })).toThrow(/LISTEN_BACKLOG/);
+    }
+  });
+});
+
+describe('QUEUE_PARTITIONS', () => {
+  it('defaults to 16, takes 1 to 256 and refuses the values past either edge', () => {
+    expect(loadConfig({ ...tls }).QUEUE_PARTITIONS).toBe(16);
+    expect(loadConfig({ ...tls, QUEUE_PARTITIONS: '1' }).QUEUE_PARTITIONS).toBe(1);
+    expect(loadConfig({ ...tls, QUEUE_PARTITIONS: '256' }).QUEUE_PARTITIONS).toBe(256);
+    for (const bad of ['0', '257', '2.5', 'many']) {
+      expect(() => loadConfig({ ...tls, QUEUE_PARTITIONS: bad })).toThrow(/QUEUE_PARTITIONS/);
+    }
   });
 });

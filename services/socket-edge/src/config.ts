@@ -1,17 +1,50 @@
-import { CommonEnv, envInt, envPort, parseEnv, requireTls } from '@herald/kit';
+import {
+  AuthFailureEnv,
+  CommonEnv,
+  envInt,
+  envPort,
+  opsEnv,
+  parseEnv,
+  requireTls,
+} from '@herald/kit';
+import { DEFAULT_QUEUE_PARTITIONS, MAX_QUEUE_PARTITIONS } from '@herald/queue';
 import type { z } from 'zod';
 
 const MIB = 1024 * 1024;
 
 export const Env = CommonEnv.extend({
-  /** Port of the WSS listener (also /healthz, /readyz, /metrics). Default 8444; 0 picks one. */
+  /** Port of the WSS listener (also /healthz, /readyz's status). Default 8444; 0 picks one. */
   PORT: envPort(8444),
+  /** The ops listener (/metrics, /readyz with its checks): OPS_HOST (127.0.0.1), OPS_PORT (9444). */
+  ...opsEnv(9444),
+  /**
+   * Listen backlog of the WSS listener: connects the kernel holds completed and not yet accepted.
+   * Node's default, 511, overflowed when 2,000 clients reconnected at once (figure 4b: the excess
+   * got connection resets); the kernel caps it at net.core.somaxconn. Default 4096.
+   */
+  LISTEN_BACKLOG: envInt(4096, 1, 65_535),
   /** Interval between pings; a socket that missed the previous pong is terminated, ms. Default 30000. */
   HEARTBEAT_INTERVAL_MS: envInt(30_000, 100, 600_000),
-  /** Bytes a socket may have waiting to be sent before it is closed as a slow consumer (1013). Default 1048576. */
-  MAX_BUFFERED_BYTES: envInt(MIB, 1024, 256 * MIB),
-  /** Largest frame a client may send (they only send acks); larger closes the socket with 1009. Default 4096. */
+  /**
+   * Bytes of events a socket may hold written and not yet proven received (herald.v1 ack, plain
+   * pong) before it is closed as a slow consumer (1013); also bounds the socket's memory. One
+   * event larger than it still goes to a socket holding nothing unproven. Default 1048576.
+   */
+  MAX_UNPROVEN_BYTES: envInt(MIB, 1024, 256 * MIB),
+  /** Events a socket may hold written and not yet proven received before it is closed with 1013. Default 1000. */
+  MAX_UNPROVEN_EVENTS: envInt(1000, 2, 1_000_000),
+  /**
+   * How long a live event answered "sent" may stay unproven on every socket it went to before the
+   * edge stores it in the recipient's queue (same id), ms. Default 5000.
+   */
+  LIVE_PROOF_TIMEOUT_MS: envInt(5000, 100, 600_000),
+  /** Largest frame a client may send (they only send acks); larger closes the socket with 1009 (RFC 6455: too big). Default 4096. */
   MAX_CLIENT_FRAME_BYTES: envInt(4096, 128, MIB),
+  /**
+   * Streams the offline queue is partitioned into: the same value as ingress-api and retention
+   * (the edge refuses to start when the queue's streams say otherwise). Default 16.
+   */
+  QUEUE_PARTITIONS: envInt(DEFAULT_QUEUE_PARTITIONS, 1, MAX_QUEUE_PARTITIONS),
   /** Messages one consume() asks JetStream for at a time; small because consume() prefetches. Default 8. */
   QUEUE_BATCH: envInt(8, 1, 256),
   /** Delay after a recipient's first socket opens before the queue is checked once more, ms. Default 500. */
@@ -22,12 +55,21 @@ export const Env = CommonEnv.extend({
    * together sent thousands of API calls at once and most timed out and retried. Default 32.
    */
   QUEUE_CHECK_CONCURRENCY: envInt(32, 1, 4096),
-  /** Redelivery delay of a queued event sent but not acked (set on consumers this edge creates), ms. Default 30000. */
-  ACK_WAIT_MS: envInt(30_000, 1000, 3_600_000),
+  /**
+   * ack_wait of every recipient's consumer: how soon JetStream redelivers a queued event an edge
+   * delivered and neither acked nor nakked, which only happens when that edge died (a live edge
+   * keeps its deliveries alive with working() every third of it, and nakks on close), ms. Short, so
+   * that after an edge crash a reconnecting recipient gets its in-flight events within 2 s.
+   * Default 1000.
+   */
+  ACK_WAIT_MS: envInt(1000, 500, 3_600_000),
   /** Queued events in flight (sent, not yet acked) per recipient (set on consumers this edge creates). Default 64. */
   MAX_ACK_PENDING: envInt(64, 1, 10_000),
   /** How long a key verification is reused, ms (revocations invalidate at once). Default 5000. */
   KEY_CACHE_TTL_MS: envInt(5000, 0, 300_000),
+  /** How long auth's refusal of a key is reused, ms, so a retried bad key costs no lookup. Default 5000. */
+  KEY_NEGATIVE_CACHE_TTL_MS: envInt(5000, 0, 300_000),
+  ...AuthFailureEnv.shape,
   /** How long to wait for the auth service to verify a key before refusing with 503 / 4503, ms. Default 2000. */
   AUTH_TIMEOUT_MS: envInt(2000, 100, 60_000),
   /** Most open sockets this process holds; beyond it a connect gets 503 / 4503. Default 50000. */
@@ -39,6 +81,16 @@ export const Env = CommonEnv.extend({
   CONNECTION_COUNT_TTL_MS: envInt(30_000, 1000, 600_000),
   /** How often an edge re-writes its counts (at most half the TTL), ms. Default 10000. */
   CONNECTION_COUNT_REFRESH_MS: envInt(10_000, 100, 300_000),
+  /**
+   * How often an edge writes its heartbeat to the `herald_connections` bucket, ms. Default 500.
+   */
+  EDGE_ALIVE_INTERVAL_MS: envInt(500, 100, 60_000),
+  /**
+   * How long after an edge's last heartbeat its sockets stop counting against the cap on other
+   * edges (a crashed edge's accounts can reconnect after this), ms; at least 3 × the interval.
+   * Default 1500.
+   */
+  EDGE_ALIVE_TIMEOUT_MS: envInt(1500, 300, 600_000),
   /** Replicas of the `herald_connections` bucket: 1 on one server, 3 in a cluster. Default 1. */
   NATS_REPLICAS: envInt(1, 1, 5),
 }).superRefine(
@@ -49,6 +101,13 @@ export const Env = CommonEnv.extend({
         code: 'custom',
         path: ['CONNECTION_COUNT_REFRESH_MS'],
         message: `must be at most half of CONNECTION_COUNT_TTL_MS (${env.CONNECTION_COUNT_TTL_MS}), so a live edge's counts never expire between two refreshes`,
+      });
+    }
+    if (env.EDGE_ALIVE_INTERVAL_MS * 3 > env.EDGE_ALIVE_TIMEOUT_MS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['EDGE_ALIVE_INTERVAL_MS'],
+        message: `must be at most a third of EDGE_ALIVE_TIMEOUT_MS (${env.EDGE_ALIVE_TIMEOUT_MS}), so a live edge is never taken for dead after one late heartbeat`,
       });
     }
   },

@@ -1,5 +1,6 @@
 import type { Logger } from '@herald/kit';
 import type { KV, KvEntry } from 'nats';
+import { ALIVE_POOL, EdgeLiveness } from './edge-liveness.js';
 
 /** The KV bucket every edge writes its per-account socket counts to. */
 export const CONNECTIONS_BUCKET = 'herald_connections';
@@ -16,6 +17,10 @@ export interface ConnectionCountsOptions {
   ttlMs: number;
   /** How often this edge re-writes its counts so they outlive the TTL, ms. */
   refreshMs: number;
+  /** How often this edge writes its heartbeat, ms (see {@link EdgeLiveness}). */
+  aliveIntervalMs: number;
+  /** How long after its last heartbeat another edge's counts stop counting, ms. */
+  aliveTimeoutMs: number;
   logger: Logger;
   /** Epoch ms; injectable for tests. */
   now?: () => number;
@@ -44,6 +49,7 @@ export class ConnectionCounts {
   readonly #own = new Map<string, number>();
   readonly #remote = new Map<string, Map<string, Remote>>();
   readonly #dirty = new Set<string>();
+  readonly #liveness: EdgeLiveness;
   #kv: KV | undefined;
   #flushing: Promise<void> | undefined;
   #watch: { stop(): void } | undefined;
@@ -55,6 +61,12 @@ export class ConnectionCounts {
   constructor(opts: ConnectionCountsOptions) {
     this.#opts = opts;
     this.#now = opts.now ?? Date.now;
+    this.#liveness = new EdgeLiveness({
+      edgeId: opts.edgeId,
+      intervalMs: opts.aliveIntervalMs,
+      timeoutMs: opts.aliveTimeoutMs,
+      now: this.#now,
+    });
   }
 
   /** Sockets counted in `pool` on every edge: this edge's own plus every live remote count. */
@@ -64,7 +76,8 @@ export class ConnectionCounts {
     if (!edges) return sum;
     const now = this.#now();
     for (const [edge, remote] of edges) {
-      if (now - remote.seenAt > this.#opts.ttlMs) edges.delete(edge);
+      const alive = this.#liveness.alive(edge);
+      if (alive === false || now - remote.seenAt > this.#opts.ttlMs) edges.delete(edge);
       else sum += remote.count;
     }
     if (edges.size === 0) this.#remote.delete(pool);
@@ -94,6 +107,7 @@ export class ConnectionCounts {
   start(kv: KV): void {
     if (this.#closed) return;
     this.#kv = kv;
+    this.#liveness.start(kv, (err) => this.#warnOnce(err, 'could not write the edge heartbeat'));
     for (const pool of this.#own.keys()) this.#dirty.add(pool);
     void this.#flush();
     void this.#startWatch();
@@ -119,6 +133,7 @@ export class ConnectionCounts {
     this.#watch?.stop();
     await this.#flushing;
     const kv = this.#kv;
+    await this.#liveness.stop(kv);
     if (!kv) return;
     const pools = new Set([...this.#own.keys(), ...this.#dirty]);
     await Promise.all(
@@ -208,6 +223,13 @@ export class ConnectionCounts {
     const pool = entry.key.slice(0, dot);
     const edge = entry.key.slice(dot + 1);
     if (edge === this.#opts.edgeId) return;
+    const now = this.#now();
+    if (pool === ALIVE_POOL) {
+      // Replayed heartbeats date from their write (server clock, never in the future).
+      const at = live ? now : Math.min(now, entry.created.getTime());
+      this.#liveness.observe(edge, entry.operation === 'PUT' ? at : undefined);
+      return;
+    }
     const count = entry.operation === 'PUT' ? Number(entry.string()) : 0;
     let edges = this.#remote.get(pool);
     if (!Number.isInteger(count) || count <= 0) {
@@ -215,7 +237,6 @@ export class ConnectionCounts {
       if (edges?.size === 0) this.#remote.delete(pool);
       return;
     }
-    const now = this.#now();
     // Values replayed when the watch starts were written earlier: age them from their write
     // (server clock, never in the future); updates count from when they arrive, so a skewed
     // server clock cannot age live counts out.

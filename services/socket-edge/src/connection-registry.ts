@@ -8,9 +8,22 @@ import type { RecipientSession } from './recipient-session.js';
  */
 export class RecipientRegistry {
   readonly #sessions = new Map<string, RecipientSession>();
-  readonly #create: (account: string, recipient: string) => RecipientSession;
+  /** Sessions closing (their drainers nakking what they held), by id, until the close ends. */
+  readonly #closing = new Map<string, Promise<void>>();
+  readonly #create: (
+    account: string,
+    recipient: string,
+    previous?: Promise<void>,
+  ) => RecipientSession;
 
-  constructor(create: (account: string, recipient: string) => RecipientSession) {
+  /**
+   * @param create builds a session; `previous` is the close of the recipient's last session on
+   *   this edge when it has not ended yet: the new session's drain starts after it, so the events
+   *   that session nakked are redelivered first and the recipient gets the queue in stream order.
+   */
+  constructor(
+    create: (account: string, recipient: string, previous?: Promise<void>) => RecipientSession,
+  ) {
     this.#create = create;
   }
 
@@ -23,7 +36,7 @@ export class RecipientRegistry {
     const id = sessionId(account, recipient);
     let session = this.#sessions.get(id);
     if (!session || session.broken) {
-      session = this.#create(account, recipient);
+      session = this.#create(account, recipient, this.#closing.get(id));
       this.#sessions.set(id, session);
     }
     session.reserve();
@@ -61,7 +74,11 @@ export class RecipientRegistry {
     if (!session.idle) return;
     const id = sessionId(session.account, session.recipient);
     if (this.#sessions.get(id) === session) this.#sessions.delete(id);
-    void session.close();
+    const closed = session.close().catch(() => undefined);
+    this.#closing.set(id, closed);
+    void closed.then(() => {
+      if (this.#closing.get(id) === closed) this.#closing.delete(id);
+    });
   }
 }
 

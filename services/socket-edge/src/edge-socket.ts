@@ -1,7 +1,10 @@
-import { authorizeKeyUse, type KeyVerifier, keyUseDeadline } from '@herald/kit';
+import { authorizeKeyUse, type KeyVerifier, keyUseDeadline } from '@herald/access';
 import { type Client, CloseCodes, HeraldError, type VerifiedKey } from '@herald/proto';
 import { WebSocket } from 'ws';
+import type { Delivery } from './delivery.js';
 import type { EventFrames, Framing } from './framing.js';
+import { PingProof } from './ping-proof.js';
+import { ProofLedger, type ProofLedgerOptions } from './proof-ledger.js';
 import { closeWithError } from './rejection.js';
 
 /** setTimeout's largest delay; a deadline later than this is re-armed when the timer fires. */
@@ -16,16 +19,19 @@ export interface EdgeSocketInit {
   recipient: string;
   client: Client;
   origin: string | undefined;
-  maxBufferedBytes: number;
+  /** The caps on what is written and unproven, and the live proof deadline. */
+  proof: ProofLedgerOptions;
   /** Called once, when the socket stops taking events (the edge or the client began closing it). */
   onGone: (socket: EdgeSocket) => void;
-  /** Called when a write found the send buffer over its cap (the socket is then closed with 1013). */
+  /** Called when a write found the unproven events or bytes at their cap (the socket is then closed with 1013). */
   onSlow: (socket: EdgeSocket) => void;
 }
 
 /**
  * One client WebSocket and what the edge knows about it: its framing, verified key and recipient.
- * Writes go through {@link write}, which enforces the slow-reader cap.
+ * Writes go through {@link write}, which records each in the socket's {@link ProofLedger} until the
+ * client proves receipt (a herald.v1 ack, or in plain framing the pong of a {@link PingProof})
+ * and enforces the slow-reader cap on what is unproven.
  */
 export class EdgeSocket {
   readonly ws: WebSocket;
@@ -35,7 +41,8 @@ export class EdgeSocket {
   readonly origin: string | undefined;
   key: VerifiedKey;
   readonly #apiKey: string;
-  readonly #maxBufferedBytes: number;
+  readonly #ledger: ProofLedger;
+  readonly #pingProof: PingProof | undefined;
   readonly #onGone: (socket: EdgeSocket) => void;
   readonly #onSlow: (socket: EdgeSocket) => void;
   #gone = false;
@@ -50,11 +57,22 @@ export class EdgeSocket {
     this.recipient = init.recipient;
     this.client = init.client;
     this.origin = init.origin;
-    this.#maxBufferedBytes = init.maxBufferedBytes;
+    this.#ledger = new ProofLedger(init.proof);
+    this.#pingProof =
+      init.framing === 'plain'
+        ? new PingProof(
+            (token) => {
+              if (this.ws.readyState === WebSocket.OPEN) this.ws.ping(token);
+            },
+            (seq) => this.#ledger.proveUpTo(seq),
+            () => this.#ledger.lastSeq,
+          )
+        : undefined;
     this.#onGone = init.onGone;
     this.#onSlow = init.onSlow;
-    this.ws.on('pong', () => {
+    this.ws.on('pong', (data) => {
       this.#alive = true;
+      this.#pingProof?.pong(data);
     });
     this.ws.once('close', () => this.#markGone());
     this.#armExpiry();
@@ -70,33 +88,42 @@ export class EdgeSocket {
   }
 
   /**
-   * Hands an event to the socket. Returns false at once when the socket is closing or its send
-   * buffer would exceed MAX_BUFFERED_BYTES (the socket is then closed as a slow consumer); else
-   * true, and `done` reports whether the write completed. A frame always goes onto an empty
-   * buffer, so one event larger than the cap is still delivered.
+   * Hands an event to the socket. Returns false at once when the socket is closing or the write
+   * would put its unproven events or bytes over their caps (the socket is then closed as a slow
+   * consumer, 1013); else true, and `delivery` hears how it went (see {@link Delivery}). An empty
+   * ledger takes any one event, so an event larger than the byte cap is still delivered.
    */
-  write(frames: EventFrames, done: (ok: boolean) => void): boolean {
+  write(frames: EventFrames, delivery: Delivery): boolean {
     if (!this.open) return false;
     const { data, bytes } = frames.frameFor(this.framing);
-    const buffered = this.ws.bufferedAmount;
-    if (buffered > 0 && buffered + bytes > this.#maxBufferedBytes) {
+    if (!this.#ledger.fits(bytes)) {
       this.#onSlow(this);
       this.close(CloseCodes.slowConsumer, 'slow consumer');
       return false;
     }
-    this.ws.send(data, { binary: false }, (err) => done(!err));
+    this.#ledger.add(frames.event.id, bytes, delivery);
+    // A failed write means the connection broke and its close follows, which reports every
+    // unproven write lost, in write order: so the naks, and the redeliveries, keep stream order.
+    this.ws.send(data, { binary: false }, (err) => {
+      if (!err) delivery.written();
+    });
+    this.#pingProof?.wrote();
     return true;
   }
 
+  /** A herald.v1 client acked an event id: its writes to this socket are proven. */
+  acked(id: string): void {
+    this.#ledger.proveId(id);
+  }
+
   /**
-   * Whether a write of `bytes` would leave the send buffer at most half of MAX_BUFFERED_BYTES (or
-   * the buffer is empty): the queue drainer writes only then, so a drain paces itself to a slow
-   * reader instead of pushing it over the slow-consumer cap. A closed socket has room (its write
-   * fails at once and the event is nakked).
+   * Whether a write of `bytes` keeps the socket's unproven events and bytes at most half their
+   * caps: the queue drainer writes only then, so a drain paces itself to a slow reader instead of
+   * pushing it over the slow-consumer cap. A closed socket has room (its write fails at once and
+   * the event is nakked).
    */
   hasRoomFor(bytes: number): boolean {
-    const buffered = this.open ? this.ws.bufferedAmount : 0;
-    return buffered === 0 || buffered + bytes <= this.#maxBufferedBytes / 2;
+    return !this.open || this.#ledger.hasRoomFor(bytes);
   }
 
   /** Re-verifies the socket's key with auth (after an invalidation); rejects with the HeraldError. */
@@ -139,7 +166,10 @@ export class EdgeSocket {
     if (this.#gone) return;
     this.#gone = true;
     clearTimeout(this.#expiry);
+    this.#pingProof?.stop();
+    // The session hears first, so a drainer that is stopping holds the naks of what was lost.
     this.#onGone(this);
+    this.#ledger.close();
   }
 
   /**

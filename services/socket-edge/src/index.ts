@@ -1,19 +1,29 @@
 import { randomUUID } from 'node:crypto';
 import type http from 'node:http';
+import { KeyVerifier } from '@herald/access';
 import {
+  AuthFailureLimiter,
   closeServer,
   createOpsHandler,
   createRegistry,
   createServer,
   ensureKvBucket,
-  KeyVerifier,
+  type Handler,
   type Logger,
   listen,
-  NatsRequester,
-  natsReady,
+  type OpsServer,
+  type ReadinessCheck,
+  startOpsServer,
 } from '@herald/kit';
-import { CloseCodes, CONNECT_PATH, HeraldError, type KeyKind, SUBPROTOCOL } from '@herald/proto';
-import type { NatsConnection } from 'nats';
+import {
+  CloseCodes,
+  CONNECT_PATH,
+  type CredentialKind,
+  HeraldError,
+  SUBPROTOCOL,
+} from '@herald/proto';
+import { checkQueueLayout, NatsRequester, QueueLayout, QueueLayoutMismatch } from '@herald/queue';
+import type { JetStreamManager, NatsConnection } from 'nats';
 import pLimit from 'p-limit';
 import type { Registry } from 'prom-client';
 import { WebSocket, WebSocketServer } from 'ws';
@@ -25,17 +35,17 @@ import { RecipientRegistry } from './connection-registry.js';
 import { EdgeSocket } from './edge-socket.js';
 import { parseAck, selectProtocol } from './framing.js';
 import { startHeartbeat } from './heartbeat.js';
-import { createEdgeMetrics } from './metrics.js';
+import { createEdgeMetrics, type EdgeMetrics } from './metrics.js';
+import type { ProofLedgerOptions } from './proof-ledger.js';
+import { natsReadiness } from './readiness.js';
 import { RecipientSession } from './recipient-session.js';
 import { watchRevocations } from './revocation.js';
 import { SocketBudget } from './socket-budget.js';
+import { UnprovenStore } from './unproven-store.js';
 import { type Admission, createUpgradeHandler } from './upgrade-handler.js';
 
 export type { EdgeConfig } from './config.js';
-export { Env, loadConfig } from './config.js';
-export { ConnectionCap, poolOf } from './connection-cap.js';
-export { CONNECTIONS_BUCKET, ConnectionCounts } from './connection-counts.js';
-export { admitAll, type ConnectionGate } from './connection-gate.js';
+export { loadConfig } from './config.js';
 
 /** Delay between attempts to bind the connection-count bucket while JetStream is unreachable, ms. */
 const BIND_RETRY_MS = 2000;
@@ -61,14 +71,17 @@ export interface Edge {
    * with kind `test`), across every edge as far as this edge has heard; undefined when a custom gate
    * replaced the cap.
    */
-  connectionsSeen(account: string, kind?: KeyKind): number | undefined;
-  /** The TLS listener (plain HTTP when TLS_DISABLED): WebSocket upgrades and /healthz, /readyz, /metrics. */
+  connectionsSeen(account: string, kind?: CredentialKind): number | undefined;
+  /** The TLS listener (plain HTTP when TLS_DISABLED): WebSocket upgrades, /healthz, /readyz's status. */
   server: http.Server;
+  /** The ops listener's port (/metrics, /readyz with checks), once started. */
+  readonly opsPort: number | undefined;
   /** Listens on `port` (default config.PORT) and resolves with the bound port. */
   start(port?: number): Promise<number>;
   /**
    * Graceful shutdown: refuses new connects, stops every queue drainer and nakks what it held,
-   * closes every socket with 1001 so clients reconnect elsewhere, drains NATS, closes the server.
+   * closes every socket with 1001 so clients reconnect elsewhere, stores the live events they had
+   * not proven, drains NATS, closes the server.
    */
   close(): Promise<void>;
 }
@@ -83,28 +96,17 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
         edgeId: id,
         ttlMs: config.CONNECTION_COUNT_TTL_MS,
         refreshMs: config.CONNECTION_COUNT_REFRESH_MS,
+        aliveIntervalMs: config.EDGE_ALIVE_INTERVAL_MS,
+        aliveTimeoutMs: config.EDGE_ALIVE_TIMEOUT_MS,
         logger,
       });
   const gate = deps.gate ?? new ConnectionCap(counts as ConnectionCounts);
   const registry = deps.registry ?? createRegistry('socket-edge');
   const metrics = createEdgeMetrics(registry);
-  const ops = createOpsHandler(registry, () => ({ nats: natsReady(nc) }));
-  const server = createServer(config, (req, res) => {
-    if (ops(req, res)) return;
-    const error =
-      (req.url ?? '').split('?')[0] === CONNECT_PATH
-        ? new HeraldError(
-            'invalid_field',
-            `${CONNECT_PATH} takes WebSocket upgrades only: connect with wss://`,
-            { field: 'Upgrade' },
-          )
-        : new HeraldError('not_found', 'No such route: the socket endpoint is /ws/connect');
-    res.writeHead(error.status, {
-      'content-type': 'application/json',
-      'cache-control': 'no-store',
-    });
-    res.end(JSON.stringify(error.toBody()));
-  });
+  // Ready only while NATS answers a ping: a socket accepted without it could not be served.
+  const ready = natsReadiness(nc);
+  let opsServer: OpsServer | undefined;
+  const server = createServer(config, httpHandler(registry, ready));
   const wss = new WebSocketServer({
     noServer: true,
     perMessageDeflate: false,
@@ -114,25 +116,25 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
   });
   const verifier = new KeyVerifier(nc, logger, {
     ttlMs: config.KEY_CACHE_TTL_MS,
+    negativeTtlMs: config.KEY_NEGATIVE_CACHE_TTL_MS,
     timeoutMs: config.AUTH_TIMEOUT_MS,
   });
   const js = nc.jetstream();
   const jsm = nc.jetstreamManager({ checkAPI: false });
   const requester = new NatsRequester(nc);
-  const checkSlots = pLimit(config.QUEUE_CHECK_CONCURRENCY);
-  const limitChecks = <T>(check: () => Promise<T>): Promise<T> => {
-    const result = checkSlots(check);
-    metrics.queueChecksWaiting.set(checkSlots.pendingCount);
-    return result.finally(() => metrics.queueChecksWaiting.set(checkSlots.pendingCount));
-  };
+  const layout = new QueueLayout(config.QUEUE_PARTITIONS);
+  const unproven = new UnprovenStore({ nc, requester, layout, metrics, logger });
+  const limitChecks = queueCheckLimiter(config.QUEUE_CHECK_CONCURRENCY, metrics);
   const sessions = new RecipientRegistry(
-    (account, recipient) =>
+    (account, recipient, previous) =>
       new RecipientSession({
         nc,
         js,
         jsm,
+        layout,
         account,
         recipient,
+        previous,
         options: {
           batch: config.QUEUE_BATCH,
           ackWaitMs: config.ACK_WAIT_MS,
@@ -143,75 +145,43 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
         logger,
         limitChecks,
         requester,
+        unproven,
       }),
   );
   const budget = new SocketBudget(config.MAX_SOCKETS);
   let closing = false;
   let closed: Promise<void> | undefined;
   let stopHeartbeat = () => {};
-  let bindRetry: NodeJS.Timeout | undefined;
-  let bindFailures = 0;
-
-  /** Binds the counts to their bucket; while JetStream is unreachable, keeps trying in the background. */
-  const bindCounts = async (): Promise<void> => {
-    if (!counts || closing) return;
-    try {
-      const kv = await ensureKvBucket(nc.jetstream(), await jsm, CONNECTIONS_BUCKET, {
-        ttlMs: config.CONNECTION_COUNT_TTL_MS,
-        replicas: config.NATS_REPLICAS,
-      });
-      if (!closing) counts.start(kv);
-    } catch (err) {
-      // Said once at error level; the retries every BIND_RETRY_MS only at debug.
-      logger[bindFailures++ === 0 ? 'error' : 'debug'](
-        { err: String(err), bucket: CONNECTIONS_BUCKET },
-        'cannot bind the connection-count bucket: the cap counts this edge only until it can',
-      );
-      bindRetry = setTimeout(() => void bindCounts(), BIND_RETRY_MS);
-      bindRetry.unref();
-    }
-  };
+  const countsBinding = counts
+    ? bindCountsInBackground(counts, {
+        nc,
+        jsm,
+        logger,
+        bucket: { ttlMs: config.CONNECTION_COUNT_TTL_MS, replicas: config.NATS_REPLICAS },
+        closing: () => closing,
+      })
+    : undefined;
   const stopRevocations = watchRevocations(verifier, () => sessions.sockets(), metrics, logger);
 
-  const onAdmitted = ({ ws, framing, params, key, origin, session, release }: Admission) => {
-    metrics.openSockets.inc({ framing });
-    ws.on('error', (err) => logger.debug({ err: err.message }, 'socket error'));
-    ws.once('close', () => {
-      metrics.openSockets.dec({ framing });
-      release();
-    });
-    const socket = new EdgeSocket({
-      ws,
-      framing,
-      apiKey: params.api_key,
-      key,
-      recipient: params.recipient,
-      client: params.client,
-      origin,
-      maxBufferedBytes: config.MAX_BUFFERED_BYTES,
-      onGone: (s) => sessions.detach(session, s),
-      onSlow: () => metrics.slowConsumerCloses.inc(),
-    });
-    sessions.attach(session, socket);
-    if (closing) {
-      socket.close(CloseCodes.goingAway, 'going away');
-      return;
-    }
-    // A plain client's frames are ignored; herald.v1 clients only send acks.
-    if (framing === SUBPROTOCOL) {
-      ws.on('message', (data, isBinary) => {
-        const id = parseAck(data, isBinary);
-        if (id === undefined) metrics.malformedClientFrames.inc();
-        else session.ack(id);
-      });
-    }
-  };
+  const onAdmitted = socketAdmitter({
+    sessions,
+    metrics,
+    logger,
+    proof: {
+      maxEvents: config.MAX_UNPROVEN_EVENTS,
+      maxBytes: config.MAX_UNPROVEN_BYTES,
+      liveProofTimeoutMs: config.LIVE_PROOF_TIMEOUT_MS,
+    },
+    closing: () => closing,
+  });
 
   server.on(
     'upgrade',
     createUpgradeHandler({
       wss,
       verifier,
+      authFailures: new AuthFailureLimiter(config),
+      trustedProxyHops: config.TRUSTED_PROXY_HOPS,
       gate,
       budget,
       sessions,
@@ -227,9 +197,20 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
     connectionsSeen: (account, kind = 'live') =>
       counts?.total(poolOf({ account_id: account, kind })),
     server,
+    get opsPort() {
+      return opsServer?.port;
+    },
     async start(port = config.PORT) {
-      await bindCounts();
-      const bound = await listen(server, port, config.HOST);
+      // An edge with another QUEUE_PARTITIONS than ingress would look for queues in the wrong
+      // streams and deliver nothing queued: refuse to start. JetStream being unreachable is no
+      // reason not to serve live events; queue checks retry on their own.
+      await checkQueueLayout(await jsm, layout).catch((err: unknown) => {
+        if (err instanceof QueueLayoutMismatch) throw err;
+        logger.warn({ err: String(err) }, 'could not check the queue layout at start');
+      });
+      await countsBinding?.bind();
+      opsServer = await startOpsServer(config, createOpsHandler(registry, ready));
+      const bound = await listen(server, port, config.HOST, config.LISTEN_BACKLOG);
       stopHeartbeat();
       stopHeartbeat = startHeartbeat(() => sessions.sockets(), config.HEARTBEAT_INTERVAL_MS);
       return bound;
@@ -243,7 +224,9 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
         await sessions.closeAll();
         await closeSockets(wss, Math.min(2000, config.SHUTDOWN_TIMEOUT_MS / 4));
         wss.close();
-        clearTimeout(bindRetry);
+        // Live events the closed sockets never proved are being stored: NATS must stay up for it.
+        await unproven.flush();
+        countsBinding?.stop();
         // Deletes this edge's counts so its sockets stop counting at once, not after the TTL.
         await counts?.close();
         verifier.close();
@@ -251,10 +234,125 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
           .drain()
           .catch((err: unknown) => logger.warn({ err: String(err) }, 'NATS drain failed'));
         server.closeAllConnections();
-        await serverClosed;
+        await Promise.all([serverClosed, opsServer?.close()]);
       })();
       return closed;
     },
+  };
+}
+
+/**
+ * The listener's plain HTTP side: /healthz and /readyz's status, else a JSON error naming the
+ * socket endpoint. /metrics and the readiness checks are for operators: on the ops listener.
+ */
+function httpHandler(registry: Registry, ready: ReadinessCheck): Handler {
+  const ops = createOpsHandler(registry, ready, { public: true });
+  return (req, res) => {
+    if (ops(req, res)) return;
+    const error =
+      (req.url ?? '').split('?')[0] === CONNECT_PATH
+        ? new HeraldError(
+            'invalid_field',
+            `${CONNECT_PATH} takes WebSocket upgrades only: connect with wss://`,
+            { field: 'Upgrade' },
+          )
+        : new HeraldError('not_found', 'No such route: the socket endpoint is /ws/connect');
+    res.writeHead(error.status, {
+      'content-type': 'application/json',
+      'cache-control': 'no-store',
+    });
+    res.end(JSON.stringify(error.toBody()));
+  };
+}
+
+/** At most `concurrency` queue checks at once; the waiting ones are a gauge. */
+function queueCheckLimiter(concurrency: number, metrics: EdgeMetrics) {
+  const checkSlots = pLimit(concurrency);
+  return <T>(check: () => Promise<T>): Promise<T> => {
+    const result = checkSlots(check);
+    metrics.queueChecksWaiting.set(checkSlots.pendingCount);
+    return result.finally(() => metrics.queueChecksWaiting.set(checkSlots.pendingCount));
+  };
+}
+
+/** Binds the counts to their bucket; while JetStream is unreachable, keeps trying in the background. */
+function bindCountsInBackground(
+  counts: ConnectionCounts,
+  deps: {
+    nc: NatsConnection;
+    jsm: Promise<JetStreamManager>;
+    logger: Logger;
+    bucket: { ttlMs: number; replicas: number };
+    closing: () => boolean;
+  },
+): { bind(): Promise<void>; stop(): void } {
+  let retry: NodeJS.Timeout | undefined;
+  let failures = 0;
+  const bind = async (): Promise<void> => {
+    if (deps.closing()) return;
+    try {
+      const kv = await ensureKvBucket(
+        deps.nc.jetstream(),
+        await deps.jsm,
+        CONNECTIONS_BUCKET,
+        deps.bucket,
+      );
+      if (!deps.closing()) counts.start(kv);
+    } catch (err) {
+      // Said once at error level; the retries every BIND_RETRY_MS only at debug.
+      deps.logger[failures++ === 0 ? 'error' : 'debug'](
+        { err: String(err), bucket: CONNECTIONS_BUCKET },
+        'cannot bind the connection-count bucket: the cap counts this edge only until it can',
+      );
+      retry = setTimeout(() => void bind(), BIND_RETRY_MS);
+      retry.unref();
+    }
+  };
+  return { bind, stop: () => clearTimeout(retry) };
+}
+
+/** What happens to a socket once the upgrade handler admitted it: count it, wrap it, attach it. */
+function socketAdmitter(deps: {
+  sessions: RecipientRegistry;
+  metrics: EdgeMetrics;
+  logger: Logger;
+  /** The caps on what a socket holds written and unproven, and the live proof deadline. */
+  proof: ProofLedgerOptions;
+  closing: () => boolean;
+}) {
+  const { sessions, metrics, logger } = deps;
+  return ({ ws, framing, params, key, origin, session, release }: Admission) => {
+    metrics.openSockets.inc({ framing });
+    ws.on('error', (err) => logger.debug({ err: err.message }, 'socket error'));
+    ws.once('close', () => {
+      metrics.openSockets.dec({ framing });
+      release();
+    });
+    const socket = new EdgeSocket({
+      ws,
+      framing,
+      apiKey: params.api_key,
+      key,
+      recipient: params.recipient,
+      client: params.client,
+      origin,
+      proof: deps.proof,
+      onGone: (s) => sessions.detach(session, s),
+      onSlow: () => metrics.slowConsumerCloses.inc(),
+    });
+    sessions.attach(session, socket);
+    if (deps.closing()) {
+      socket.close(CloseCodes.goingAway, 'going away');
+      return;
+    }
+    // A plain client's frames are ignored; herald.v1 clients only send acks.
+    if (framing === SUBPROTOCOL) {
+      ws.on('message', (data, isBinary) => {
+        const id = parseAck(data, isBinary);
+        if (id === undefined) metrics.malformedClientFrames.inc();
+        else socket.acked(id);
+      });
+    }
   };
 }
 

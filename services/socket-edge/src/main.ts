@@ -10,7 +10,7 @@ try {
   const nc = await connectNats(config, SERVICE, logger);
   const edge = createEdge(config, { nc, logger });
   const port = await edge.start();
-  logger.info({ port }, 'listening');
+  logger.info({ port, opsPort: edge.opsPort, opsHost: config.OPS_HOST }, 'listening');
   handleShutdown(logger, () => edge.close(), config.SHUTDOWN_TIMEOUT_MS);
 } catch (err) {
   exitOnStartupError(SERVICE, err);

@@ -5,8 +5,10 @@ import { JSONCodec, type Msg, type NatsConnection, type Subscription } from 'nat
 import { edgeEventOf } from './edge-event.js';
 import type { EdgeSocket } from './edge-socket.js';
 import { EventFrames } from './framing.js';
+import { LiveDelivery } from './live-delivery.js';
 import type { EdgeMetrics } from './metrics.js';
 import { QueueDrainer, type QueueDrainerDeps } from './queue-drainer.js';
+import type { UnprovenStore } from './unproven-store.js';
 
 const json = JSONCodec();
 
@@ -23,6 +25,8 @@ export interface RecipientSessionDeps extends Omit<QueueDrainerDeps, 'sockets'> 
   recheckMs: number;
   metrics: EdgeMetrics;
   logger: Logger;
+  /** Where live events answered "sent" and never proven received are stored. */
+  unproven: UnprovenStore;
 }
 
 /**
@@ -113,16 +117,11 @@ export class RecipientSession {
   }
 
   /**
-   * Removes a socket. When others remain, queued events only this one was to ack are nakked for
-   * them; when it was the last, close() nakks everything in one go.
+   * Removes a socket. What it had not proven is reported lost by its ledger right after: a queued
+   * event no other socket can still prove is nakked, a live one is stored.
    */
   remove(socket: EdgeSocket): void {
-    if (this.#sockets.delete(socket) && this.#sockets.size > 0) this.#drainer.socketGone(socket);
-  }
-
-  /** A herald.v1 client acked an event id (acks for unknown ids are ignored). */
-  ack(id: string): void {
-    this.#drainer.clientAck(id);
+    this.#sockets.delete(socket);
   }
 
   /** Unsubscribes, stops the drainer and nakks what it held, so the next connect gets it at once. */
@@ -174,24 +173,23 @@ export class RecipientSession {
   /**
    * Writes a live event to every socket and replies {v:1, sockets} as soon as one write completed,
    * `sockets` being how many sockets the frame was handed to. No reply when none completed: the
-   * sender then times out and queues the event (at-least-once).
+   * sender then times out and queues the event. A replied event no socket proves received in time
+   * is stored for the next connect (see {@link LiveDelivery}).
    */
   #deliverLive(msg: Msg): void {
     const event = edgeEventOf(msg.headers, msg.data, () => ({ id: randomUUID(), ts: Date.now() }));
     const frames = new EventFrames(event);
-    let handed = 0;
-    let replied = false;
-    for (const socket of this.#sockets) {
-      const ok = socket.write(frames, (written) => {
-        if (!written) return;
-        this.#deps.metrics.liveDeliveries.inc();
-        if (replied || !msg.reply) return;
-        replied = true;
-        const reply: LiveReply = { v: 1, sockets: handed };
+    const { metrics, unproven } = this.#deps;
+    const live = new LiveDelivery(event, {
+      wrote: () => metrics.liveDeliveries.inc(),
+      reply: (sockets) => {
+        if (!msg.reply) return;
+        const reply: LiveReply = { v: 1, sockets };
         msg.respond(json.encode(reply));
-      });
-      if (ok) handed++;
-    }
+      },
+      store: (e) => unproven.store(this.account, this.recipient, e),
+    });
+    for (const socket of this.#sockets) if (socket.write(frames, live.forSocket())) live.handed();
   }
 
   #onNotice(msg: Msg): void {

@@ -25,6 +25,7 @@ export function refuseUpgrade(socket: Duplex, err: HeraldError): void {
     'Content-Type: application/json',
     `Content-Length: ${Buffer.byteLength(body)}`,
     'Cache-Control: no-store',
+    ...(err.retryAfter === undefined ? [] : [`Retry-After: ${err.retryAfter}`]),
   ];
   socket.once('finish', () => socket.destroy());
   socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);

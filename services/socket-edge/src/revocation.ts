@@ -1,4 +1,5 @@
-import { authorizeKeyUse, type KeyVerifier, type Logger } from '@herald/kit';
+import { authorizeKeyUse, type KeyVerifier } from '@herald/access';
+import type { Logger } from '@herald/kit';
 import type { AuthInvalidate } from '@herald/proto';
 import type { EdgeSocket } from './edge-socket.js';
 import type { EdgeMetrics } from './metrics.js';

@@ -1,6 +1,13 @@
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
-import { authorizeKeyUse, type KeyVerifier, type Logger, safePath } from '@herald/kit';
+import { authorizeKeyUse, authorizeRecipient, type KeyVerifier } from '@herald/access';
+import {
+  type AuthFailureLimiter,
+  isAuthFailure,
+  type Logger,
+  safePath,
+  sourceAddress,
+} from '@herald/kit';
 import {
   assertToken,
   CONNECT_PATH,
@@ -34,6 +41,10 @@ export interface Admission {
 export interface UpgradeHandlerDeps {
   wss: WebSocketServer;
   verifier: KeyVerifier;
+  /** The per-source limit of failed authentications (403 auth_failures); none when absent. */
+  authFailures?: AuthFailureLimiter;
+  /** Proxies in front that append to X-Forwarded-For (TRUSTED_PROXY_HOPS); 0 by default. */
+  trustedProxyHops?: number;
   gate: ConnectionGate;
   budget: SocketBudget;
   sessions: RecipientRegistry;
@@ -48,7 +59,8 @@ export interface UpgradeHandlerDeps {
  * The `upgrade` listener: authenticates a connect BEFORE it becomes a WebSocket. Checks, in
  * order: path (404), query parameters (400, or 401 without api_key), this process's socket budget
  * (503), the key with auth (401, 503 when auth is unreachable), its use (expiry, client, Origin:
- * 401/403), the connection gate (429). Then it waits until the recipient's session holds its NATS
+ * 401/403), the recipient it may open (a dashboard credential only its dashboard recipient, a
+ * customer key never that one: 403), the connection gate (429). Then it waits until the recipient's session holds its NATS
  * subscriptions (503 if NATS is unreachable), and only then completes the upgrade, so the client
  * sees the socket open once live events can reach it. A plain client is refused with the HTTP
  * status and a JSON body; a herald.v1 client gets an accepted socket that receives one ErrorFrame
@@ -93,8 +105,11 @@ async function admit(
   let key: VerifiedKey;
   let session: RecipientSession | undefined;
   const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
+  const source = sourceAddress(req, deps.trustedProxyHops ?? 0);
   try {
     if (deps.closing()) throw shuttingDown();
+    // A source sending bad keys is refused before it costs a lookup.
+    deps.authFailures?.check(source);
     params = parseConnectParams(url.searchParams);
     if (!budget.take()) {
       throw new HeraldError(
@@ -105,6 +120,7 @@ async function admit(
     tookSlot = true;
     key = await deps.verifier.verify(params.api_key);
     authorizeKeyUse(key, { client: params.client, origin, now: Date.now() });
+    authorizeRecipient(key, params.recipient, 'socket');
     // The account becomes a subject token; an id that cannot be one is a bug in auth, not the client.
     assertToken('account', key.account_id);
     await deps.gate.admit(key, params.recipient);
@@ -117,6 +133,7 @@ async function admit(
     release();
     if (session) deps.sessions.cancel(session);
     const error = asHeraldError(err);
+    if (isAuthFailure(error)) deps.authFailures?.fail(source);
     metrics.rejections.inc({ code: error.code });
     if (error.code === 'internal') logger.error({ err, path }, 'connect failed');
     else logger.debug({ code: error.code, path, framing }, 'connect refused');

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { freePort, type ServiceProcess, startServiceProcess } from '@herald/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../../test/harness/ports.js';
-import { type ServiceProcess, startServiceProcess } from '../../../test/harness/service-process.js';
 import {
   expectRefusal,
   openClient,

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { createLogger, hashKey } from '@herald/kit';
+import { hashKey } from '@herald/access';
+import { createLogger } from '@herald/kit';
 import {
   type AuthInvalidate,
   type AuthVerifyReply,
@@ -7,12 +8,11 @@ import {
   EventHeaders,
   LiveReply,
   type PlanLimits,
-  QUEUE_STREAM,
-  queueConsumerName,
-  queueStreamConfig,
   subjects,
   type VerifiedKey,
 } from '@herald/proto';
+import { QueueLayout, queueConsumerName, queueStreamConfig, queueStreamOf } from '@herald/queue';
+import { makeCerts, type NatsServer, startNatsServer, type TestCerts } from '@herald/testkit';
 import {
   type ConsumerInfo,
   connect,
@@ -24,8 +24,6 @@ import {
   type StreamConfig,
 } from 'nats';
 import WebSocket from 'ws';
-import { makeCerts, type TestCerts } from '../../../test/harness/certs.js';
-import { type NatsServer, startNatsServer } from '../../../test/harness/nats-server.js';
 import { createEdge, type Edge, type EdgeDeps, loadConfig } from '../src/index.js';
 
 const json = JSONCodec();
@@ -156,10 +154,13 @@ export async function startStack(stream: Partial<StreamConfig> = {}): Promise<St
   const nc = await connect({ servers: nats.url, ...RECONNECT });
   const jsm = await nc.jetstreamManager();
   // proto spells the config in JetStream's wire strings; nats.js types the same strings as enums.
-  await jsm.streams.add({
-    ...(queueStreamConfig() as unknown as Partial<StreamConfig>),
-    ...stream,
-  });
+  const layout = new QueueLayout();
+  for (let p = 0; p < layout.partitions; p++) {
+    await jsm.streams.add({
+      ...(queueStreamConfig({}, layout, p) as unknown as Partial<StreamConfig>),
+      ...stream,
+    });
+  }
   const auth = new AuthResponder(nc);
   return {
     nats,
@@ -195,6 +196,7 @@ export async function startEdge(
     TLS_KEY_FILE: stack.certs.keyFile,
     HOST: '127.0.0.1',
     PORT: '0',
+    OPS_PORT: '0',
     LOG_LEVEL: 'silent',
     ...env,
   });
@@ -207,8 +209,9 @@ export async function startEdge(
     port,
     nc,
     metrics: async () => {
-      const res = await fetchText(stack, port, '/metrics');
-      return res.body;
+      // /metrics is served on the plain-HTTP ops listener only.
+      const res = await fetch(`http://127.0.0.1:${edge.opsPort}/metrics`);
+      return res.text();
     },
     async close() {
       if (closed) return;
@@ -385,7 +388,10 @@ export async function consumerInfo(
   recipient: string,
 ): Promise<ConsumerInfo | undefined> {
   try {
-    return await stack.jsm.consumers.info(QUEUE_STREAM, queueConsumerName(account, recipient));
+    return await stack.jsm.consumers.info(
+      queueStreamOf(account, recipient),
+      queueConsumerName(account, recipient),
+    );
   } catch {
     return undefined;
   }

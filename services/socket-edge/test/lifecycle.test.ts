@@ -52,8 +52,8 @@ describe('slow readers', () => {
     metric(await edge.metrics(), 'herald_slow_consumer_closes_total{service="socket-edge"}');
   const pad = 'x'.repeat(8 * 1024);
 
-  it('closes a socket whose send buffer outgrows MAX_BUFFERED_BYTES with live events, with 1013', async () => {
-    const edge = await startEdge(stack, { MAX_BUFFERED_BYTES: String(256 * 1024) });
+  it('closes a socket whose unproven bytes outgrow MAX_UNPROVEN_BYTES with live events, with 1013', async () => {
+    const edge = await startEdge(stack, { MAX_UNPROVEN_BYTES: String(256 * 1024) });
     try {
       const recipient = randomUUID();
       const { client, resume } = openStalled(edge, recipient);
@@ -89,7 +89,7 @@ describe('slow readers', () => {
   });
 
   it('paces a queue drain to a reader that stopped reading instead of closing it, then delivers every event once, in order', async () => {
-    const edge = await startEdge(stack, { MAX_BUFFERED_BYTES: String(256 * 1024) });
+    const edge = await startEdge(stack, { MAX_UNPROVEN_BYTES: String(256 * 1024) });
     try {
       const recipient = randomUUID();
       // 1500 events of 8 KiB (12 MB): more than the kernel buffers of a stalled connection hold.
@@ -190,7 +190,9 @@ describe('NATS restart', () => {
 
 describe('graceful shutdown', () => {
   it('closes sockets with 1001 and nakks unacked queued events, which a new edge delivers at once', async () => {
-    const first: RunningEdge = await startEdge(stack);
+    // A 30 s ack_wait: receiving the events within the 10 s wait below proves they were nakked.
+    const LONG_ACK_WAIT = { ACK_WAIT_MS: '30000' };
+    const first: RunningEdge = await startEdge(stack, LONG_ACK_WAIT);
     const recipient = randomUUID();
     const ids: string[] = [];
     for (let n = 0; n < 10; n++) {
@@ -211,8 +213,7 @@ describe('graceful shutdown', () => {
       code: '503',
     });
 
-    // ACK_WAIT_MS is 30 s: receiving them within the 10 s wait proves they were nakked.
-    const second = await startEdge(stack);
+    const second = await startEdge(stack, LONG_ACK_WAIT);
     try {
       const again = openClient(stack, second.port, { recipient, v1: true });
       await again.opened;

@@ -136,12 +136,15 @@ describe('live events, herald.v1 framing', () => {
   });
 });
 
-describe('ops endpoints on the same listener', () => {
-  it('serves /healthz, /readyz and /metrics', async () => {
+describe('ops endpoints', () => {
+  it('serves /healthz and /readyz publicly, /metrics and the checks on the ops listener only', async () => {
     expect(await fetchText(stack, edge.port, '/healthz')).toMatchObject({ status: 200 });
     const ready = await fetchText(stack, edge.port, '/readyz');
     expect(ready.status).toBe(200);
-    expect(JSON.parse(ready.body)).toMatchObject({ checks: { nats: true } });
+    expect(JSON.parse(ready.body)).toEqual({ status: 'ready' });
+    expect((await fetchText(stack, edge.port, '/metrics')).status).toBe(404);
+    const opsReady = await fetch(`http://127.0.0.1:${edge.edge.opsPort}/readyz`);
+    expect(await opsReady.json()).toMatchObject({ checks: { nats: true } });
     const client = openClient(stack, edge.port, { v1: true });
     await client.opened;
     await waitUntil(

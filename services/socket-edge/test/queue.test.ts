@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { EventHeaders, QUEUE_STREAM, subjects } from '@herald/proto';
+import { EventHeaders, subjects } from '@herald/proto';
+import { queueStreamOf } from '@herald/queue';
 import { headers } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -23,9 +24,9 @@ let edge: RunningEdge;
 
 beforeAll(async () => {
   stack = await startStack();
-  // ACK_WAIT_MS stays at its 30 s default: an event that came back within the 10 s waits below
-  // was nakked by the edge, not redelivered by ack_wait.
-  edge = await startEdge(stack);
+  // A 30 s ack_wait (the default is 1 s): an event that came back within the 10 s waits below was
+  // nakked by the edge, not redelivered by ack_wait.
+  edge = await startEdge(stack, { ACK_WAIT_MS: '30000' });
 });
 
 afterAll(async () => {
@@ -143,8 +144,13 @@ describe('queued events, herald.v1', () => {
       async () => (await consumerInfo(stack, ACCOUNT_A, recipient))?.num_ack_pending === 0,
     );
     // What retention does: purge the acked messages, then delete the consumer.
-    await stack.jsm.streams.purge(QUEUE_STREAM, { filter: subjects.queue(ACCOUNT_A, recipient) });
-    await stack.jsm.consumers.delete(QUEUE_STREAM, `q_${ACCOUNT_A}_${recipient}`);
+    await stack.jsm.streams.purge(queueStreamOf(ACCOUNT_A, recipient), {
+      filter: subjects.queue(ACCOUNT_A, recipient),
+    });
+    await stack.jsm.consumers.delete(
+      queueStreamOf(ACCOUNT_A, recipient),
+      `q_${ACCOUNT_A}_${recipient}`,
+    );
     const id = randomUUID();
     await queueEvent(stack, ACCOUNT_A, recipient, '{"after":"reap"}', id);
     await waitUntil('the event queued after the reap', () => client.events.length === 2);
@@ -154,7 +160,24 @@ describe('queued events, herald.v1', () => {
 });
 
 describe('queued events, plain framing', () => {
-  it('writes the payloads in order and acks each once its write completed', async () => {
+  it('acks nothing a client received but did not prove (no pong), and sends it again on the next connect', async () => {
+    const recipient = randomUUID();
+    await queueMany(recipient, 3);
+    const mute = openClient(stack, edge.port, { recipient, autoPong: false });
+    await mute.opened;
+    await waitUntil('three frames', () => mute.frames.length === 3);
+    const info = await consumerInfo(stack, ACCOUNT_A, recipient);
+    expect(info?.ack_floor.stream_seq).toBe(0);
+    expect(info?.num_ack_pending).toBe(3);
+    mute.ws.close();
+    await mute.closed;
+    const client = openClient(stack, edge.port, { recipient });
+    await waitUntil('three frames again', () => client.frames.length === 3);
+    expect(client.frames).toEqual(['{"n":0}', '{"n":1}', '{"n":2}']);
+    client.ws.close();
+  });
+
+  it('writes the payloads in order and acks each once the pong of a later ping proved it', async () => {
     const recipient = randomUUID();
     const { seqs } = await queueMany(recipient, 3);
     const client = openClient(stack, edge.port, { recipient });
@@ -175,7 +198,8 @@ describe('consumers exist only for recipients with something queued', () => {
     await sleep(800);
     expect(await consumerInfo(stack, ACCOUNT_A, recipient)).toBeUndefined();
     const names: string[] = [];
-    for await (const c of await stack.jsm.consumers.list(QUEUE_STREAM)) names.push(c.name);
+    for await (const c of await stack.jsm.consumers.list(queueStreamOf(ACCOUNT_A, recipient)))
+      names.push(c.name);
     expect(names).not.toContain(`q_${ACCOUNT_A}_${recipient}`);
 
     // While connected, an event queued anyway (ingress timed out) is announced and drained.

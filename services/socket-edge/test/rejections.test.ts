@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { HeraldError, type VerifiedKey } from '@herald/proto';
+import { readFileSync } from 'node:fs';
+import { CloseCodes, HeraldError, type VerifiedKey } from '@herald/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ConnectionGate } from '../src/index.js';
+import type { ConnectionGate } from '../src/connection-gate.js';
 import {
   ACCOUNT_A,
   ACCOUNT_B,
@@ -336,7 +337,13 @@ describe('limits', () => {
     await sleep(50);
     expect(client.ws.readyState).toBe(client.ws.OPEN);
     client.ws.send('x'.repeat(4097));
-    expect((await client.closed).code).toBe(1009);
+    expect((await client.closed).code).toBe(CloseCodes.messageTooBig);
+  });
+
+  it('documents the oversized-frame close in docs/api.md with the code it sends (1009, RFC 6455)', () => {
+    const api = readFileSync(new URL('../../../docs/api.md', import.meta.url), 'utf8');
+    const row = api.split('\n').find((l) => /^\| \d{4} \|.*MAX_CLIENT_FRAME_BYTES/.test(l));
+    expect(row?.slice(2, 6)).toBe(String(CloseCodes.messageTooBig));
   });
 
   it('ignores and counts malformed herald.v1 frames, keeping the socket open', async () => {

@@ -4,10 +4,11 @@ import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DispatchStatus } from '@herald/sdk';
+import { makeCerts } from '@herald/testkit';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeCerts } from '../../../../test/harness/certs.js';
 import { recipient, type SdkStack } from './context.js';
+import { snippet } from './readme.tests.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const BUNDLE = join(HERE, '..', '..', 'dist', 'browser.js');
@@ -65,6 +66,106 @@ export function browserTests(ctx: () => SdkStack): void {
     afterAll(async () => {
       await browser?.close();
       await site?.close();
+    });
+
+    type PageErrors = Array<{ code: string; kind: string; closeCode: number | null }>;
+    const pageState = () =>
+      page.evaluate(() => {
+        const w = window as never as { heraldLog: string[]; heraldErrors: PageErrors };
+        return { log: w.heraldLog, errors: w.heraldErrors };
+      });
+
+    it.each([
+      ['origin_mismatch', 4403],
+      ['invalid_api_key', 4401],
+    ] as const)(
+      '%s: refused sockets never show as connected in Chromium',
+      async (code, closeCode) => {
+        const { stack, newKey } = ctx();
+        const apiKey =
+          code === 'origin_mismatch'
+            ? (await newKey({ client: 'web', domain: 'https://another.example.com' })).key
+            : 'hk_test_not-a-key-anyone-issued-0123456789';
+        const recipients = Array.from({ length: 8 }, () => recipient());
+        await page.goto(`${site.origin}/`);
+        await page.evaluate(
+          (cfg) => (window as never as { startHerald(c: typeof cfg): void }).startHerald(cfg),
+          { apiKey, wsUrl: stack.wsUrl, recipients },
+        );
+        await page.waitForFunction(
+          (n) => (window as never as { heraldErrors: unknown[] }).heraldErrors.length === n,
+          recipients.length,
+          { timeout: 20_000 },
+        );
+        // Past the accept delay: a refused socket taken as accepted would have flipped by now.
+        await page.waitForTimeout(1500);
+        const { log, errors } = await pageState();
+        expect(log).toEqual([]);
+        expect(errors).toEqual(recipients.map(() => ({ code, kind: 'refused', closeCode })));
+        await page.evaluate(() =>
+          (window as never as { herald: { disconnect(): void } }).herald.disconnect(),
+        );
+      },
+    );
+
+    it('a wsUrl pointing at ingress-api is reported as a wrong endpoint in Chromium, not retried forever', async () => {
+      const { stack, newKey } = ctx();
+      const web = await newKey({ client: 'web', domain: site.origin });
+      await page.goto(`${site.origin}/`);
+      await page.evaluate(
+        (cfg) => (window as never as { startHerald(c: typeof cfg): void }).startHerald(cfg),
+        { apiKey: web.key, wsUrl: stack.baseUrl.replace('https:', 'wss:'), recipient: recipient() },
+      );
+      await page.waitForFunction(
+        () => (window as never as { heraldErrors: unknown[] }).heraldErrors.length > 0,
+        undefined,
+        { timeout: 20_000 },
+      );
+      // Backoff cap is 1 s on the page: retries would have added errors or states by now.
+      await page.waitForTimeout(3000);
+      const { log, errors } = await pageState();
+      expect(errors).toEqual([{ code: 'wrong_endpoint', kind: 'wrong_endpoint', closeCode: null }]);
+      expect(log).toEqual([]);
+      await page.evaluate(() =>
+        (window as never as { herald: { disconnect(): void } }).herald.disconnect(),
+      );
+    });
+
+    it("docs/sdk.md's browser example, as written, connects and renders an event", async () => {
+      const { stack, newKey, herald } = ctx();
+      const web = await newKey({ client: 'web', domain: site.origin });
+      const to = recipient();
+      const code = (await snippet('docs/sdk.md', '## Browser'))
+        .replace("from '@herald/sdk'", "from '/herald.js'")
+        .replace("'hk_live_…'", JSON.stringify(web.key))
+        .replace("'https://herald.example.com'", JSON.stringify(stack.baseUrl))
+        .replace("'wss://herald.example.com'", JSON.stringify(stack.wsUrl))
+        // Type-only syntax, so the browser runs it; and logout stays for later.
+        .replace('<{ title: string; url: string }>', '')
+        .replace('herald.disconnect();', 'window.logout = () => herald.disconnect();');
+      const [imports, ...body] = code.split('\n');
+      const prelude = [
+        "const indicator = document.getElementById('state');",
+        "const notifications = document.getElementById('events');",
+        "const render = (payload) => Object.assign(document.createElement('li'), { textContent: JSON.stringify(payload) });",
+        `const currentUser = { uuid: ${JSON.stringify(to)} };`,
+      ].join('\n');
+      await page.goto(`${site.origin}/`);
+      await page.addScriptTag({
+        type: 'module',
+        content: `${imports}\n${prelude}\n${body.join('\n')}`,
+      });
+      await page.locator('#state', { hasText: /^connected$/ }).waitFor({ timeout: 20_000 });
+      const sender = herald({ apiKey: web.key, client: 'web' });
+      const result = await sender.notify({
+        recipient: to,
+        payload: { title: 'From the docs', url: '/x' },
+        origin: site.origin,
+      });
+      expect(result.status).toBe(DispatchStatus.sent);
+      await page.locator('#events li', { hasText: 'From the docs' }).waitFor({ timeout: 20_000 });
+      await page.evaluate(() => (window as never as { logout(): void }).logout());
+      await page.locator('#state', { hasText: /^disconnected$/ }).waitFor({ timeout: 20_000 });
     });
 
     it('the built browser bundle receives an event dispatched over HTTP, shows connected, then disconnected when the edge stops', async () => {

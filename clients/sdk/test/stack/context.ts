@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Herald, type HeraldOptions } from '@herald/sdk';
+import { type KeyObject, type Stack, startStack } from '@herald/testkit';
 import { afterAll, afterEach, beforeAll } from 'vitest';
-import { type KeyObject, type Stack, startStack } from '../../../../test/harness/stack.js';
 import { tlsRuntime } from './tls-runtime.js';
 
 export type Runtime = ReturnType<typeof tlsRuntime>;

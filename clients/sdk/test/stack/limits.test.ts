@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { DispatchStatus, Herald, type HeraldError } from '@herald/sdk';
+import { type Stack, startStack } from '@herald/testkit';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type Stack, startStack } from '../../../../test/harness/stack.js';
 import { eventually, recipient, sleep } from './context.js';
 import { tlsRuntime } from './tls-runtime.js';
 

@@ -6,6 +6,50 @@ import { eventually, QUEUE_MAX_PER_RECIPIENT, recipient, type SdkStack } from '.
 const PAYLOAD_LIMIT = 65_536;
 
 export function notifyTests(ctx: () => SdkStack): void {
+  describe('notifyMany against the real ingress', () => {
+    it('one result per event, in order: live sent, offline queued, the one over the queue cap 507 alone', async () => {
+      const h = ctx().herald();
+      const live = recipient();
+      const offline = recipient();
+      const seen: Array<[unknown, string]> = [];
+      h.subscribe(live).listen((payload, event) => seen.push([payload, event.id]));
+      await eventually(() => h.connected(), 'connected');
+      const results = await h.notifyMany([
+        { recipient: live, payload: { n: 0 } },
+        ...Array.from({ length: QUEUE_MAX_PER_RECIPIENT + 1 }, (_, n) => ({
+          recipient: offline,
+          payload: { n },
+        })),
+      ]);
+      expect(results.map((r) => [r.status, r.httpStatus])).toEqual([
+        [DispatchStatus.sent, 200],
+        ...Array(QUEUE_MAX_PER_RECIPIENT).fill([DispatchStatus.queued, 202]),
+        [DispatchStatus.failed, 507],
+      ]);
+      expect(results.at(-1)?.error).toMatchObject({ code: 'queue_full', field: 'recipient' });
+      expect(new Set(results.slice(0, -1).map((r) => r.id)).size).toBe(QUEUE_MAX_PER_RECIPIENT + 1);
+      await eventually(() => seen.length === 1, 'the live event');
+      expect(seen[0]).toEqual([{ n: 0 }, results[0]?.id]);
+    });
+
+    it('a refused request fails every event with its error', async () => {
+      const results = await ctx()
+        .herald({ apiKey: 'hk_test_thisisnotakeythisisnotakeythisisnot' })
+        .notifyMany([
+          { recipient: recipient(), payload: 1 },
+          { recipient: recipient(), payload: 2 },
+        ]);
+      expect(results).toHaveLength(2);
+      for (const r of results) {
+        expect(r).toMatchObject({
+          status: DispatchStatus.failed,
+          httpStatus: 401,
+          error: { code: 'invalid_api_key' },
+        });
+      }
+    });
+  });
+
   describe('notify outcomes from the real ingress', () => {
     it('an unknown key resolves failed with 401 invalid_api_key', async () => {
       const r = await ctx()
@@ -29,6 +73,9 @@ export function notifyTests(ctx: () => SdkStack): void {
         httpStatus: 401,
         error: { code: 'key_revoked' },
       });
+      // A Test key cannot be re-created (one per account): the fix named is a reset.
+      expect(r.error?.message).toContain('key reset-test');
+      expect(r.error?.message).not.toContain('key create');
     });
 
     it('a client the key was not issued for resolves failed with 403 client_mismatch naming the field', async () => {

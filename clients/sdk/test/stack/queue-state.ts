@@ -1,4 +1,4 @@
-import { QUEUE_STREAM, queueConsumerName } from '@herald/proto';
+import { queueConsumerName, queueStreamOf } from '@herald/queue';
 import { connect } from 'nats';
 
 /**
@@ -15,7 +15,7 @@ export async function queueSettled(
   try {
     const jsm = await nc.jetstreamManager();
     const info = await jsm.consumers
-      .info(QUEUE_STREAM, queueConsumerName(account, recipient))
+      .info(queueStreamOf(account, recipient), queueConsumerName(account, recipient))
       .catch(() => undefined);
     if (!info) return false;
     return info.delivered.stream_seq > 0 && info.num_ack_pending === 0 && info.num_pending === 0;

@@ -3,8 +3,10 @@ import { ackTests } from './acks.tests.js';
 import { browserTests } from './browser.tests.js';
 import { useSdkStack } from './context.js';
 import { deliveryTests } from './delivery.tests.js';
+import { errorTests } from './errors.tests.js';
 import { notifyTests } from './notify.tests.js';
 import { processExitTests } from './process-exit.tests.js';
+import { readmeTests } from './readme.tests.js';
 import { reconnectTests } from './reconnect.tests.js';
 import { unavailableTests } from './unavailable.tests.js';
 
@@ -16,6 +18,8 @@ describe('@herald/sdk (built) against the real stack', () => {
   ackTests(ctx);
   notifyTests(ctx);
   reconnectTests(ctx);
+  errorTests(ctx);
+  readmeTests(ctx);
   processExitTests(ctx);
   browserTests(ctx);
   unavailableTests(ctx);

@@ -20,6 +20,10 @@ export function setup(extra: Partial<HeraldOptions> = {}) {
     baseUrl: 'https://api.test',
     WebSocket: fake.WebSocket,
     backoff: { baseMs: 100, capMs: 800, stableMs: 5000 },
+    // Accept one turn after open, so `settle()` accepts; the default delay has its own tests.
+    acceptDelayMs: 0,
+    // The probe after a socket that never opened: no answer (a network failure) unless a test says.
+    fetch: () => Promise.reject(new TypeError('fetch failed')),
     ...extra,
   });
   return { herald, ...fake };

@@ -160,7 +160,12 @@ describe('connection state (fake timers)', () => {
   it('keeps several instances independent', async () => {
     const f1 = fakeWebSocket();
     const f2 = fakeWebSocket();
-    const opts = { apiKey: KEY, client: 'mobile' as const, wsUrl: 'wss://edge.test' };
+    const opts = {
+      apiKey: KEY,
+      client: 'mobile' as const,
+      wsUrl: 'wss://edge.test',
+      acceptDelayMs: 0,
+    };
     const h1 = new Herald({ ...opts, WebSocket: f1.WebSocket });
     const h2 = new Herald({ ...opts, WebSocket: f2.WebSocket });
     const r = uuid();

@@ -1,7 +1,10 @@
 import type http from 'node:http';
 import Router from '@koa/router';
 import Koa, { type Middleware } from 'koa';
+import { billingRoutes } from '../billing/routes.js';
 import { accountRoutes } from './account-routes.js';
+import { dashboardFiles } from './dashboard-files.js';
+import { dashboardRoutes } from './dashboard-routes.js';
 import type { AccountApiDeps } from './deps.js';
 import { errorBoundary, unmatchedAsJson } from './error-boundary.js';
 import { keyRoutes } from './key-routes.js';
@@ -21,10 +24,14 @@ export function createAccountApi(deps: AccountApiDeps, ops?: OpsHandler): Koa<Se
   const router = new Router<SessionState>();
   accountRoutes(router, deps);
   keyRoutes(router, deps);
+  billingRoutes(router, deps, deps.billing);
+  dashboardRoutes(router, deps);
 
+  // Before the boundary, which marks every answer no-store: the app's hashed assets are cacheable.
+  if (deps.dashboard?.dir) app.use(dashboardFiles(deps.dashboard.dir));
   app.use(errorBoundary(deps.logger));
   if (ops) app.use(opsRoutes(ops));
-  app.use(originGuard(deps.settings.allowedOrigin));
+  app.use(originGuard(deps.settings.allowedOrigin, deps.dashboard?.dir !== undefined));
   app.use(unmatchedAsJson());
   app.use(router.routes());
   app.use(router.allowedMethods());

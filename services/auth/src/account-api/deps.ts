@@ -2,6 +2,7 @@ import type { Logger } from '@herald/kit';
 import type { PlanCatalogue } from '@herald/proto';
 import type { Kysely } from 'kysely';
 import type { NatsConnection } from 'nats';
+import type { BillingService } from '../billing/service.js';
 import type { AuthDb } from '../db-schema.js';
 import type { AuthMetrics } from '../metrics.js';
 import type { LoginLimiter } from './login-limiter.js';
@@ -18,6 +19,26 @@ export interface AccountApiDeps {
   /** Epoch ms; injectable for tests. */
   now: () => number;
   settings: AccountApiSettings;
+  /** Payments (billing/); undefined when BILLING_PROVIDER is none: its routes answer 503. */
+  billing?: BillingService;
+  /** The dashboard's settings; absent, its routes use defaults and no files are served. */
+  dashboard?: DashboardSettings;
+}
+
+/** The dashboard web app and its data routes (from auth's Env). */
+export interface DashboardSettings {
+  /** DASHBOARD_DIR: the built app served at / (SPA fallback); none when absent. */
+  dir?: string;
+  /** DASHBOARD_INGRESS_URL: where the debug console POSTs /notify. */
+  ingressUrl?: string;
+  /** DASHBOARD_WS_URL: where the debug console's listener connects. */
+  wsUrl?: string;
+  /** DASHBOARD_CHECKOUT_URL: the billing seam behind the Pay button; hidden when absent. */
+  checkoutUrl?: string;
+  /** STATUS_TIMEOUT_MS: how long a figure may take from the status service. */
+  statusTimeoutMs: number;
+  /** DASHBOARD_KEY_TTL_MS: how long a listener credential lives. Default 1 hour. */
+  keyTtlMs?: number;
 }
 
 /** The account API's configuration (from auth's Env). */

@@ -1,39 +1,27 @@
-import { randomUUID } from 'node:crypto';
-import { type Logger, safePath } from '@herald/kit';
+import { type Logger, safePath, toHeraldError } from '@herald/kit';
 import { HeraldError } from '@herald/proto';
 import type { Middleware } from 'koa';
-import { ZodError } from 'zod';
 
 /**
- * The account API's one error boundary: a HeraldError keeps its code, status, field and safe
- * message (plus Retry-After when it has one); a stray ZodError is a 400 naming its field;
- * anything else is a 500 whose details go to the log under a request id, never to the caller.
+ * The account API's one error boundary, through kit's one mapping (shared with ingress): a
+ * HeraldError keeps its code, status, field and safe message (plus Retry-After when it has one);
+ * a stray ZodError is a 400 naming its field; anything else is a 500 whose details go to the log
+ * under a request id, never to the caller.
  */
 export function errorBoundary(logger: Logger): Middleware {
   return async (ctx, next) => {
     try {
       await next();
     } catch (err) {
-      let error: HeraldError;
-      if (err instanceof HeraldError) {
-        error = err;
-      } else if (err instanceof ZodError) {
-        const issue = err.issues[0];
-        const field = issue?.path.map(String).join('.') || 'body';
-        error = new HeraldError('invalid_field', issue?.message ?? `${field} is invalid`, {
-          field,
-        });
-      } else {
-        const requestId = randomUUID();
-        logger.error(
-          { err, requestId, method: ctx.method, path: safePath(ctx.url) },
-          'account API internal error',
-        );
-        error = new HeraldError(
-          'internal',
+      const error = toHeraldError(err, {
+        onInternal: (requestId) =>
+          logger.error(
+            { err, requestId, method: ctx.method, path: safePath(ctx.url) },
+            'account API internal error',
+          ),
+        internalMessage: (requestId) =>
           `Something failed inside Herald: retry shortly, and quote request id ${requestId} if it persists`,
-        );
-      }
+      });
       ctx.status = error.status;
       ctx.body = error.toBody();
       if (error.retryAfter !== undefined) ctx.set('Retry-After', String(error.retryAfter));

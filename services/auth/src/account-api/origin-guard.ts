@@ -15,7 +15,7 @@ export function isStateChanging(method: string): boolean {
  * CSRF token (session-auth.ts). Only `allowedOrigin` gets CORS headers, with credentials, so no
  * other site can read an answer.
  */
-export function originGuard(allowedOrigin: string): Middleware {
+export function originGuard(allowedOrigin: string, servesDashboard = false): Middleware {
   return async (ctx, next) => {
     const origin = ctx.get('Origin');
     ctx.vary('Origin');
@@ -30,7 +30,10 @@ export function originGuard(allowedOrigin: string): Middleware {
         return;
       }
     }
-    if (origin !== '' && isStateChanging(ctx.method) && origin !== allowedOrigin) {
+    // The dashboard served by this very listener over TLS (DASHBOARD_DIR) is same-origin: allowed
+    // too. Only over TLS, so a page on plain http at the same host cannot pass for it.
+    const sameOrigin = servesDashboard && ctx.secure && origin === ctx.origin;
+    if (origin !== '' && isStateChanging(ctx.method) && origin !== allowedOrigin && !sameOrigin) {
       throw new HeraldError(
         'csrf_failed',
         `Origin ${JSON.stringify(origin)} may not change this account: requests must come from ${allowedOrigin} (ACCOUNT_API_ORIGIN), or from a script sending no Origin`,

@@ -53,3 +53,13 @@ export type TestKeyBody = z.infer<typeof TestKeyBody>;
 /** `PUT /v1/keys/:id/domain`. */
 export const DomainBody = z.strictObject({ domain });
 export type DomainBody = z.infer<typeof DomainBody>;
+
+/** `POST /v1/password-resets`: the token support printed and the new password. */
+export const ResetBody = z.strictObject({
+  token: z
+    .string({ error: 'token is required: the reset token support gave you' })
+    .min(1, 'token is required: the reset token support gave you')
+    .max(200),
+  password: password(MIN_PASSWORD_LENGTH),
+});
+export type ResetBody = z.infer<typeof ResetBody>;

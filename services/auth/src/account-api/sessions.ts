@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { digestsEqual } from '@herald/kit';
+import { digestsEqual } from '@herald/access';
 import type { Kysely } from 'kysely';
 import type { AuthDb } from '../db-schema.js';
 

@@ -12,6 +12,8 @@ const OPTIONS = {
   client: { type: 'string' },
   domain: { type: 'string' },
   key: { type: 'string' },
+  phone: { type: 'string' },
+  payment: { type: 'string' },
 } as const;
 
 type Flag = Exclude<keyof typeof OPTIONS, 'json' | 'help'>;
@@ -36,6 +38,12 @@ export const COMMANDS = {
     synopsis:
       'account set-plan --account ID --plan P [--until DATE] (--until required for paid plans)',
   },
+  'account reset-token': {
+    flags: ['email'],
+    required: ['email'],
+    synopsis:
+      'account reset-token --email E (prints a one-time password-reset token; valid 1 hour)',
+  },
   'key create': {
     flags: ['account', 'kind', 'client', 'domain'],
     required: ['account', 'kind', 'client'],
@@ -48,6 +56,16 @@ export const COMMANDS = {
   },
   'key revoke': { flags: ['key'], required: ['key'], synopsis: 'key revoke --key KEY_ID' },
   'key list': { flags: ['account'], required: ['account'], synopsis: 'key list --account ID' },
+  'billing checkout': {
+    flags: ['account', 'plan', 'phone'],
+    required: ['account', 'plan', 'phone'],
+    synopsis: 'billing checkout --account ID --plan P --phone N (sends an M-Pesa prompt)',
+  },
+  'billing show': {
+    flags: ['payment'],
+    required: ['payment'],
+    synopsis: 'billing show --payment ID (its state and history)',
+  },
 } as const satisfies Record<string, CommandSpec>;
 
 export type CommandName = keyof typeof COMMANDS;
@@ -58,7 +76,7 @@ export interface ParsedArgs {
   flags: Partial<Record<Flag, string>>;
 }
 
-export const USAGE = `Herald admin: accounts, plans and API keys.
+export const USAGE = `Herald admin: accounts, plans, API keys and payments.
 
 Usage: npm run -s admin -- <command> [flags] [--json]
 

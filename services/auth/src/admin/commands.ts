@@ -2,6 +2,7 @@ import type { AuthInvalidate, HeraldError, KeyKind } from '@herald/proto';
 import { iso, keyView } from '../account-api/views.js';
 import { createAccount } from '../accounts.js';
 import { type ApiKeySummary, type CreatedApiKey, listApiKeys, revokeApiKey } from '../api-keys.js';
+import { billingCheckout, billingShow } from '../billing/admin-commands.js';
 import {
   planChangedMessage,
   publishInvalidation,
@@ -11,21 +12,13 @@ import {
 import { issueKey, resetTestKey } from '../key-issuing.js';
 import type { KeyRequest } from '../keys.js';
 import { migrateToLatest } from '../migrate.js';
+import { createResetToken } from '../password-resets.js';
 import { resolvePlanChange, setSubscription } from '../subscriptions.js';
-import type { CommandName, ParsedArgs } from './args.js';
+import type { CommandName } from './args.js';
+import type { Command, CommandOutput, Flags } from './command-types.js';
 import type { AdminContext } from './context.js';
 
-/** What a command produced: one JSON object for --json, text otherwise. */
-export interface CommandOutput {
-  json: Record<string, unknown>;
-  text: string;
-  /** Printed on stderr; with `exitCode` 1 when the command only partly succeeded. */
-  warning?: string;
-  exitCode?: number;
-}
-
-type Flags = ParsedArgs['flags'];
-type Command = (ctx: AdminContext, flags: Flags) => Promise<CommandOutput>;
+export type { Command, CommandOutput, Flags };
 
 /** How long a command waits for NATS to take an invalidation broadcast. */
 const BROADCAST_TIMEOUT_MS = 5000;
@@ -56,6 +49,14 @@ export const commands: Record<CommandName, Command> = {
         period_end: iso(account.period_end),
       },
       text: `Created account ${account.id} (${account.email}, plan ${account.plan}${account.period_end ? ` until ${account.period_end.toISOString()}` : ''})`,
+    };
+  },
+
+  async 'account reset-token'(ctx, flags) {
+    const reset = await createResetToken(ctx.db(), flags.email ?? '', Date.now());
+    return {
+      json: { account_id: reset.account_id, token: reset.token, expires_at: iso(reset.expires_at) },
+      text: `Password-reset token for ${flags.email} (valid until ${reset.expires_at.toISOString()}, once): ${reset.token}\nHerald sends no mail: give it to the verified owner, who enters it on the dashboard's reset page.`,
     };
   },
 
@@ -163,6 +164,9 @@ export const commands: Record<CommandName, Command> = {
       text: `Revoked key ${key.id} at ${revokedAt}; services dropped their cached copies`,
     };
   },
+
+  'billing checkout': billingCheckout,
+  'billing show': billingShow,
 };
 
 /** The key object `key create` and `key reset-test` print: the only time the key is shown. */

@@ -22,6 +22,11 @@ export class AdminContext {
     this.#settings = settings;
   }
 
+  /** The environment the command runs with (process variables over .data/dev.env). */
+  get env(): Record<string, string | undefined> {
+    return this.#settings.env;
+  }
+
   db(): Kysely<AuthDb> {
     if (!this.#db) {
       const url = DatabaseUrl.safeParse(this.#settings.env.DATABASE_URL);

@@ -2,6 +2,9 @@ import type { Migration } from 'kysely';
 import * as m0001 from './0001_init.js';
 import * as m0002 from './0002_plans.js';
 import * as m0003 from './0003_account_api.js';
+import * as m0004 from './0004_dashboard.js';
+import * as m0005 from './0005_billing.js';
+import * as m0006 from './0006_dashboard_keys.js';
 
 /**
  * Every migration, imported statically rather than read from a folder at run time, so the same
@@ -11,4 +14,7 @@ export const migrations: Record<string, Migration> = {
   '0001_init': m0001,
   '0002_plans': m0002,
   '0003_account_api': m0003,
+  '0004_dashboard': m0004,
+  '0005_billing': m0005,
+  '0006_dashboard_keys': m0006,
 };

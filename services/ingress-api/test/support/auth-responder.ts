@@ -1,4 +1,4 @@
-import { hashKey } from '@herald/kit';
+import { hashKey } from '@herald/access';
 import {
   type AuthVerifyReply,
   AuthVerifyRequest,

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createLogger } from '@herald/kit';
-import { EventHeaders, QUEUE_STREAM, subjects } from '@herald/proto';
+import { EventHeaders, subjects } from '@herald/proto';
+import { queueStreamOf } from '@herald/queue';
+import { type NatsServer, startNatsServer } from '@herald/testkit';
 import {
   connect,
   type JetStreamManager,
@@ -9,7 +11,6 @@ import {
   type StoredMsg,
   type Subscription,
 } from 'nats';
-import { type NatsServer, startNatsServer } from '../../../../test/harness/nats-server.js';
 import { createIngress, type Ingress, type IngressConfig, loadConfig } from '../../src/index.js';
 import { ACCOUNT_A, KEYS, startAuthResponder } from './auth-responder.js';
 
@@ -32,6 +33,7 @@ export function testConfig(natsUrl: string, env: Record<string, string> = {}): I
     NATS_URL: natsUrl,
     TLS_DISABLED: 'true',
     HOST: '127.0.0.1',
+    OPS_PORT: '0',
     LOG_LEVEL: 'silent',
     ...env,
   });
@@ -135,7 +137,7 @@ export async function queuedMessages(
     try {
       // The server's MSG.GET takes next_by_subj (2.9+); nats.js 2.29's types omit it.
       const query = { next_by_subj: subject, seq } as unknown as MsgRequest;
-      const msg = await jsm.streams.getMessage(QUEUE_STREAM, query);
+      const msg = await jsm.streams.getMessage(queueStreamOf(account, recipient), query);
       out.push(msg);
       seq = msg.seq + 1;
     } catch {

@@ -19,6 +19,10 @@ export interface RequestOptions {
   body?: unknown;
   /** Trust this CA (https base URLs). */
   ca?: string;
+  /** Send from this local address (any of 127.0.0.0/8 on Linux), to appear as another source. */
+  localAddress?: string;
+  /** A keep-alive agent, to send several requests over one connection; default a new connection. */
+  agent?: http.Agent;
 }
 
 /** One HTTP(S) request over a real socket, with full control of method, headers and raw body. */
@@ -44,8 +48,9 @@ export function request(baseUrl: string, opts: RequestOptions = {}): Promise<Rep
       url,
       {
         method: opts.method ?? 'POST',
-        agent: false,
+        agent: opts.agent ?? false,
         ...(opts.ca ? { ca: opts.ca } : {}),
+        ...(opts.localAddress ? { localAddress: opts.localAddress } : {}),
         headers,
       },
       (res) => {

@@ -1,0 +1,77 @@
+import { useCallback, useEffect, useState } from 'react';
+import { AuthPage } from './AuthPage.js';
+import { type Account, api, setCsrf } from './api.js';
+import { DebugConsole } from './DebugConsole.js';
+import { DeliveryPage } from './DeliveryPage.js';
+import { KeysPage } from './KeysPage.js';
+import { PlanPage } from './PlanPage.js';
+
+const TABS = [
+  ['keys', 'Keys'],
+  ['plan', 'Plan'],
+  ['delivery', 'Delivery status'],
+  ['debug', 'Debug console'],
+] as const;
+type Tab = (typeof TABS)[number][0];
+
+function tabFromHash(): Tab {
+  const h = location.hash.replace('#', '');
+  return (TABS.find(([id]) => id === h)?.[0] ?? 'keys') as Tab;
+}
+
+export function App() {
+  const [account, setAccount] = useState<Account | null | undefined>(undefined);
+  const [tab, setTab] = useState<Tab>(tabFromHash);
+  // A key value seen this session (shown once at creation), offered to the debug console.
+  const [knownKey, setKnownKey] = useState<{ key: string; client: 'web' | 'mobile' } | undefined>();
+
+  const load = useCallback(async () => {
+    try {
+      setAccount(await api<Account>('GET', '/v1/account'));
+    } catch {
+      setAccount(null);
+    }
+  }, []);
+  useEffect(() => {
+    void load();
+    const onHash = () => setTab(tabFromHash());
+    addEventListener('hashchange', onHash);
+    return () => removeEventListener('hashchange', onHash);
+  }, [load]);
+
+  if (account === undefined) return <p className="loading">Loading…</p>;
+  if (account === null) return <AuthPage onLoggedIn={load} />;
+
+  const logout = async () => {
+    await api('DELETE', '/v1/sessions/current').catch(() => undefined);
+    setCsrf(undefined);
+    setAccount(null);
+  };
+
+  return (
+    <div className="shell">
+      <header className="top">
+        <strong className="brand">Herald</strong>
+        <nav aria-label="Dashboard sections">
+          {TABS.map(([id, label]) => (
+            <a key={id} href={`#${id}`} aria-current={tab === id ? 'page' : undefined}>
+              {label}
+            </a>
+          ))}
+        </nav>
+        <span className="who">
+          {account.email}{' '}
+          <button type="button" onClick={logout}>
+            Log out
+          </button>
+        </span>
+      </header>
+      <main>
+        {tab === 'keys' && <KeysPage account={account} onKeyShown={setKnownKey} />}
+        {tab === 'plan' && <PlanPage account={account} onAccountChanged={load} />}
+        {tab === 'delivery' && <DeliveryPage />}
+        {tab === 'debug' && <DebugConsole knownKey={knownKey} />}
+      </main>
+    </div>
+  );
+}

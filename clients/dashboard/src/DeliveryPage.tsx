@@ -1,0 +1,186 @@
+import { type FormEvent, useCallback, useEffect, useState } from 'react';
+import { api, type Counts, type EventView, errorText, type Key } from './api.js';
+import { when } from './KeysPage.js';
+import { StatusChart } from './StatusChart.js';
+
+type Window = 'hour' | 'day' | 'week';
+
+export function DeliveryPage() {
+  const [keys, setKeys] = useState<Key[]>([]);
+  const [keyId, setKeyId] = useState('');
+  const [span, setSpan] = useState<Window>('hour');
+  const [counts, setCounts] = useState<Counts | undefined>();
+  const [series, setSeries] = useState<Array<Counts & { t: string }>>([]);
+  const [conns, setConns] = useState<{ live: number; test: number } | undefined>();
+  const [events, setEvents] = useState<EventView[]>([]);
+  const [lookup, setLookup] = useState({ id: '', recipient: '' });
+  const [error, setError] = useState('');
+
+  useEffect(() => {
+    api<{ keys: Key[] }>('GET', '/v1/dashboard/keys')
+      .then((r) => setKeys(r.keys))
+      .catch((err) => setError(errorText(err)));
+  }, []);
+
+  const refresh = useCallback(async () => {
+    setError('');
+    const key = keyId ? `&key_id=${encodeURIComponent(keyId)}` : '';
+    const find = [
+      lookup.id ? `&id=${encodeURIComponent(lookup.id.trim())}` : '',
+      lookup.recipient ? `&recipient=${encodeURIComponent(lookup.recipient.trim())}` : '',
+    ].join('');
+    try {
+      const [s, e, c] = await Promise.all([
+        api<{ counts: Counts; series: Array<Counts & { t: string }> }>(
+          'GET',
+          `/v1/dashboard/status?window=${span}${key}`,
+        ),
+        api<{ events: EventView[] }>('GET', `/v1/dashboard/events?limit=50${key}${find}`),
+        api<{ live: number; test: number }>('GET', '/v1/dashboard/connections'),
+      ]);
+      setCounts(s.counts);
+      setSeries(s.series);
+      setEvents(e.events);
+      setConns(c);
+    } catch (err) {
+      setError(errorText(err));
+    }
+  }, [keyId, span, lookup]);
+  useEffect(() => {
+    void refresh();
+  }, [refresh]);
+
+  const selected = keys.find((k) => k.id === keyId);
+  const open = !conns
+    ? '…'
+    : !selected
+      ? conns.live + conns.test
+      : selected.kind === 'test'
+        ? conns.test
+        : conns.live;
+  const submitLookup = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault();
+    const f = new FormData(e.currentTarget);
+    setLookup({ id: String(f.get('id') ?? ''), recipient: String(f.get('recipient') ?? '') });
+  };
+
+  return (
+    <section aria-labelledby="delivery-title">
+      <h1 id="delivery-title">Delivery status</h1>
+      <div className="card inline">
+        <label>
+          Key
+          <select value={keyId} onChange={(e) => setKeyId(e.target.value)}>
+            <option value="">All keys</option>
+            {keys.map((k) => (
+              <option key={k.id} value={k.id}>
+                {k.kind === 'test' ? 'Test' : 'Live'} {k.key_prefix}…
+                {k.revoked_at ? ' (revoked)' : ''}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Window
+          <select value={span} onChange={(e) => setSpan(e.target.value as Window)}>
+            <option value="hour">last hour</option>
+            <option value="day">last day</option>
+            <option value="week">last week</option>
+          </select>
+        </label>
+        <button type="button" onClick={() => void refresh()}>
+          Refresh
+        </button>
+      </div>
+      {error && (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      )}
+      <ul className="tiles" aria-label="Counts in the window">
+        {(['sent', 'pending', 'delivered', 'failed'] as const).map((s) => (
+          <li key={s} className={`tile ${s}`}>
+            <span className="n" data-testid={`count-${s}`}>
+              {counts?.[s] ?? '…'}
+            </span>
+            <span>{s}</span>
+          </li>
+        ))}
+        <li className="tile">
+          <span className="n" data-testid="open-connections">
+            {open}
+          </span>
+          <span>open connections{selected?.kind === 'live' ? ' (all Live keys)' : ''}</span>
+        </li>
+      </ul>
+      <p className="hint">
+        Counts are transitions in the window: an event queued and then delivered counts once as
+        pending and once as delivered.
+      </p>
+      <div className="card">
+        <h2>Over time</h2>
+        <StatusChart series={series} />
+      </div>
+      <div className="card">
+        <h2>Recent events</h2>
+        <form className="inline" onSubmit={submitLookup} aria-label="Find events">
+          <label>
+            Event id
+            <input name="id" defaultValue={lookup.id} autoComplete="off" />
+          </label>
+          <label>
+            Recipient
+            <input name="recipient" defaultValue={lookup.recipient} autoComplete="off" />
+          </label>
+          <button type="submit">Find</button>
+          <button type="reset" onClick={() => setLookup({ id: '', recipient: '' })}>
+            Clear
+          </button>
+        </form>
+        <p className="hint">Payloads are never stored or shown.</p>
+        <div className="table-wrap">
+          <table>
+            <caption className="sr-only">Recent events</caption>
+            <thead>
+              <tr>
+                <th scope="col">Event id</th>
+                <th scope="col">Recipient</th>
+                <th scope="col">Status</th>
+                <th scope="col">Sent / queued</th>
+                <th scope="col">Delivered / failed</th>
+              </tr>
+            </thead>
+            <tbody>
+              {events.length === 0 && (
+                <tr>
+                  <td colSpan={5}>No events.</td>
+                </tr>
+              )}
+              {events.map((e) => (
+                <tr key={e.id} data-testid="event-row">
+                  <td>
+                    <code>{e.id}</code>
+                  </td>
+                  <td>
+                    <code>{e.recipient ?? '—'}</code>
+                  </td>
+                  <td>
+                    <span className={`badge ${e.status}`}>{e.status}</span>
+                  </td>
+                  <td>{when(e.sent_at ?? e.queued_at)}</td>
+                  <td>
+                    {e.delivered_at
+                      ? when(e.delivered_at)
+                      : e.failed_at
+                        ? `${when(e.failed_at)} (${e.reason})`
+                        : '—'}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,239 @@
+import { type FormEvent, useCallback, useEffect, useState } from 'react';
+import { type Account, api, errorText, type Key } from './api.js';
+import { useNow } from './useNow.js';
+
+interface Created extends Key {
+  key: string;
+}
+
+export function KeysPage({
+  account,
+  onKeyShown,
+}: {
+  account: Account;
+  onKeyShown: (k: { key: string; client: 'web' | 'mobile' }) => void;
+}) {
+  const [keys, setKeys] = useState<Key[]>([]);
+  const [created, setCreated] = useState<Created | undefined>();
+  const [error, setError] = useState('');
+  const refresh = useCallback(async () => {
+    try {
+      setKeys((await api<{ keys: Key[] }>('GET', '/v1/dashboard/keys')).keys);
+    } catch (err) {
+      setError(errorText(err));
+    }
+  }, []);
+  useEffect(() => {
+    void refresh();
+  }, [refresh]);
+
+  const shown = (k: Created) => {
+    setCreated(k);
+    onKeyShown({ key: k.key, client: k.client });
+    void refresh();
+  };
+  const test = keys.find((k) => k.kind === 'test');
+  const live = keys.filter((k) => k.kind === 'live');
+  const paid = account.status === 'active';
+
+  return (
+    <section aria-labelledby="keys-title">
+      <h1 id="keys-title">API keys</h1>
+      {error && (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      )}
+      {created && <ShownOnce created={created} onDone={() => setCreated(undefined)} />}
+      <div className="card">
+        <h2>Test key</h2>
+        {test ? (
+          <TestKey k={test} />
+        ) : (
+          <CreateKeyForm kind="test" onCreated={shown} label="Generate the Test key" />
+        )}
+        <p className="hint">
+          One Test key per account, valid 4 hours from generation. It cannot be generated again
+          here: contact support to reset it.
+        </p>
+      </div>
+      <div className="card">
+        <h2>Live keys</h2>
+        {paid ? (
+          <CreateKeyForm kind="live" onCreated={shown} label="Create a Live key" />
+        ) : (
+          <p className="hint">
+            Live keys need a paid plan{account.status === 'lapsed' ? ' (yours has lapsed)' : ''}:
+            see the Plan tab.
+          </p>
+        )}
+        {live.length > 0 && (
+          <div className="table-wrap">
+            <table>
+              <caption className="sr-only">Live keys</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Key</th>
+                  <th scope="col">Client</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Last used</th>
+                  <th scope="col">State</th>
+                </tr>
+              </thead>
+              <tbody>
+                {live.map((k) => (
+                  <tr key={k.id}>
+                    <td>
+                      <code>{k.key_prefix}…</code>
+                    </td>
+                    <td>{k.client === 'web' ? `web (${k.domain})` : 'mobile'}</td>
+                    <td>{when(k.created_at)}</td>
+                    <td>{when(k.last_used_at)}</td>
+                    <td>
+                      {k.revoked_at ? (
+                        `revoked ${when(k.revoked_at)}`
+                      ) : (
+                        <RevokeButton k={k} onRevoked={refresh} />
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </div>
+    </section>
+  );
+}
+
+function TestKey({ k }: { k: Key }) {
+  const now = useNow(1000);
+  const left = k.expires_at ? Date.parse(k.expires_at) - now : 0;
+  return (
+    <dl className="facts">
+      <dt>Key</dt>
+      <dd>
+        <code>{k.key_prefix}…</code> ({k.client === 'web' ? `web, ${k.domain}` : 'mobile'})
+      </dd>
+      <dt>Expires in</dt>
+      <dd data-testid="test-countdown">{left > 0 ? duration(left) : 'expired'}</dd>
+      <dt>Last used</dt>
+      <dd>{when(k.last_used_at)}</dd>
+    </dl>
+  );
+}
+
+function CreateKeyForm({
+  kind,
+  label,
+  onCreated,
+}: {
+  kind: 'live' | 'test';
+  label: string;
+  onCreated: (k: Created) => void;
+}) {
+  const [client, setClient] = useState<'web' | 'mobile'>('mobile');
+  const [domain, setDomain] = useState('');
+  const [error, setError] = useState('');
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setError('');
+    try {
+      const body = client === 'web' ? { client, domain } : { client };
+      onCreated(await api<Created>('POST', kind === 'test' ? '/v1/keys/test' : '/v1/keys', body));
+    } catch (err) {
+      setError(errorText(err));
+    }
+  };
+  return (
+    <form onSubmit={submit} className="inline">
+      <label>
+        Client
+        <select value={client} onChange={(e) => setClient(e.target.value as 'web' | 'mobile')}>
+          <option value="mobile">mobile</option>
+          <option value="web">web</option>
+        </select>
+      </label>
+      {client === 'web' && (
+        <label>
+          Domain
+          <input
+            value={domain}
+            onChange={(e) => setDomain(e.target.value)}
+            placeholder="https://app.example.com"
+            required
+          />
+        </label>
+      )}
+      <button type="submit">{label}</button>
+      {error && (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      )}
+    </form>
+  );
+}
+
+function ShownOnce({ created, onDone }: { created: Created; onDone: () => void }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <section className="card notice" aria-label="New key">
+      <h2>Your new {created.kind === 'test' ? 'Test' : 'Live'} key</h2>
+      <p>This is the only time it is shown: copy it now and keep it secret.</p>
+      <p>
+        <code className="secret" data-testid="new-key">
+          {created.key}
+        </code>
+      </p>
+      <button
+        type="button"
+        onClick={async () => {
+          await navigator.clipboard?.writeText(created.key).catch(() => undefined);
+          setCopied(true);
+        }}
+      >
+        {copied ? 'Copied' : 'Copy key'}
+      </button>{' '}
+      <button type="button" onClick={onDone}>
+        I have saved it
+      </button>
+    </section>
+  );
+}
+
+function RevokeButton({ k, onRevoked }: { k: Key; onRevoked: () => void }) {
+  const [error, setError] = useState('');
+  return (
+    <>
+      <button
+        type="button"
+        aria-label={`Revoke key ${k.key_prefix}`}
+        onClick={async () => {
+          if (!confirm(`Revoke ${k.key_prefix}…? Requests with it are refused at once.`)) return;
+          try {
+            await api('DELETE', `/v1/keys/${k.id}`);
+            onRevoked();
+          } catch (err) {
+            setError(errorText(err));
+          }
+        }}
+      >
+        Revoke
+      </button>
+      {error && <span className="error">{error}</span>}
+    </>
+  );
+}
+
+export function when(iso: string | null | undefined): string {
+  return iso ? new Date(iso).toLocaleString() : 'never';
+}
+
+function duration(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  return `${h}h ${String(m).padStart(2, '0')}m ${String(s % 60).padStart(2, '0')}s`;
+}

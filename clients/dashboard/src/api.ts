@@ -1,0 +1,108 @@
+/**
+ * The account API, same origin: the session cookie rides along by itself; the CSRF token from
+ * login is kept in sessionStorage (readable by this origin's scripts only) and sent on every
+ * request that changes something.
+ */
+const CSRF_KEY = 'herald.csrf';
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly field?: string,
+  ) {
+    super(message);
+  }
+}
+
+export function setCsrf(token: string | undefined): void {
+  if (token) sessionStorage.setItem(CSRF_KEY, token);
+  else sessionStorage.removeItem(CSRF_KEY);
+}
+
+export async function api<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = {};
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const csrf = sessionStorage.getItem(CSRF_KEY);
+  if (csrf && method !== 'GET') headers['X-Herald-CSRF'] = csrf;
+  const res = await fetch(path, {
+    method,
+    headers,
+    credentials: 'same-origin',
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  if (res.status === 204) return undefined as T;
+  const json = await res.json().catch(() => ({}));
+  if (!res.ok) {
+    const e = (json as { error?: { code?: string; message?: string; field?: string } }).error;
+    throw new ApiError(res.status, e?.code ?? 'error', e?.message ?? res.statusText, e?.field);
+  }
+  return json as T;
+}
+
+export interface Key {
+  id: string;
+  key_prefix: string;
+  kind: 'live' | 'test';
+  client: 'web' | 'mobile';
+  domain: string | null;
+  expires_at: string | null;
+  revoked_at: string | null;
+  created_at: string;
+  last_used_at?: string | null;
+}
+
+export interface Limits {
+  connections: number;
+  dispatch_rate: number;
+  dispatch_burst: number;
+  queue_per_recipient: number;
+}
+
+export interface Account {
+  id: string;
+  email: string;
+  plan: { id: string; name: string; paid: boolean };
+  status: 'free' | 'active' | 'lapsed';
+  period_end: string | null;
+  limits: Limits | null;
+  test_key_limits: Limits;
+}
+
+export interface Plan {
+  id: string;
+  name: string;
+  paid: boolean;
+  limits: Limits;
+  price: { usd: number; kes: number };
+}
+
+export interface Counts {
+  sent: number;
+  pending: number;
+  delivered: number;
+  failed: number;
+}
+
+export interface EventView {
+  id: string;
+  status: string;
+  key_id?: string | null;
+  recipient?: string | null;
+  sent_at?: string | null;
+  queued_at?: string | null;
+  delivered_at?: string | null;
+  failed_at?: string | null;
+  reason?: string | null;
+}
+
+export interface DashboardConfig {
+  ingress_url: string | null;
+  ws_url: string | null;
+  checkout_url: string | null;
+}
+
+export function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

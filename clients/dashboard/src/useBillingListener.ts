@@ -1,0 +1,113 @@
+import { Herald } from '@herald/sdk';
+import { useEffect, useState } from 'react';
+import { api } from './api.js';
+import type { PaymentStatus } from './billing.js';
+
+/** A payment step as auth dispatches it (proto PaymentNotice): no phone, no receipt. */
+export interface PaymentNotice {
+  type: 'payment';
+  payment_id: string;
+  plan: string;
+  status: PaymentStatus;
+  reason: string | null;
+  period_end: string | null;
+  at: number;
+}
+
+export interface RenewalNotice {
+  type: 'renewal_reminder';
+  plan: string;
+  period_end: string;
+  at: number;
+}
+
+export type BillingNotice = PaymentNotice | RenewalNotice;
+
+/** POST /v1/dashboard/listener. */
+interface Listener {
+  api_key: string;
+  recipient: string;
+  client: 'web';
+  ws_url: string;
+  expires_at: string;
+}
+
+/** What the Plan page knows of its own Herald socket. */
+export interface BillingLive {
+  /** True while the socket is open and accepted: the page then does not poll. */
+  connected: boolean;
+  /** The newest notice of each payment seen on the socket, by payment id. */
+  payments: Record<string, PaymentNotice>;
+  /** Bumped on each renewal reminder, so the page re-reads the subscription. */
+  reminders: number;
+}
+
+/** After a refusal or a failed mint, wait this long before asking for a new credential, ms. */
+export const RELISTEN_MS = 5000;
+
+/**
+ * The dashboard listening to its own account over Herald: asks auth for a dashboard credential
+ * (POST /v1/dashboard/listener), opens an @herald/sdk socket to the account's dashboard recipient
+ * and collects the billing notices auth dispatches there (docs/architecture.md, "Dashboard
+ * checkout"). The credential is renewed before it expires; a refused socket (expired, logged out)
+ * or an unreachable edge leaves `connected` false, which is when the page polls instead.
+ */
+export function useBillingListener(): BillingLive {
+  const [live, setLive] = useState<BillingLive>({ connected: false, payments: {}, reminders: 0 });
+  useEffect(() => {
+    let stopped = false;
+    let herald: Herald | undefined;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const setConnected = (connected: boolean) =>
+      setLive((l) => (l.connected === connected ? l : { ...l, connected }));
+    const again = (ms: number) => {
+      clearTimeout(timer);
+      timer = setTimeout(() => void listen(), ms);
+    };
+    const listen = async () => {
+      let listener: Listener;
+      try {
+        listener = await api<Listener>('POST', '/v1/dashboard/listener');
+      } catch {
+        // Live updates off (no DASHBOARD_WS_URL) or auth unreachable: poll, try again later.
+        if (!stopped) again(RELISTEN_MS * 6);
+        return;
+      }
+      if (stopped) return;
+      const previous = herald;
+      const h = new Herald({ apiKey: listener.api_key, client: 'web', wsUrl: listener.ws_url });
+      herald = h;
+      const sub = h.subscribe<BillingNotice>(listener.recipient);
+      sub.onConnectionChange((state) => {
+        if (herald === h) setConnected(state === 'connected');
+        // The new socket is in: the old credential's goes.
+        if (state === 'connected' && previous) previous.disconnect();
+      });
+      sub.onError((err) => {
+        // Refused (expired, logged out, cap): the SDK stops; get a new credential.
+        if (err.kind === 'refused' && herald === h) {
+          setConnected(false);
+          h.disconnect();
+          again(RELISTEN_MS);
+        }
+      });
+      sub.listen((notice) => {
+        if (notice?.type === 'payment') {
+          setLive((l) => ({ ...l, payments: { ...l.payments, [notice.payment_id]: notice } }));
+        } else if (notice?.type === 'renewal_reminder') {
+          setLive((l) => ({ ...l, reminders: l.reminders + 1 }));
+        }
+      });
+      // Renew at 80% of the credential's life, so the socket never reaches its expiry.
+      const life = Date.parse(listener.expires_at) - Date.now();
+      again(Math.max(RELISTEN_MS, life * 0.8));
+    };
+    void listen();
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+      herald?.disconnect();
+    };
+  }, []);
+  return live;
+}

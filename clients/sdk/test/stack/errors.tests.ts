@@ -1,0 +1,81 @@
+import { createServer } from 'node:net';
+import type { HeraldError } from '@herald/sdk';
+import { describe, expect, it } from 'vitest';
+import { eventually, recipient, type SdkStack, sleep } from './context.js';
+
+/** A loopback port nothing listens on (taken, then released). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+export function errorTests(ctx: () => SdkStack): void {
+  describe('onError and refused sockets (Node)', () => {
+    it.each([
+      ['invalid_api_key', 4401],
+      ['origin_mismatch', 4403],
+    ] as const)(
+      '%s: many refused sockets, none ever shows as connected',
+      async (code, closeCode) => {
+        const { herald, runtime, newKey } = ctx();
+        // origin_mismatch: a web key whose domain Node's ws does not send as Origin.
+        const apiKey =
+          code === 'invalid_api_key'
+            ? 'hk_test_not-a-key-anyone-issued-0123456789'
+            : (await newKey({ client: 'web', domain: 'https://app.example.com' })).key;
+        const rt = runtime();
+        const h = herald({ apiKey, client: code === 'invalid_api_key' ? 'mobile' : 'web' }, rt);
+        const states: string[] = [];
+        h.onConnectionChange((s) => states.push(s));
+        const errors: HeraldError[] = [];
+        h.onError((e) => errors.push(e));
+        const subs = Array.from({ length: 8 }, () => h.subscribe(recipient()));
+        await eventually(() => errors.length === subs.length, 'every refusal', 20_000);
+        expect(errors.map((e) => [e.code, e.closeCode, e.kind])).toEqual(
+          subs.map(() => [code, closeCode, 'refused']),
+        );
+        // Past the accept delay: a socket wrongly taken as accepted would have flipped by now.
+        await sleep(1500);
+        expect(states).toEqual([]);
+        expect(rt.wire).toHaveLength(subs.length);
+      },
+    );
+
+    it('a wsUrl pointing at ingress-api (baseUrl) is a wrong endpoint: one error, no endless retry', async () => {
+      const { herald, runtime, stack } = ctx();
+      const rt = runtime();
+      // What `new Herald({ baseUrl })` alone does: the socket URL derived from the ingress URL.
+      const h = herald({ wsUrl: undefined, baseUrl: stack.baseUrl }, rt);
+      const errors: HeraldError[] = [];
+      h.onError((e) => errors.push(e));
+      const sub = h.subscribe(recipient());
+      const subErrors: string[] = [];
+      sub.onError((e) => subErrors.push(e.code));
+      await eventually(() => errors.length === 1, 'the wrong-endpoint error', 20_000);
+      expect(errors[0]).toMatchObject({ code: 'wrong_endpoint', kind: 'wrong_endpoint' });
+      expect(errors[0]?.message).toContain(`${stack.baseUrl.replace('https', 'wss')}/ws/connect`);
+      expect(errors[0]?.message).toContain('options.wsUrl');
+      const attempts = rt.wire.length;
+      // Backoff cap is 400 ms here: several retries would have happened by now.
+      await sleep(2000);
+      expect(rt.wire.length).toBe(attempts);
+      expect(attempts).toBeLessThanOrEqual(2);
+      expect(subErrors).toEqual(['wrong_endpoint']);
+    });
+
+    it('an unreachable wsUrl is a network error, reported once while the SDK keeps retrying', async () => {
+      const { herald, runtime } = ctx();
+      const rt = runtime();
+      const h = herald({ wsUrl: `wss://127.0.0.1:${await closedPort()}` }, rt);
+      const errors: HeraldError[] = [];
+      h.onError((e) => errors.push(e));
+      h.subscribe(recipient());
+      await eventually(() => errors.length === 1, 'the network error', 20_000);
+      await eventually(() => rt.wire.length >= 4, 'retries', 20_000);
+      expect(errors.map((e) => [e.code, e.kind])).toEqual([['network_error', 'network']]);
+    });
+  });
+}

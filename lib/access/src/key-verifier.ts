@@ -1,0 +1,202 @@
+import type { Logger } from '@herald/kit';
+import {
+  AuthInvalidate,
+  AuthVerifyReply,
+  HeraldError,
+  invalidApiKey,
+  isWellFormedApiKey,
+  subjects,
+  type VerifiedKey,
+} from '@herald/proto';
+import { JSONCodec, type NatsConnection, type Subscription } from 'nats';
+import { hashKey } from './key-hash.js';
+
+export interface KeyVerifierOptions {
+  /** How long a key's successful verification is reused, ms. Default 5000. */
+  ttlMs?: number;
+  /** Most cached successful verifications; the oldest is evicted first. Default 10000. */
+  maxEntries?: number;
+  /** How long a refusal (unknown, revoked, expired key) is reused, ms. Default 5000. */
+  negativeTtlMs?: number;
+  /**
+   * Most cached refusals, kept apart from the successes so a flood of bad keys cannot evict the
+   * valid ones; the oldest is evicted first. Default 10000.
+   */
+  maxNegativeEntries?: number;
+  /** How long to wait for the auth service, ms. Default 2000. */
+  timeoutMs?: number;
+}
+
+type Outcome = { ok: true; key: VerifiedKey } | { ok: false; error: HeraldError };
+interface Entry {
+  outcome: Outcome;
+  until: number;
+}
+
+const codec = JSONCodec();
+
+/**
+ * Verifies API keys through the auth service (`rt.auth.verify`), caching each answer briefly and
+ * dropping cached answers the moment auth broadcasts an invalidation (revocation, reset, plan
+ * change). Only the key's SHA-256 crosses NATS. Expiry is re-checked at use by authorizeKeyUse,
+ * so a cached answer never outlives the key.
+ */
+export class KeyVerifier {
+  readonly #nc: NatsConnection;
+  readonly #ttlMs: number;
+  readonly #maxEntries: number;
+  readonly #timeoutMs: number;
+  readonly #negativeTtlMs: number;
+  readonly #maxNegativeEntries: number;
+  readonly #cache = new Map<string, Entry>();
+  readonly #negative = new Map<string, Entry>();
+  readonly #inflight = new Map<string, Promise<Outcome>>();
+  readonly #listeners = new Set<(msg: AuthInvalidate) => void>();
+  readonly #sub: Subscription;
+  readonly #logger: Logger;
+
+  constructor(nc: NatsConnection, logger: Logger, opts: KeyVerifierOptions = {}) {
+    this.#nc = nc;
+    this.#logger = logger;
+    this.#ttlMs = opts.ttlMs ?? 5000;
+    this.#maxEntries = opts.maxEntries ?? 10_000;
+    this.#timeoutMs = opts.timeoutMs ?? 2000;
+    this.#negativeTtlMs = opts.negativeTtlMs ?? 5000;
+    this.#maxNegativeEntries = opts.maxNegativeEntries ?? 10_000;
+    this.#sub = nc.subscribe(subjects.authInvalidate, {
+      callback: (err, msg) => {
+        if (err) return;
+        const parsed = AuthInvalidate.safeParse(safeDecode(msg.data));
+        if (!parsed.success) {
+          this.#logger.warn('ignoring malformed auth invalidation');
+          return;
+        }
+        this.invalidate(parsed.data);
+      },
+    });
+  }
+
+  /**
+   * Resolves with the verified key or rejects with a HeraldError (401 codes, or 503 `unavailable`).
+   * A value that cannot be a key is refused here, before any hashing or lookup.
+   */
+  async verify(apiKey: string): Promise<VerifiedKey> {
+    if (!isWellFormedApiKey(apiKey)) throw invalidApiKey();
+    const hash = hashKey(apiKey);
+    const now = Date.now();
+    const cached = this.#cache.get(hash) ?? this.#negative.get(hash);
+    let outcome: Outcome;
+    if (cached && cached.until > now) {
+      outcome = cached.outcome;
+    } else {
+      let pending = this.#inflight.get(hash);
+      if (!pending) {
+        pending = this.#ask(hash).finally(() => this.#inflight.delete(hash));
+        this.#inflight.set(hash, pending);
+      }
+      outcome = await pending;
+    }
+    if (outcome.ok) return outcome.key;
+    throw outcome.error;
+  }
+
+  /** Called with every invalidation after the cache dropped the matching entries. */
+  onInvalidate(listener: (msg: AuthInvalidate) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  invalidate(msg: AuthInvalidate): void {
+    for (const [hash, entry] of this.#cache) {
+      if (!entry.outcome.ok) continue;
+      const { key } = entry.outcome;
+      if (
+        (msg.key_id && key.id === msg.key_id) ||
+        (msg.account_id && key.account_id === msg.account_id)
+      ) {
+        this.#cache.delete(hash);
+      }
+    }
+    // A refusal names no account, so a plan change forgets every plan refusal: a renewal then
+    // takes effect at once instead of after the TTL.
+    if (msg.reason === 'plan_changed') {
+      for (const [hash, { outcome }] of this.#negative) {
+        if (!outcome.ok && outcome.error.code === 'plan_inactive') this.#negative.delete(hash);
+      }
+    }
+    for (const listener of this.#listeners) listener(msg);
+  }
+
+  /** Cached verifications, successes and refusals. */
+  get size(): number {
+    return this.#cache.size + this.#negative.size;
+  }
+
+  close(): void {
+    this.#sub.unsubscribe();
+    this.#cache.clear();
+    this.#negative.clear();
+    this.#listeners.clear();
+  }
+
+  async #ask(hash: string): Promise<Outcome> {
+    let reply: AuthVerifyReply;
+    try {
+      const msg = await this.#nc.request(
+        subjects.authVerify,
+        codec.encode({ v: 1, key_hash: hash }),
+        {
+          timeout: this.#timeoutMs,
+        },
+      );
+      reply = AuthVerifyReply.parse(codec.decode(msg.data));
+    } catch (err) {
+      // Not cached: the next request asks again.
+      this.#logger.error({ err: String(err) }, 'key verification failed: auth unavailable');
+      return {
+        ok: false,
+        error: new HeraldError(
+          'unavailable',
+          'Key verification is temporarily unavailable: retry shortly',
+          { cause: err },
+        ),
+      };
+    }
+    const outcome: Outcome = reply.ok
+      ? { ok: true, key: reply.key }
+      : {
+          ok: false,
+          error:
+            reply.error.code === 'internal'
+              ? new HeraldError(
+                  'unavailable',
+                  'Key verification is temporarily unavailable: retry shortly',
+                )
+              : new HeraldError(reply.error.code, reply.error.message, { field: 'api_key' }),
+        };
+    if (reply.ok || reply.error.code !== 'internal') this.#remember(hash, outcome);
+    return outcome;
+  }
+
+  #remember(hash: string, outcome: Outcome): void {
+    const [cache, ttlMs, max] = outcome.ok
+      ? [this.#cache, this.#ttlMs, this.#maxEntries]
+      : [this.#negative, this.#negativeTtlMs, this.#maxNegativeEntries];
+    this.#cache.delete(hash);
+    this.#negative.delete(hash);
+    cache.set(hash, { outcome, until: Date.now() + ttlMs });
+    while (cache.size > max) {
+      const oldest = cache.keys().next().value;
+      if (oldest === undefined) break;
+      cache.delete(oldest);
+    }
+  }
+}
+
+function safeDecode(data: Uint8Array): unknown {
+  try {
+    return codec.decode(data);
+  } catch {
+    return undefined;
+  }
+}

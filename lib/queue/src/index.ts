@@ -1,0 +1,53 @@
+export {
+  isConsumerNotFound,
+  isDeleteNotFound,
+  isNoMessageFound,
+  isNotFound,
+  isRecipientFull,
+  isStoreFull,
+  isStreamNameInUse,
+  isStreamNotFound,
+  isWrongLastSequence,
+  type JsApiError,
+  JsErrCode,
+  JsErrDescription,
+  jsApiError,
+  jsErrCode,
+} from './jetstream-errors.js';
+export {
+  type LegacyMigration,
+  type MigrateOptions,
+  migrateLegacyQueue,
+  RETIRED_QUEUE_SUBJECT,
+  retireLegacyQueueStream,
+} from './legacy-queue.js';
+export { storesAnythingFor } from './lookup.js';
+export { NatsRequester, type RequestOutcome, replyJson } from './nats-requester.js';
+export { classifyPublishError, enqueue, type QueuedEvent, type QueueOutcome } from './publish.js';
+export { type ConsumerPage, type FirstEvent, QueueApi, type QueueApiLimiter } from './queue-api.js';
+export { type AccountDepth, measureQueueDepth, type QueueDepth } from './queue-depth.js';
+export {
+  DEFAULT_QUEUE_PARTITIONS,
+  LEGACY_QUEUE_STREAM,
+  MAX_QUEUE_PARTITIONS,
+  QueueLayout,
+  queueStreamOf,
+} from './queue-layout.js';
+export {
+  checkQueueLayout,
+  type EnsuredQueueStreams,
+  type EnsureQueueStreamOptions,
+  ensureQueueStream,
+  QueueLayoutMismatch,
+  type QueueStreamChange,
+} from './queue-stream.js';
+export { RecipientDepth, type RecipientDepthOptions, type Room } from './recipient-depth.js';
+export {
+  parseQueueConsumerName,
+  type QueueConsumerOptions,
+  type QueueStreamOptions,
+  queueConsumerConfig,
+  queueConsumerName,
+  queueStreamConfig,
+} from './stream-config.js';
+export { type Publisher, TurnPublisher, type TurnPublishOptions } from './turn-publisher.js';

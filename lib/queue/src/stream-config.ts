@@ -1,0 +1,96 @@
+/**
+ * The offline queue's JetStream stream and per-recipient consumer configuration, as code.
+ * Plain objects; the field names and enum strings are JetStream's own,
+ * so services pass them straight to nats.js.
+ */
+import { assertToken, subjects } from '@herald/proto';
+import { QueueLayout } from './queue-layout.js';
+
+export interface QueueStreamOptions {
+  /** Most events one recipient may have stored; the next is refused (`queue_full`), nothing dropped. Default 100000. */
+  maxPerRecipient?: number;
+  /** Byte cap of each partition stream (the queue's total is this × the partitions); -1 for none. Default -1. */
+  maxBytes?: number;
+  /** Largest stored message in bytes. Default 1 MiB. */
+  maxMsgSize?: number;
+  /** Replicas: 1 on a single server, 3 in a cluster. Default 1. */
+  replicas?: number;
+  /** Idempotency window for Nats-Msg-Id dedup, milliseconds. Default 120000 (2 min). */
+  duplicateWindowMs?: number;
+}
+
+const NS_PER_MS = 1_000_000;
+
+/** Partition `partition`'s stream of `layout` (default: the default layout's partition 0). */
+export function queueStreamConfig(
+  opts: QueueStreamOptions = {},
+  layout: QueueLayout = new QueueLayout(),
+  partition = 0,
+) {
+  return {
+    name: layout.streams[partition] as string,
+    subjects: layout.subjectsOf(partition),
+    retention: 'limits',
+    storage: 'file',
+    // discard new + per-subject: a full recipient queue refuses the publish (JsErrCode.StreamStoreFailed)
+    // instead of silently dropping that recipient's oldest event.
+    discard: 'new',
+    discard_new_per_subject: true,
+    max_msgs_per_subject: opts.maxPerRecipient ?? 100_000,
+    max_bytes: opts.maxBytes ?? -1,
+    max_msg_size: opts.maxMsgSize ?? 1024 * 1024,
+    max_age: 0,
+    num_replicas: opts.replicas ?? 1,
+    duplicate_window: (opts.duplicateWindowMs ?? 120_000) * NS_PER_MS,
+  } as const;
+}
+
+/** Durable name of a recipient's consumer: stable, so every edge and retention find the same one. */
+export function queueConsumerName(account: string, recipient: string): string {
+  return `q_${assertToken('account', account)}_${assertToken('recipient', recipient)}`;
+}
+
+/** Parses a durable name back into its account and recipient; undefined if not a queue consumer. */
+export function parseQueueConsumerName(
+  name: string,
+): { account: string; recipient: string } | undefined {
+  const m = /^q_([0-9a-f-]{36})_([0-9a-f-]{36})$/.exec(name);
+  return m?.[1] && m[2] ? { account: m[1], recipient: m[2] } : undefined;
+}
+
+export interface QueueConsumerOptions {
+  /**
+   * Redelivery delay of an unacked event, milliseconds. Default 30000. The socket edge always passes
+   * its ACK_WAIT_MS (1 s by default, so an edge crash's in-flight events come back within 2 s) and
+   * moves an existing consumer to it; the default serves tools and tests.
+   */
+  ackWaitMs?: number;
+  /** Unacked events in flight per recipient. Default 64. */
+  maxAckPending?: number;
+  /** Start after this stream sequence (used when re-creating after a reap); default: all. */
+  startSeq?: number;
+}
+
+/**
+ * A recipient's durable pull consumer. No `inactive_threshold`: on servers before 2.12 it reaps
+ * a consumer even with unacked messages and loses its ack state, so retention reaps deliberately.
+ */
+export function queueConsumerConfig(
+  account: string,
+  recipient: string,
+  opts: QueueConsumerOptions = {},
+) {
+  const start =
+    opts.startSeq === undefined
+      ? ({ deliver_policy: 'all' } as const)
+      : ({ deliver_policy: 'by_start_sequence', opt_start_seq: opts.startSeq } as const);
+  return {
+    durable_name: queueConsumerName(account, recipient),
+    filter_subject: subjects.queue(account, recipient),
+    ack_policy: 'explicit',
+    ...start,
+    ack_wait: (opts.ackWaitMs ?? 30_000) * NS_PER_MS,
+    max_ack_pending: opts.maxAckPending ?? 64,
+    max_deliver: -1,
+  } as const;
+}

@@ -1,0 +1,26 @@
+// The vitest fixtures live at '@herald/testkit/fixtures': this entry must load outside vitest too
+// (bench and scripts start servers with it).
+export { makeCerts, type TestCerts } from './certs.js';
+export { which } from './exec.js';
+export { get, type HttpResult, post, request } from './http-client.js';
+export { natsServerBinary, pinnedNatsVersion, versionAtLeast } from './nats-binary.js';
+export { launchNats, stopProcess } from './nats-launch.js';
+export { type NatsServer, startNatsServer } from './nats-server.js';
+export { type CoreNatsServer, startCoreNatsServer } from './nats-server-core.js';
+export { freePort, waitForPort } from './ports.js';
+export { type PostgresServer, startPostgres } from './postgres.js';
+export {
+  REPO_ROOT,
+  type ServiceName,
+  type ServiceProcess,
+  startServiceProcess,
+} from './service-process.js';
+export { openSocket, type SocketOptions, TestSocket } from './socket-client.js';
+export {
+  type KeyObject,
+  runAdmin,
+  type Stack,
+  type StackOptions,
+  startStack,
+  TEST_PLANS,
+} from './stack.js';

@@ -1,0 +1,178 @@
+/**
+ * Delivery status: what each service publishes when an event's outcome is known, the stream that
+ * keeps those records until the status service has written them, and the status service's
+ * request/reply API (queries and trimming). Never carries a payload.
+ */
+import { z } from 'zod';
+import { subjects } from './subjects.js';
+
+/** The statuses an event can reach, in the order they can happen. */
+export const EventStatus = z.enum(['sent', 'pending', 'delivered', 'failed']);
+export type EventStatus = z.infer<typeof EventStatus>;
+
+/**
+ * One status change, published fire-and-forget on `subjects.status(account)`:
+ * - `sent`: ingress got an edge's confirmation of a live push (the 200 answer);
+ * - `pending`: ingress stored the event in the offline queue (the 202 answer);
+ * - `failed`: ingress could neither push nor store it (the 503 answer);
+ * - `delivered`: an edge acked a queued event after the client's proof of receipt.
+ * An edge does not know which key sent an event, so `key_id` and `recipient` may be absent on
+ * `delivered`; the status service takes them from the event's earlier record.
+ */
+export const StatusEvent = z.object({
+  v: z.literal(1),
+  id: z.string().min(1).max(64),
+  account_id: z.string().min(1),
+  key_id: z.string().min(1).optional(),
+  recipient: z.string().min(1).optional(),
+  status: EventStatus,
+  /** Epoch ms at which the status was reached. */
+  at: z.number().int().nonnegative(),
+  /** Why, for `failed` (an error code, never a payload). */
+  reason: z.string().max(200).optional(),
+});
+export type StatusEvent = z.infer<typeof StatusEvent>;
+
+export const STATUS_STREAM = 'HERALD_STATUS';
+/** The status writer's durable pull consumer on {@link STATUS_STREAM}. */
+export const STATUS_CONSUMER = 'status_writer';
+
+export interface StatusStreamOptions {
+  /** How long an unwritten record is kept while the writer is down, ms. Default 7 days. */
+  maxAgeMs?: number;
+  /** Byte cap of the stream; -1 for none. Default 1 GiB. */
+  maxBytes?: number;
+  replicas?: number;
+}
+
+const NS_PER_MS = 1_000_000;
+
+/**
+ * Work-queue retention: a record leaves the stream once the writer acked it (after its batch was
+ * committed), so the stream only holds what Postgres does not have yet.
+ */
+export function statusStreamConfig(opts: StatusStreamOptions = {}) {
+  return {
+    name: STATUS_STREAM,
+    subjects: [subjects.statusAll],
+    retention: 'workqueue',
+    storage: 'file',
+    discard: 'old',
+    max_age: (opts.maxAgeMs ?? 7 * 24 * 3600_000) * NS_PER_MS,
+    max_bytes: opts.maxBytes ?? 1024 * 1024 * 1024,
+    num_replicas: opts.replicas ?? 1,
+  } as const;
+}
+
+/** Windows the counts and series cover, with the bucket width of their series. */
+export const StatusWindow = z.enum(['hour', 'day', 'week']);
+export type StatusWindow = z.infer<typeof StatusWindow>;
+export const STATUS_WINDOWS: Record<StatusWindow, { spanMs: number; bucketMs: number }> = {
+  hour: { spanMs: 3600_000, bucketMs: 60_000 },
+  day: { spanMs: 24 * 3600_000, bucketMs: 30 * 60_000 },
+  week: { spanMs: 7 * 24 * 3600_000, bucketMs: 4 * 3600_000 },
+};
+
+/** Every query names the account: the status service never answers across accounts. */
+export const StatusQuery = z.discriminatedUnion('op', [
+  z.object({
+    v: z.literal(1),
+    op: z.literal('ids'),
+    account_id: z.string().min(1),
+    ids: z.array(z.string().min(1).max(64)).max(1000),
+  }),
+  z.object({
+    v: z.literal(1),
+    op: z.literal('counts'),
+    account_id: z.string().min(1),
+    key_id: z.string().min(1).optional(),
+    window: StatusWindow,
+    /** Epoch ms the window ends at; default now. */
+    until: z.number().int().optional(),
+  }),
+  z.object({
+    v: z.literal(1),
+    op: z.literal('recent'),
+    account_id: z.string().min(1),
+    key_id: z.string().min(1).optional(),
+    id: z.string().min(1).max(64).optional(),
+    recipient: z.string().min(1).optional(),
+    limit: z.number().int().min(1).max(200).default(50),
+  }),
+  z.object({
+    v: z.literal(1),
+    op: z.literal('last_used'),
+    account_id: z.string().min(1),
+  }),
+]);
+export type StatusQuery = z.input<typeof StatusQuery>;
+
+/** One event's current status and the time it reached each. */
+export const EventStatusView = z.object({
+  id: z.string(),
+  status: z.union([EventStatus, z.literal('unknown')]),
+  key_id: z.string().nullable().optional(),
+  recipient: z.string().nullable().optional(),
+  sent_at: z.string().nullable().optional(),
+  queued_at: z.string().nullable().optional(),
+  delivered_at: z.string().nullable().optional(),
+  failed_at: z.string().nullable().optional(),
+  reason: z.string().nullable().optional(),
+});
+export type EventStatusView = z.infer<typeof EventStatusView>;
+
+export const StatusCounts = z.object({
+  sent: z.number().int(),
+  pending: z.number().int(),
+  delivered: z.number().int(),
+  failed: z.number().int(),
+});
+export type StatusCounts = z.infer<typeof StatusCounts>;
+
+export const StatusReply = z.discriminatedUnion('ok', [
+  z.object({
+    v: z.literal(1),
+    ok: z.literal(true),
+    events: z.array(EventStatusView).optional(),
+    counts: StatusCounts.optional(),
+    series: z.array(StatusCounts.extend({ t: z.string() })).optional(),
+    last_used: z.record(z.string(), z.string()).optional(),
+  }),
+  z.object({
+    v: z.literal(1),
+    ok: z.literal(false),
+    error: z.object({ code: z.string(), message: z.string() }),
+  }),
+]);
+export type StatusReply = z.infer<typeof StatusReply>;
+
+/** `subjects.statusTrim` request: delete status rows older than the service's retention window. */
+export const StatusTrimRequest = z.object({ v: z.literal(1) });
+export const StatusTrimReply = z.object({
+  v: z.literal(1),
+  ok: z.boolean(),
+  events_deleted: z.number().int().optional(),
+  rollups_deleted: z.number().int().optional(),
+  error: z.string().optional(),
+});
+export type StatusTrimReply = z.infer<typeof StatusTrimReply>;
+
+/** The HTTP path of the sender's status lookup. */
+export const STATUS_PATH = '/events/status';
+
+/** `POST /events/status` body: the key in the body, as for /notify. */
+export const StatusLookupRequest = z.object({
+  api_key: z.string({ error: 'api_key is required: send the key as a JSON string' }).min(1),
+  ids: z
+    .array(
+      z
+        .string()
+        .min(1, 'each id must be a non-empty string')
+        .max(64, 'an id has at most 64 characters'),
+      {
+        error: 'ids is required: a JSON array of event ids that /notify answered',
+      },
+    )
+    .min(1, 'ids must name at least one event id'),
+});
+export type StatusLookupRequest = z.infer<typeof StatusLookupRequest>;

@@ -1,0 +1,94 @@
+import { isUtf8 } from 'node:buffer';
+import { HeraldError, type NotifyRequest, parseNotifyRequest } from '@herald/proto';
+import { validateIdempotencyKey } from './idempotency.js';
+import { type Scanned, scanJson } from './raw-json.js';
+
+/** What the accept step reads of a request. */
+export interface AcceptInput {
+  /** The body's bytes, as received. */
+  body: Uint8Array;
+  /** The Idempotency-Key header, if any. */
+  idempotencyKey?: string | undefined;
+}
+
+/** A request whose body and headers passed every check that needs no other service. */
+export interface Accepted {
+  /** The three small fields, validated; `payload` is only known to be present. */
+  request: Omit<NotifyRequest, 'payload'>;
+  /** The payload's original JSON bytes (a view into the body): exactly what reaches the socket. */
+  payload: Uint8Array;
+  idempotencyKey: string | undefined;
+}
+
+const SHAPE = 'send a JSON object with recipient, payload, api_key and client';
+/** Stands in for the payload when the small fields are validated: only its presence matters. */
+const PRESENT = true;
+const utf8 = new TextDecoder();
+
+/**
+ * Step 1 of a dispatch: parse and validate. The body is scanned once; only the three small fields
+ * are decoded (for zod), and the payload stays bytes. Throws the HeraldError naming the field at
+ * fault, in the same order as ever: UTF-8, JSON, object, fields, payload size, Idempotency-Key.
+ */
+export function accept(input: AcceptInput, limits: { payloadLimitBytes: number }): Accepted {
+  const { body } = input;
+  if (!isUtf8(body)) {
+    throw new HeraldError(
+      'invalid_json',
+      'The body is not valid UTF-8: send JSON encoded as UTF-8',
+      { field: 'body' },
+    );
+  }
+  const scanned = scan(body);
+  if (scanned.kind !== 'object') {
+    throw new HeraldError(
+      'invalid_json',
+      `The body must be a JSON object, not ${kindOf(scanned.kind)}: ${SHAPE}`,
+      { field: 'body' },
+    );
+  }
+  const { members } = scanned;
+  const field = (name: string) => {
+    const span = members.get(name);
+    return span && JSON.parse(utf8.decode(body.subarray(span.start, span.end)));
+  };
+  const payloadSpan = members.get('payload');
+  const { payload: _present, ...request } = parseNotifyRequest({
+    recipient: field('recipient'),
+    payload: payloadSpan ? PRESENT : undefined,
+    api_key: field('api_key'),
+    client: field('client'),
+  });
+  // parseNotifyRequest refuses a body without a payload, so the span is there.
+  const payload = body.subarray(payloadSpan?.start, payloadSpan?.end);
+  if (payload.byteLength > limits.payloadLimitBytes) {
+    throw new HeraldError(
+      'payload_too_large',
+      `payload is ${payload.byteLength} bytes of JSON but the limit is ${limits.payloadLimitBytes} bytes: send a smaller payload (for example an id the recipient fetches)`,
+      { field: 'payload' },
+    );
+  }
+  const idempotencyKey = validateIdempotencyKey(input.idempotencyKey);
+  return { request, payload, idempotencyKey };
+}
+
+function scan(body: Uint8Array): Scanned {
+  try {
+    return scanJson(body);
+  } catch (err) {
+    if (!(err instanceof SyntaxError)) throw err;
+    // Only the position is echoed: quoting the body could echo the api_key.
+    const at = /position (\d+)/.exec(err.message)?.[1];
+    throw new HeraldError(
+      'invalid_json',
+      `The body is not valid JSON${at === undefined ? '' : ` (at position ${at})`}: ${SHAPE}`,
+      { field: 'body' },
+    );
+  }
+}
+
+function kindOf(kind: Exclude<Scanned['kind'], 'object'>): string {
+  if (kind === 'null') return 'null';
+  if (kind === 'array') return 'an array';
+  return `a ${kind}`;
+}

@@ -1,0 +1,50 @@
+import { authorizeKeyUse, authorizeRecipient, type KeyVerifier } from '@herald/access';
+import { HeraldError, type NotifyRequest, type VerifiedKey } from '@herald/proto';
+import type { DispatchRateLimiter } from './rate-limiter.js';
+
+export interface AuthoriseDeps {
+  verifier: Pick<KeyVerifier, 'verify'>;
+  /** The per-key dispatch rate limit (403 rate_limited); none when absent. */
+  rateLimiter?: Pick<DispatchRateLimiter, 'take'> | undefined;
+  /** Epoch ms. */
+  now: () => number;
+}
+
+/** Who is asking, as the transport saw it. */
+export interface Caller {
+  /** The Origin header, if any. */
+  origin?: string | undefined;
+  /** The account named by a NATS dispatch subject; the key must belong to it. */
+  subjectAccount?: string | undefined;
+}
+
+/**
+ * Step 2 of a dispatch: the key is one auth issued and still valid, belongs to the subject's
+ * account (NATS), may be used by this client from this Origin and for this recipient (a dashboard
+ * credential only over NATS to its dashboard recipient, a customer key never to that one), and has
+ * a token left in its rate. A batch passes no recipient (its events are checked one by one), and
+ * a dashboard credential is then refused outright. Throws the HeraldError saying which check
+ * failed.
+ */
+export function createAuthorise(deps: AuthoriseDeps) {
+  return async function authorise(
+    request: Pick<NotifyRequest, 'api_key' | 'client'> & { recipient?: string | undefined },
+    caller: Caller,
+  ): Promise<VerifiedKey> {
+    const key = await deps.verifier.verify(request.api_key);
+    if (caller.subjectAccount !== undefined && caller.subjectAccount !== key.account_id) {
+      throw new HeraldError(
+        'account_mismatch',
+        `This api_key belongs to another account than the dispatch subject names: publish to the subject of account ${key.account_id}`,
+        { field: 'api_key' },
+      );
+    }
+    authorizeKeyUse(key, { client: request.client, origin: caller.origin, now: deps.now() });
+    const entry = caller.subjectAccount === undefined ? 'http' : 'nats';
+    if (request.recipient !== undefined) authorizeRecipient(key, request.recipient, entry);
+    else if (key.kind === 'dashboard') authorizeRecipient(key, '', 'http');
+    // After every check of the request, so a refused request spends no token.
+    await deps.rateLimiter?.take(key);
+    return key;
+  };
+}

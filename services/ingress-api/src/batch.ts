@@ -1,0 +1,131 @@
+import { authorizeRecipient } from '@herald/access';
+import { type AuthFailureLimiter, isAuthFailure, type Logger } from '@herald/kit';
+import { HeraldError, type VerifiedKey } from '@herald/proto';
+import { resultOfError } from './answer.js';
+import { type Caller, createAuthorise } from './authorise.js';
+import { type AcceptedEvent, acceptBatch, type BatchLimits } from './batch-accept.js';
+import { createIdempotentBatch } from './batch-idempotency.js';
+import { mapBounded } from './bounded.js';
+import type { Deliver } from './deliver.js';
+import type { DispatchInput } from './dispatch.js';
+import type { IdempotencyStore } from './idempotency.js';
+import type { DispatchRateLimiter } from './rate-limiter.js';
+import { type DispatchResult, fromError } from './results.js';
+
+export interface BatchDispatchDeps {
+  verifier: Parameters<typeof createAuthorise>[0]['verifier'];
+  /** The per-source limit of failed authentications (403 auth_failures); none when absent. */
+  authFailures?: Pick<AuthFailureLimiter, 'check' | 'fail'> | undefined;
+  rateLimiter?: Pick<DispatchRateLimiter, 'take'> | undefined;
+  store: IdempotencyStore;
+  /** The single dispatch's deliver step (with its status records), run once per event. */
+  deliver: Deliver;
+  logger: Logger;
+  limits: BatchLimits & {
+    /** Events delivered at once (BATCH_CONCURRENCY). */
+    concurrency: number;
+  };
+  /** Epoch ms. */
+  now: () => number;
+}
+
+/**
+ * The batch dispatch path: the single dispatch's named steps, each run once per batch where it
+ * can be (accept scans the body once, one key check, one idempotency claim) and once per event
+ * where it must (a rate-limit token, deliver). Up to `concurrency` recipients are delivered to at
+ * once, so live pushes and queue publishes overlap; one recipient's events keep the batch's order. Resolves with one result per event, in
+ * order; throws the HeraldError of a refused request, as single dispatch does.
+ */
+export function createBatchDispatch(deps: BatchDispatchDeps) {
+  const { logger, limits } = deps;
+  // The key's checks without its rate: tokens are taken per event below.
+  const authorise = createAuthorise({ verifier: deps.verifier, now: deps.now });
+  const batchOnce = createIdempotentBatch(deps.store, logger);
+
+  return async function dispatchBatch(input: DispatchInput): Promise<DispatchResult[]> {
+    const { source } = input;
+    // As a single dispatch: a source sending bad keys is refused first, and each 401 counts.
+    if (source !== undefined) deps.authFailures?.check(source);
+    let accepted: ReturnType<typeof acceptBatch>;
+    let key: VerifiedKey;
+    try {
+      accepted = acceptBatch(input, limits);
+      key = await authorise(accepted.request, input satisfies Caller);
+    } catch (err) {
+      if (source !== undefined && isAuthFailure(err)) deps.authFailures?.fail(source);
+      throw err;
+    }
+    const { events, idempotencyKey } = accepted;
+    const account = key.account_id;
+    return batchOnce(account, idempotencyKey, input.body, async (ids) => {
+      const admitted = await takeTokens(key, events);
+      const results: DispatchResult[] = [];
+      // A recipient's events go one after another, so they reach it in the batch's order;
+      // different recipients' events overlap.
+      const byRecipient = new Map<string, number[]>();
+      admitted.forEach((event, index) => {
+        const refusal = event.ok ? recipientRefusal(key, event.recipient) : event.error;
+        if (refusal !== undefined) {
+          results[index] = fromError(refusal);
+          return;
+        }
+        if (!event.ok) return;
+        const indices = byRecipient.get(event.recipient);
+        if (indices) indices.push(index);
+        else byRecipient.set(event.recipient, [index]);
+      });
+      await mapBounded([...byRecipient.values()], limits.concurrency, async (indices) => {
+        for (const index of indices) {
+          const event = admitted[index];
+          if (!event?.ok) continue;
+          const target = { key, account, recipient: event.recipient, payload: event.payload };
+          try {
+            results[index] = await deps.deliver(target, ids.id(index), ids.msgId(index));
+          } catch (err) {
+            results[index] = resultOfError(err, logger, { transport: 'batch', index });
+          }
+        }
+      });
+      return results;
+    });
+  };
+
+  /**
+   * One rate-limit token per good event, in order. With no token for the first, the batch is
+   * refused whole (403 + Retry-After, as a single dispatch); once some were granted, an event
+   * past the limit fails alone in its slot.
+   */
+  async function takeTokens(key: VerifiedKey, events: AcceptedEvent[]): Promise<AcceptedEvent[]> {
+    if (!deps.rateLimiter) return events;
+    const out: AcceptedEvent[] = [];
+    let granted = 0;
+    for (const event of events) {
+      if (!event.ok) {
+        out.push(event);
+        continue;
+      }
+      try {
+        await deps.rateLimiter.take(key);
+        granted++;
+        out.push(event);
+      } catch (err) {
+        if (granted === 0 || !(err instanceof HeraldError)) throw err;
+        out.push({ ok: false, error: err });
+      }
+    }
+    return out;
+  }
+}
+
+export type DispatchBatch = ReturnType<typeof createBatchDispatch>;
+
+/** Why this batch's key may not address `recipient` (the dashboard's reserved one); none if it may. */
+function recipientRefusal(key: VerifiedKey, recipient: string): HeraldError | undefined {
+  try {
+    authorizeRecipient(key, recipient, 'http');
+    return undefined;
+  } catch (err) {
+    if (err instanceof HeraldError) return err;
+    throw err;
+  }
+}

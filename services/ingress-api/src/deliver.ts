@@ -1,0 +1,128 @@
+import type { Logger } from '@herald/kit';
+import { EventHeaders } from '@herald/proto';
+import {
+  enqueue,
+  type NatsRequester,
+  type Publisher,
+  type QueueLayout,
+  type RecipientDepth,
+} from '@herald/queue';
+import { headers, type MsgHdrs } from 'nats';
+import { pushLive } from './live-push.js';
+import type { IngressMetrics } from './metrics.js';
+import { planQueueFull } from './plan-queue-cap.js';
+import { type DispatchResult, errorResult, queued, sent } from './results.js';
+import type { Target } from './target.js';
+
+export type { Target } from './target.js';
+
+export interface DeliverDeps {
+  /** Where the `rt.queued` notice goes (the dispatcher's TurnPublisher). */
+  publisher: Publisher;
+  requester: NatsRequester;
+  /** Which partition stream holds a recipient's queue. */
+  layout: QueueLayout;
+  /** The plan's per-recipient queue cap (507 queue_full); only the stream's ceiling when absent. */
+  recipientDepth?: RecipientDepth | undefined;
+  metrics: Pick<IngressMetrics, 'queuePublishes'>;
+  logger: Logger;
+  limits: {
+    /** How long an edge may take to confirm a socket write, ms. */
+    liveTimeoutMs: number;
+    /** How long JetStream may take to ack a store, ms. */
+    publishTimeoutMs: number;
+    /** The stream's per-recipient ceiling (QUEUE_MAX_PER_RECIPIENT). */
+    queueMaxPerRecipient: number;
+  };
+  /** Epoch ms. */
+  now: () => number;
+}
+
+/**
+ * Step 4 of a dispatch: push live, else queue. A 200 means an edge confirmed a socket write; a 202
+ * means JetStream acked the store; anything that confirms neither is an error status. The event's
+ * headers (id, timestamp) are built once and carried to both.
+ */
+export function createDeliver(deps: DeliverDeps) {
+  const { publisher, requester, metrics, logger, limits } = deps;
+
+  return async function deliver(
+    target: Target,
+    id: string,
+    msgId: string,
+  ): Promise<DispatchResult> {
+    const eventHeaders = headersOf(id, deps.now());
+    const live = await pushLive(
+      requester,
+      { ...target, headers: eventHeaders },
+      limits.liveTimeoutMs,
+    );
+    if (live.kind === 'sent') return sent(id);
+    if (live.kind !== 'offline') {
+      logger.warn(
+        {
+          id,
+          account: target.account,
+          live: live.kind,
+          reason: 'reason' in live ? live.reason : undefined,
+        },
+        'live push unconfirmed: queueing',
+      );
+    }
+    const full = await planQueueFull(deps, target);
+    if (full) return full;
+    const stored = await enqueue(
+      publisher,
+      requester,
+      {
+        ...target,
+        id,
+        msgId,
+        headers: eventHeaders,
+        stream: deps.layout.streamOf(target.account, target.recipient),
+      },
+      limits.publishTimeoutMs,
+    );
+    switch (stored.kind) {
+      case 'stored':
+        metrics.queuePublishes.inc({ result: stored.duplicate ? 'duplicate' : 'stored' });
+        if (!stored.duplicate) deps.recipientDepth?.stored(target.account, target.recipient);
+        return queued(id);
+      case 'recipient_full':
+        metrics.queuePublishes.inc({ result: 'full' });
+        return errorResult(
+          'queue_full',
+          `This recipient already has ${limits.queueMaxPerRecipient} queued events (QUEUE_MAX_PER_RECIPIENT): nothing was stored and nothing older was dropped; retry once the recipient has connected and received them`,
+          { field: 'recipient' },
+        );
+      case 'store_full':
+        metrics.queuePublishes.inc({ result: 'full' });
+        logger.error({ id, description: stored.description }, 'offline queue store is full');
+        return errorResult(
+          'queue_full',
+          'The offline queue is full (stream storage limit): nothing was stored; retry later or ask the operator to raise QUEUE_MAX_BYTES',
+        );
+      case 'error':
+        metrics.queuePublishes.inc({ result: 'error' });
+        logger.error(
+          { id, account: target.account, reason: stored.reason },
+          'could neither push nor store an event',
+        );
+        return errorResult(
+          'unavailable',
+          live.kind === 'offline'
+            ? 'The recipient is offline and the offline queue is unavailable: retry shortly'
+            : 'No edge confirmed the live push and the offline queue is unavailable: retry shortly',
+        );
+    }
+  };
+}
+
+export type Deliver = ReturnType<typeof createDeliver>;
+
+function headersOf(id: string, ts: number): MsgHdrs {
+  const h = headers();
+  h.set(EventHeaders.id, id);
+  h.set(EventHeaders.ts, String(ts));
+  return h;
+}

@@ -1,0 +1,41 @@
+import type { Logger } from '@herald/kit';
+import type { RecipientDepth } from '@herald/queue';
+import type { IngressMetrics } from './metrics.js';
+import { type DispatchResult, errorResult } from './results.js';
+import type { Target } from './target.js';
+
+export interface PlanQueueCapDeps {
+  recipientDepth?: RecipientDepth | undefined;
+  metrics: Pick<IngressMetrics, 'queuePublishes'>;
+  logger: Logger;
+  limits: { queueMaxPerRecipient: number };
+}
+
+/**
+ * The plan's cap on a recipient's undelivered events, below the stream's own per-subject ceiling
+ * (QUEUE_MAX_PER_RECIPIENT, which JetStream enforces by refusing the publish). A refusal names the
+ * depth; nothing older is ever dropped. When the depth cannot be read, the publish decides.
+ */
+export async function planQueueFull(
+  deps: PlanQueueCapDeps,
+  target: Target,
+): Promise<DispatchResult | undefined> {
+  const cap = target.key.limits.queue_per_recipient;
+  if (!deps.recipientDepth || cap >= deps.limits.queueMaxPerRecipient) return undefined;
+  let room: Awaited<ReturnType<RecipientDepth['room']>>;
+  try {
+    room = await deps.recipientDepth.room(target.account, target.recipient, cap);
+  } catch (err) {
+    deps.logger.debug({ err: String(err) }, 'could not read a recipient queue depth: publishing');
+    return undefined;
+  }
+  if (!room.full) return undefined;
+  deps.metrics.queuePublishes.inc({ result: 'full' });
+  const whose =
+    target.key.kind === 'test' ? 'Test keys allow' : `the ${target.key.plan} plan allows`;
+  return errorResult(
+    'queue_full',
+    `This recipient already has ${room.depth} undelivered events queued and ${whose} ${cap} per recipient: nothing was stored and nothing older was dropped; retry once the recipient has connected and received them, or move to a bigger plan`,
+    { field: 'recipient' },
+  );
+}

@@ -1,0 +1,176 @@
+import type http from 'node:http';
+import type { Socket } from 'node:net';
+import { KeyVerifier } from '@herald/access';
+import {
+  AuthFailureLimiter,
+  closeServer,
+  createOpsHandler,
+  createRegistry,
+  createServer,
+  type Logger,
+  listen,
+  natsReady,
+  type OpsServer,
+  startOpsServer,
+} from '@herald/kit';
+import { QueueLayout, RecipientDepth } from '@herald/queue';
+import type Koa from 'koa';
+import type { JetStreamManager, NatsConnection } from 'nats';
+import type { Registry } from 'prom-client';
+import { createAnswer } from './answer.js';
+import { batchRoute } from './batch-route.js';
+import type { IngressConfig } from './config.js';
+import { createDispatcher, type Dispatcher } from './dispatch.js';
+import { createHttpApp } from './http-app.js';
+import { createIngressMetrics } from './metrics.js';
+import { serveNatsBatch } from './nats-batch.js';
+import { type NatsDispatchServer, serveNatsDispatch } from './nats-dispatch.js';
+import { DispatchRateLimiter } from './rate-limiter.js';
+import { bindRateBucket, checkNatsServer, ensureJetStreamResources } from './startup.js';
+import { statusRoute } from './status-route.js';
+
+export interface IngressDeps {
+  nc: NatsConnection;
+  logger: Logger;
+  /** Metrics registry; a fresh one labelled `ingress-api` by default. */
+  registry?: Registry;
+  /** Epoch ms; injectable for tests. */
+  now?: () => number;
+}
+
+export interface Ingress {
+  /** The koa app (every route but the plain `POST /notify`, which it serves too when reached). */
+  app: Koa;
+  /** The HTTP request listener (`POST /notify` without koa, then koa); serves without `start`. */
+  listener: http.RequestListener;
+  dispatcher: Dispatcher;
+  registry: Registry;
+  /**
+   * Ensures the queue stream and idempotency bucket, subscribes to NATS dispatches and listens
+   * (TLS unless TLS_DISABLED). Resolves with the bound port.
+   */
+  start(port?: number): Promise<number>;
+  /** Stops accepting, lets in-flight requests finish, drains the dispatch subscription. The caller owns `nc`. */
+  close(): Promise<void>;
+  /** The ops listener's port (/metrics, /readyz with checks), once started. */
+  readonly opsPort: number | undefined;
+}
+
+export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress {
+  const { nc, logger } = deps;
+  const js = nc.jetstream();
+  const registry = deps.registry ?? createRegistry('ingress-api');
+  const metrics = createIngressMetrics(registry);
+  const verifier = new KeyVerifier(nc, logger, {
+    ttlMs: config.KEY_CACHE_TTL_MS,
+    negativeTtlMs: config.KEY_NEGATIVE_CACHE_TTL_MS,
+    timeoutMs: config.AUTH_TIMEOUT_MS,
+  });
+  // checkAPI off: readiness must report a JetStream outage, not fail to build the manager.
+  let manager: Promise<JetStreamManager> | undefined;
+  const jsm = () => {
+    manager ??= nc.jetstreamManager({ checkAPI: false, timeout: 2000 });
+    return manager;
+  };
+  const authFailures = new AuthFailureLimiter(config, deps.now);
+  const layout = new QueueLayout(config.QUEUE_PARTITIONS);
+  const dispatcher = createDispatcher({
+    nc,
+    js,
+    verifier,
+    config,
+    layout,
+    metrics,
+    logger,
+    authFailures,
+    rateLimiter: new DispatchRateLimiter(bindRateBucket(nc), {
+      leaseMs: config.RATE_LEASE_MS,
+      leaseBatchMs: config.RATE_LEASE_BATCH_MS,
+      logger,
+      ...(deps.now ? { now: deps.now } : {}),
+    }),
+    recipientDepth: new RecipientDepth(jsm, {
+      scanCacheMs: config.QUEUE_DEPTH_SCAN_CACHE_MS,
+      layout,
+      ...(deps.now ? { now: deps.now } : {}),
+    }),
+    ...(deps.now ? { now: deps.now } : {}),
+  });
+  const bodyLimitBytes = config.PAYLOAD_LIMIT_BYTES + config.BODY_OVERHEAD_BYTES;
+  const ready = async () => ({
+    nats: natsReady(nc),
+    // Every partition: a missing one refuses a sixteenth of the recipients.
+    queue_stream: await jsm()
+      .then((m) => Promise.all(layout.streams.map((name) => m.streams.info(name))))
+      .then(
+        () => true,
+        () => false,
+      ),
+  });
+  const answer = createAnswer(metrics);
+  const { app, listener } = createHttpApp(dispatcher, {
+    bodyLimitBytes,
+    trustedProxyHops: config.TRUSTED_PROXY_HOPS,
+    logger,
+    answer,
+    ops: createOpsHandler(registry, ready, { public: true }),
+    eventStatus: statusRoute({
+      nc,
+      verifier,
+      maxIds: config.STATUS_IDS_MAX,
+      timeoutMs: config.STATUS_TIMEOUT_MS,
+      // Room for STATUS_IDS_MAX ids of 64 characters, quoted, plus the key.
+      bodyLimitBytes: Math.max(config.BODY_OVERHEAD_BYTES, config.STATUS_IDS_MAX * 70 + 1024),
+    }),
+    notifyBatch: batchRoute(dispatcher, {
+      bodyLimitBytes: config.BATCH_MAX_BYTES,
+      answer,
+      trustedProxyHops: config.TRUSTED_PROXY_HOPS,
+    }),
+  });
+  let server: http.Server | undefined;
+  let opsServer: OpsServer | undefined;
+  let natsDispatch: NatsDispatchServer | undefined;
+  let natsBatch: NatsDispatchServer | undefined;
+
+  return {
+    app,
+    listener,
+    dispatcher,
+    registry,
+    async start(port = config.PORT) {
+      checkNatsServer(nc, config);
+      await ensureJetStreamResources(nc, js, await jsm(), layout, config, logger);
+      natsDispatch = serveNatsDispatch(nc, dispatcher, { bodyLimitBytes, logger, answer });
+      natsBatch = serveNatsBatch(nc, dispatcher, {
+        bodyLimitBytes: config.BATCH_MAX_BYTES,
+        logger,
+        answer,
+      });
+      server = createServer(config, listener);
+      // A refused source's new connections are dropped before TLS and HTTP cost anything (its
+      // refusal closed the connection it was told on). Behind proxies the TCP peer is a proxy,
+      // so refusals stay per request there.
+      if (config.TRUSTED_PROXY_HOPS === 0 && config.AUTH_FAIL_LIMIT > 0) {
+        server.on('connection', (socket: Socket) => {
+          if (socket.remoteAddress && authFailures.isBlocked(socket.remoteAddress))
+            socket.destroy();
+        });
+      }
+      opsServer = await startOpsServer(config, createOpsHandler(registry, ready));
+      return listen(server, port, config.HOST);
+    },
+    get opsPort() {
+      return opsServer?.port;
+    },
+    async close() {
+      await Promise.all([
+        server ? closeServer(server) : undefined,
+        opsServer?.close(),
+        natsDispatch?.close(),
+        natsBatch?.close(),
+      ]);
+      verifier.close();
+    },
+  };
+}

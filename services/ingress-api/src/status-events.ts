@@ -1,0 +1,56 @@
+import { type StatusEvent, subjects } from '@herald/proto';
+import type { Publisher } from '@herald/queue';
+import type { DispatchResult } from './results.js';
+
+interface Dispatched {
+  key: { id: string; account_id: string };
+  recipient: string;
+}
+
+type Deliver<T extends Dispatched> = (
+  target: T,
+  id: string,
+  msgId: string,
+) => Promise<DispatchResult>;
+
+/**
+ * Wraps the dispatch path's `deliver` so that each outcome it answers (200 sent, 202 pending,
+ * 503 failed) is published as a status record. A core-NATS publish into the status stream:
+ * fire-and-forget, so the dispatch never waits on the status pipeline, and nothing here can fail
+ * a dispatch (a lost record costs a figure on the dashboard, never an event).
+ */
+export function withStatusEvents<T extends Dispatched>(
+  nc: Publisher,
+  deliver: Deliver<T>,
+): Deliver<T> {
+  return async (target, id, msgId) => {
+    const result = await deliver(target, id, msgId);
+    publishStatus(nc, statusOf(result, target, id));
+    return result;
+  };
+}
+
+function statusOf(result: DispatchResult, target: Dispatched, id: string): StatusEvent | undefined {
+  const base = {
+    v: 1 as const,
+    id,
+    account_id: target.key.account_id,
+    key_id: target.key.id,
+    recipient: target.recipient,
+    at: Date.now(),
+  };
+  if (result.status === 200) return { ...base, status: 'sent' };
+  if (result.status === 202) return { ...base, status: 'pending' };
+  // Refusals of the request (a full queue) are answers too: the event was not taken, so failed.
+  if ('error' in result.body) return { ...base, status: 'failed', reason: result.body.error.code };
+  return undefined;
+}
+
+function publishStatus(nc: Publisher, event: StatusEvent | undefined): void {
+  if (!event) return;
+  try {
+    nc.publish(subjects.status(event.account_id), JSON.stringify(event));
+  } catch {
+    // The connection is closing: the dispatch's own answer is what counts.
+  }
+}

@@ -1,0 +1,89 @@
+import type { KeyVerifier } from '@herald/access';
+import {
+  HeraldError,
+  StatusLookupRequest,
+  type StatusQuery,
+  StatusReply,
+  subjects,
+} from '@herald/proto';
+import { NatsRequester, replyJson } from '@herald/queue';
+import type { Middleware } from 'koa';
+import type { NatsConnection } from 'nats';
+import { checkJsonRequest, readJsonBody } from './http-body.js';
+
+export interface StatusRouteOptions {
+  nc: NatsConnection;
+  verifier: KeyVerifier;
+  /** STATUS_IDS_MAX: most ids one lookup may name. */
+  maxIds: number;
+  /** STATUS_TIMEOUT_MS: how long the status service may take to answer. */
+  timeoutMs: number;
+  bodyLimitBytes: number;
+}
+
+/**
+ * `POST /events/status`: each id's current status for the key's account, from the status service
+ * (a NATS request). The account comes from the verified key, never from the body, so an id of
+ * another account answers `unknown`, exactly like an id that never existed.
+ */
+export function statusRoute(opts: StatusRouteOptions): Middleware {
+  const requester = new NatsRequester(opts.nc);
+  return async (ctx) => {
+    checkJsonRequest(
+      ctx.get('Content-Type') || undefined,
+      ctx.get('Content-Encoding') || undefined,
+    );
+    // A lookup is small and off the hot path: decoding it whole is fine here.
+    const raw = new TextDecoder().decode(await readJsonBody(ctx.req, opts.bodyLimitBytes));
+    const body = parseLookup(raw, opts.maxIds);
+    const key = await opts.verifier.verify(body.api_key);
+    const query: StatusQuery = { v: 1, op: 'ids', account_id: key.account_id, ids: body.ids };
+    const outcome = await requester.request(
+      subjects.statusQuery,
+      new TextEncoder().encode(JSON.stringify(query)),
+      undefined,
+      opts.timeoutMs,
+    );
+    const reply =
+      outcome.kind === 'reply' ? StatusReply.safeParse(replyJson(outcome.msg)) : undefined;
+    if (!reply?.success || !reply.data.ok) {
+      throw new HeraldError(
+        'unavailable',
+        'The status service did not answer: retry shortly (event delivery is not affected)',
+        { retryAfter: 1 },
+      );
+    }
+    ctx.body = { events: reply.data.events ?? [] };
+  };
+}
+
+function parseLookup(raw: string, maxIds: number): StatusLookupRequest {
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    throw new HeraldError(
+      'invalid_json',
+      'The body is not valid JSON: send {"api_key": "...", "ids": ["<event id>", ...]}',
+      { field: 'body' },
+    );
+  }
+  const parsed = StatusLookupRequest.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = String(issue?.path[0] ?? 'body');
+    throw new HeraldError(
+      field === 'api_key' ? 'missing_api_key' : 'invalid_field',
+      issue?.message ?? 'send {"api_key": "...", "ids": [...]}',
+      { field },
+    );
+  }
+  if (parsed.data.ids.length > maxIds) {
+    throw new HeraldError(
+      'invalid_field',
+      `ids names ${parsed.data.ids.length} events but one lookup takes at most ${maxIds} (STATUS_IDS_MAX): split the lookup`,
+      { field: 'ids' },
+    );
+  }
+  return parsed.data;
+}

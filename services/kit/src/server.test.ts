@@ -1,0 +1,115 @@
+import { execFileSync } from 'node:child_process';
+import net from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CommonEnv, requireTls } from './config.js';
+import { closeServer, createServer, listen } from './server.js';
+
+const TIMEOUT_MS = 400;
+const config = CommonEnv.parse({
+  TLS_DISABLED: 'true',
+  HTTP_REQUEST_TIMEOUT_MS: String(TIMEOUT_MS),
+  HTTP_HEADERS_TIMEOUT_MS: String(TIMEOUT_MS),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: '60000',
+});
+
+let stop: (() => Promise<void>) | undefined;
+afterEach(async () => {
+  await stop?.();
+  stop = undefined;
+});
+
+async function start(): Promise<number> {
+  const server = createServer(config, (req, res) => {
+    req.resume();
+    req.on('end', () => res.end('ok'));
+  });
+  const port = await listen(server, 0, '127.0.0.1');
+  stop = () => closeServer(server);
+  return port;
+}
+
+/** Opens a raw connection, writes `data`, and collects what the server sends until it closes. */
+function rawConnection(port: number, data: string) {
+  const socket = net.connect(port, '127.0.0.1');
+  let received = '';
+  socket.setEncoding('utf8');
+  socket.on('data', (c: string) => {
+    received += c;
+  });
+  socket.on('error', () => {});
+  socket.write(data);
+  const closed = new Promise<string>((resolve) => socket.on('close', () => resolve(received)));
+  return { socket, closed, received: () => received };
+}
+
+describe('createServer timeouts', () => {
+  it('answers 408 and closes a connection whose body stops half-way (13 of 1000 bytes)', async () => {
+    const port = await start();
+    const c = rawConnection(
+      port,
+      'POST /notify HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"recipient":',
+    );
+    // Without the timeout, the connection stays open for Node's 300 s default (the test's 5 s
+    // timeout fails first).
+    expect(await c.closed).toMatch(/^HTTP\/1\.1 408 /);
+  });
+
+  it('closes a connection whose headers never end', async () => {
+    const port = await start();
+    const c = rawConnection(port, 'GET /ws/connect HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n');
+    expect(await c.closed).toMatch(/^HTTP\/1\.1 408 /);
+  });
+
+  it('keeps an idle keep-alive connection open past the request timeout', async () => {
+    const port = await start();
+    const c = rawConnection(port, 'GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    await waitFor(() => c.received().includes('ok'));
+    // Idle for several request timeouts: the keep-alive timeout (60 s) governs, not the 408 one.
+    await new Promise((r) => setTimeout(r, TIMEOUT_MS * 4));
+    expect(c.socket.destroyed).toBe(false);
+    c.socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    await waitFor(() => c.received().split('HTTP/1.1 200').length === 3);
+    c.socket.destroy();
+  });
+
+  it('refuses a header timeout above the request timeout', () => {
+    const parsed = CommonEnv.superRefine(requireTls).safeParse({
+      TLS_DISABLED: 'true',
+      HTTP_REQUEST_TIMEOUT_MS: '1000',
+      HTTP_HEADERS_TIMEOUT_MS: '2000',
+    });
+    expect(parsed.success).toBe(false);
+    expect(parsed.error?.issues[0]?.path).toEqual(['HTTP_HEADERS_TIMEOUT_MS']);
+  });
+});
+
+async function waitFor(condition: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** The backlog the kernel reports for a listening port (ss's Send-Q column). */
+function listenBacklog(port: number): number {
+  const out = execFileSync('ss', ['-Hltn', `sport = :${port}`], { encoding: 'utf8' });
+  const sendQ = out.trim().split(/\s+/)[2];
+  return Number(sendQ);
+}
+
+describe('listen backlog', () => {
+  it('passes the backlog to the kernel, and keeps Node default 511 without one', async () => {
+    const server = createServer(config, (_req, res) => res.end('ok'));
+    const port = await listen(server, 0, '127.0.0.1', 100);
+    stop = () => closeServer(server);
+    expect(listenBacklog(port)).toBe(100);
+    const plain = createServer(config, (_req, res) => res.end('ok'));
+    const plainPort = await listen(plain, 0, '127.0.0.1');
+    try {
+      expect(listenBacklog(plainPort)).toBe(511);
+    } finally {
+      await closeServer(plain);
+    }
+  });
+});

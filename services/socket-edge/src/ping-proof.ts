@@ -1,0 +1,62 @@
+/**
+ * Plain framing's proof of receipt: after frames are written, a WebSocket ping goes out, and its
+ * pong proves every frame written before it (TCP keeps order, so a client whose WebSocket layer
+ * answers the ping has read them all; every browser and WebSocket library answers pings, RFC 6455
+ * §5.5.2). Coalesced: at most one proof ping is outstanding per socket, sent on the next turn of
+ * the event loop after a write so a burst of frames shares it; writes made while it is out wait
+ * for the next one, sent when its pong arrives. Its payload is a counter, so the pong of a
+ * heartbeat ping (empty payload) is never taken for it.
+ */
+export class PingProof {
+  readonly #ping: (token: Buffer) => void;
+  readonly #prove: (seq: number) => void;
+  readonly #lastSeq: () => number;
+  #outstanding: { token: Buffer; covers: number } | undefined;
+  #scheduled: NodeJS.Immediate | undefined;
+  #proven = 0;
+  #pings = 0;
+  #stopped = false;
+
+  /**
+   * @param ping sends a ping with this payload
+   * @param prove the client proved every write up to this sequence
+   * @param lastSeq the sequence of the latest write
+   */
+  constructor(ping: (token: Buffer) => void, prove: (seq: number) => void, lastSeq: () => number) {
+    this.#ping = ping;
+    this.#prove = prove;
+    this.#lastSeq = lastSeq;
+  }
+
+  /** A frame was written: make sure a ping will cover it. */
+  wrote(): void {
+    if (this.#outstanding || this.#scheduled || this.#stopped) return;
+    this.#scheduled = setImmediate(() => {
+      this.#scheduled = undefined;
+      this.#send();
+    });
+  }
+
+  /** A pong arrived: if it answers the outstanding proof ping, its writes are proven. */
+  pong(data: Buffer): void {
+    const out = this.#outstanding;
+    if (!out || !data.equals(out.token)) return;
+    this.#outstanding = undefined;
+    this.#proven = out.covers;
+    this.#prove(out.covers);
+    if (this.#lastSeq() > this.#proven) this.wrote();
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    if (this.#scheduled) clearImmediate(this.#scheduled);
+    this.#scheduled = undefined;
+  }
+
+  #send(): void {
+    if (this.#stopped || this.#lastSeq() <= this.#proven) return;
+    const token = Buffer.from(`p${++this.#pings}`);
+    this.#outstanding = { token, covers: this.#lastSeq() };
+    this.#ping(token);
+  }
+}

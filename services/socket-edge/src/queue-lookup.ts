@@ -1,0 +1,92 @@
+import type { Logger } from '@herald/kit';
+import { subjects } from '@herald/proto';
+import {
+  isNotFound,
+  type NatsRequester,
+  queueConsumerConfig,
+  queueConsumerName,
+  storesAnythingFor,
+} from '@herald/queue';
+import type {
+  Consumer,
+  ConsumerConfig,
+  ConsumerInfo,
+  JetStreamClient,
+  JetStreamManager,
+} from 'nats';
+
+/** How long a JetStream API call may take (nats.js's own default), ms. */
+const JS_API_TIMEOUT_MS = 5000;
+const NS_PER_MS = 1_000_000;
+
+export interface QueueLookupDeps {
+  js: JetStreamClient;
+  jsm: Promise<JetStreamManager>;
+  /** Request/reply without nats.js's Error objects, for the connect-time lookup. */
+  requester: NatsRequester;
+  logger: Logger;
+  /** The recipient's partition stream (QueueLayout.streamOf). */
+  stream: string;
+  account: string;
+  recipient: string;
+  /** ack_wait and max_ack_pending of the consumer, ms and count. */
+  ackWaitMs: number;
+  maxAckPending: number;
+}
+
+export interface FoundConsumer {
+  consumer: Consumer;
+  /** Its num_ack_pending when found: deliveries another session (or a dead edge) has not settled. */
+  ackPending: number;
+}
+
+/**
+ * The recipient's consumer, creating it when the stream holds something for them; undefined when
+ * nothing is stored for them (no consumer is needed or created then).
+ *
+ * The stream is asked first: most connects are of recipients with nothing stored, and for them
+ * that one call settles it (a consumer left over with everything acked and deleted has nothing to
+ * deliver; an event stored after this call comes with a QueuedNotice, which checks again).
+ *
+ * Then ONE call, whether or not the consumer exists: CONSUMER.CREATE with this edge's config
+ * creates it, or answers the existing consumer's info when its config is the same (the server
+ * treats an identical create as a no-op); the Consumer is built from that info without another
+ * lookup. Before, a storm of reconnects paid a consumer info (404), a create and a second info per
+ * recipient (issue 11: 2,000 recipients reconnecting at once). Only when the create is refused (a
+ * consumer with another config: an edge of an earlier release, whose default ack_wait was 30 s, or
+ * another max_ack_pending) does it fall back to info and, for ack_wait, an update: the short
+ * ack_wait is what brings an edge crash's in-flight events back within the reconnect contract.
+ */
+export async function findQueueConsumer(deps: QueueLookupDeps): Promise<FoundConsumer | undefined> {
+  const { js, account, recipient, stream } = deps;
+  const subject = subjects.queue(account, recipient);
+  if (!(await storesAnythingFor(deps.requester, stream, subject, JS_API_TIMEOUT_MS)))
+    return undefined;
+  const name = queueConsumerName(account, recipient);
+  const jsm = await deps.jsm;
+  const config = queueConsumerConfig(account, recipient, {
+    ackWaitMs: deps.ackWaitMs,
+    maxAckPending: deps.maxAckPending,
+  });
+  let info: ConsumerInfo;
+  try {
+    // lib/queue spells the config in JetStream's wire strings; nats.js types the same strings as enums.
+    info = await jsm.consumers.add(stream, config as unknown as Partial<ConsumerConfig>);
+  } catch (err) {
+    if (isNotFound(err)) throw err;
+    // It exists with another config (or another edge's differing create won a race): use it.
+    deps.logger.debug(
+      { err: String(err), consumer: name },
+      'consumer create refused: using the existing one',
+    );
+    info = await jsm.consumers.info(stream, name);
+    if (info.config.ack_wait !== deps.ackWaitMs * NS_PER_MS) {
+      await jsm.consumers
+        .update(stream, name, { ack_wait: deps.ackWaitMs * NS_PER_MS })
+        .catch((e: unknown) =>
+          deps.logger.debug({ err: String(e), consumer: name }, 'ack_wait update refused'),
+        );
+    }
+  }
+  return { consumer: js.consumers.getPullConsumerFor(info), ackPending: info.num_ack_pending };
+}

@@ -1,0 +1,116 @@
+import type { JsMsg } from 'nats';
+import type { Delivery } from './delivery.js';
+import { edgeEventOf } from './edge-event.js';
+import type { EdgeSocket } from './edge-socket.js';
+import { EventFrames } from './framing.js';
+
+/** One queued event handed to sockets and not yet acked or nakked. */
+interface InFlight {
+  /** Deliveries carrying this id, by stream sequence (a redelivery replaces its predecessor). */
+  msgs: Map<number, JsMsg>;
+  /** Writes of it that may still be proven (handed to a socket, neither proven nor lost). */
+  pending: number;
+}
+
+/**
+ * The recipient's queued events this edge wrote to sockets and JetStream has not been told about.
+ * An event is acked once any socket proves receipt (a herald.v1 ack of its id, or in plain framing
+ * the pong of a ping sent after it: not the mere completion of the write, which only put it in a
+ * kernel buffer that dies with the connection), and nakked once no socket can prove it any more
+ * (each was closed, or refused the write), so it comes again at once rather than after ack_wait.
+ */
+export class QueuedDeliveries {
+  readonly #inFlight = new Map<string, InFlight>();
+  readonly #onAcked: (id: string) => void;
+  readonly #onSettled: () => void;
+  /** While the drainer stops: naks are kept here and sent by it, after its cleanup. */
+  #held: JsMsg[] | undefined;
+
+  /**
+   * @param onAcked an event was acked (metrics, status record)
+   * @param onSettled an event was acked or nakked: sockets may have room again
+   */
+  constructor(onAcked: (id: string) => void, onSettled: () => void) {
+    this.#onAcked = onAcked;
+    this.#onSettled = onSettled;
+  }
+
+  get size(): number {
+    return this.#inFlight.size;
+  }
+
+  /** Writes a delivery to every socket of the recipient; nakked at once if none took it. */
+  write(msg: JsMsg, sockets: Iterable<EdgeSocket>): void {
+    const event = edgeEventOf(msg.headers, msg.data, () => ({
+      id: `seq-${msg.seq}`,
+      ts: Math.floor(msg.info.timestampNanos / 1_000_000),
+    }));
+    let entry = this.#inFlight.get(event.id);
+    if (!entry) {
+      entry = { msgs: new Map(), pending: 0 };
+      this.#inFlight.set(event.id, entry);
+    }
+    entry.msgs.set(msg.seq, msg);
+    const current = entry;
+    const frames = new EventFrames(event);
+    for (const socket of sockets) {
+      if (socket.write(frames, this.#delivery(event.id, current))) current.pending++;
+    }
+    if (current.pending === 0) this.#settle(event.id, current, 'nak');
+  }
+
+  /** From now on naks are held (see {@link takeHeld}) instead of sent. */
+  hold(): void {
+    this.#held ??= [];
+  }
+
+  /** Nakks (into the hold, if holding) everything still in flight. */
+  nakAll(): void {
+    for (const [id, entry] of [...this.#inFlight]) this.#settle(id, entry, 'nak');
+  }
+
+  /** The deliveries whose nak was held; holding ends. */
+  takeHeld(): JsMsg[] {
+    const held = this.#held ?? [];
+    this.#held = undefined;
+    return held;
+  }
+
+  /** Forgets everything (the consumer is gone: its messages cannot be acked any more). */
+  clear(): void {
+    this.#inFlight.clear();
+  }
+
+  /** Tells JetStream every delivery in flight is still being worked on, so ack_wait does not expire. */
+  touch(): void {
+    for (const entry of this.#inFlight.values())
+      for (const msg of entry.msgs.values()) msg.working();
+  }
+
+  #delivery(id: string, entry: InFlight): Delivery {
+    return {
+      live: false,
+      written: () => {},
+      overdue: () => {},
+      proven: () => this.#settle(id, entry, 'ack'),
+      lost: () => {
+        if (--entry.pending <= 0) this.#settle(id, entry, 'nak');
+      },
+    };
+  }
+
+  #settle(id: string, entry: InFlight, how: 'ack' | 'nak'): void {
+    if (this.#inFlight.get(id) !== entry) return;
+    this.#inFlight.delete(id);
+    if (how === 'nak' && this.#held) {
+      this.#held.push(...entry.msgs.values());
+    } else {
+      for (const msg of entry.msgs.values()) {
+        if (how === 'ack') msg.ack();
+        else msg.nak();
+      }
+      if (how === 'ack') this.#onAcked(id);
+    }
+    this.#onSettled();
+  }
+}

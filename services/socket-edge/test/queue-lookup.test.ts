@@ -1,0 +1,133 @@
+import { randomUUID } from 'node:crypto';
+import { createLogger } from '@herald/kit';
+import { subjects } from '@herald/proto';
+import {
+  NatsRequester,
+  QueueLayout,
+  queueConsumerConfig,
+  queueConsumerName,
+  queueStreamConfig,
+} from '@herald/queue';
+import { type NatsServer, startNatsServer } from '@herald/testkit';
+import {
+  type ConsumerConfig,
+  connect,
+  type JetStreamManager,
+  type NatsConnection,
+  type StreamConfig,
+} from 'nats';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findQueueConsumer } from '../src/queue-lookup.js';
+
+const ACCOUNT = '0b6a5d3e-7c41-4f2a-9d0e-1a2b3c4d5e6f';
+const ACK_WAIT_MS = 1000;
+const NS_PER_MS = 1_000_000;
+const layout = new QueueLayout(4);
+
+let nats: NatsServer;
+let nc: NatsConnection;
+let watcher: NatsConnection;
+let jsm: JetStreamManager;
+/** Every JetStream API request any client sent, by subject (what the lookup costs the server). */
+const apiCalls: string[] = [];
+
+beforeAll(async () => {
+  nats = await startNatsServer();
+  nc = await connect({ servers: nats.url });
+  watcher = await connect({ servers: nats.url });
+  jsm = await nc.jetstreamManager();
+  for (let p = 0; p < layout.partitions; p++) {
+    await jsm.streams.add(queueStreamConfig({}, layout, p) as unknown as Partial<StreamConfig>);
+  }
+  watcher.subscribe('$JS.API.>', { callback: (_err, msg) => apiCalls.push(msg.subject) });
+  await watcher.flush();
+}, 60_000);
+
+afterAll(async () => {
+  await watcher?.close();
+  await nc?.close();
+  await nats?.stop();
+});
+
+function lookup(recipient: string) {
+  return findQueueConsumer({
+    js: nc.jetstream(),
+    jsm: Promise.resolve(jsm),
+    requester: new NatsRequester(nc),
+    logger: createLogger('queue-lookup-test', 'silent'),
+    stream: layout.streamOf(ACCOUNT, recipient),
+    account: ACCOUNT,
+    recipient,
+    ackWaitMs: ACK_WAIT_MS,
+    maxAckPending: 64,
+  });
+}
+
+/** The API calls made by `run`, once the watcher has seen them all. */
+async function callsOf(run: () => Promise<unknown>): Promise<string[]> {
+  await watcher.flush();
+  const from = apiCalls.length;
+  await run();
+  // The watcher receives each request as the server does; a round trip on it orders them.
+  await nc.flush();
+  await watcher.flush();
+  return apiCalls.slice(from).map((s) => s.split('.').slice(2, 4).join('.'));
+}
+
+async function queue(recipient: string, count: number): Promise<void> {
+  const js = nc.jetstream();
+  for (let i = 0; i < count; i++)
+    await js.publish(subjects.queue(ACCOUNT, recipient), new TextEncoder().encode(`{"n":${i}}`));
+}
+
+describe('findQueueConsumer', () => {
+  it('asks the stream once and creates nothing for a recipient with nothing stored', async () => {
+    const recipient = randomUUID();
+    let found: unknown = 'unset';
+    const calls = await callsOf(async () => {
+      found = await lookup(recipient);
+    });
+    expect(found).toBeUndefined();
+    expect(calls).toEqual(['STREAM.MSG']);
+    const stream = layout.streamOf(ACCOUNT, recipient);
+    await expect(jsm.consumers.info(stream, queueConsumerName(ACCOUNT, recipient))).rejects.toThrow(
+      /consumer not found/,
+    );
+  });
+
+  it('creates the consumer with one call, and finds it again with one call, ack state kept', async () => {
+    const recipient = randomUUID();
+    await queue(recipient, 3);
+    let first: Awaited<ReturnType<typeof lookup>>;
+    const createCalls = await callsOf(async () => {
+      first = await lookup(recipient);
+    });
+    expect(createCalls).toEqual(['STREAM.MSG', 'CONSUMER.CREATE']);
+    expect(first?.ackPending).toBe(0);
+    // Take one delivery and leave it unacked: the next lookup must see it pending.
+    const batch = await first?.consumer.fetch({ max_messages: 1, expires: 5000 });
+    for await (const msg of batch ?? []) expect(msg.seq).toBeGreaterThan(0);
+    let again: Awaited<ReturnType<typeof lookup>>;
+    const againCalls = await callsOf(async () => {
+      again = await lookup(recipient);
+    });
+    expect(againCalls).toEqual(['STREAM.MSG', 'CONSUMER.CREATE']);
+    expect(again?.ackPending).toBe(1);
+    const info = await again?.consumer.info();
+    expect(info?.num_pending).toBe(2);
+    expect(info?.delivered.consumer_seq).toBe(1);
+  });
+
+  it('moves a consumer made with another ack_wait (an earlier release) to this edge', async () => {
+    const recipient = randomUUID();
+    await queue(recipient, 1);
+    const stream = layout.streamOf(ACCOUNT, recipient);
+    const old = queueConsumerConfig(ACCOUNT, recipient, { ackWaitMs: 30_000, maxAckPending: 64 });
+    await jsm.consumers.add(stream, old as unknown as Partial<ConsumerConfig>);
+    const found = await lookup(recipient);
+    expect(found).toBeDefined();
+    const info = await jsm.consumers.info(stream, queueConsumerName(ACCOUNT, recipient));
+    expect(info.config.ack_wait).toBe(ACK_WAIT_MS * NS_PER_MS);
+    expect(info.num_pending).toBe(1);
+  });
+});

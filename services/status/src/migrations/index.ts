@@ -1,0 +1,7 @@
+import type { Migration } from 'kysely';
+import * as m0001 from './0001_status.js';
+
+/** Every migration, imported statically so sources and a build share one list. */
+export const migrations: Record<string, Migration> = {
+  '0001_status': m0001,
+};

@@ -1,0 +1,24 @@
+import { type Kysely, sql } from 'kysely';
+import type { StatusDb } from './db-schema.js';
+
+/** Rows deleted per statement, so a large trim never holds one long lock. */
+const TRIM_CHUNK = 10_000;
+
+export interface TrimResult {
+  events_deleted: number;
+  rollups_deleted: number;
+}
+
+/** Deletes events first seen, and rollup minutes, before `cutoff`. */
+export async function trimBefore(db: Kysely<StatusDb>, cutoff: Date): Promise<TrimResult> {
+  let events = 0;
+  for (;;) {
+    const r = await sql`delete from status_events where id in (
+        select id from status_events where created_at < ${cutoff} limit ${TRIM_CHUNK})`.execute(db);
+    const n = Number(r.numAffectedRows ?? 0);
+    events += n;
+    if (n < TRIM_CHUNK) break;
+  }
+  const r = await db.deleteFrom('status_rollup').where('minute', '<', cutoff).executeTakeFirst();
+  return { events_deleted: events, rollups_deleted: Number(r.numDeletedRows) };
+}
