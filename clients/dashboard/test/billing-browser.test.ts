@@ -275,7 +275,10 @@ describe('dashboard checkout in headless Chromium', () => {
         /^Your Hobby plan ends on .*: renew it below/,
       ),
     );
-    expect(await page.getByRole('button', { name: 'Renew Hobby' }).count()).toBe(1);
+    // The plan catalogue is read apart from the subscription, so its rows may come a little later.
+    await until(async () =>
+      expect(await page.getByRole('button', { name: 'Renew Hobby' }).count()).toBe(1),
+    );
     await shot('checkout-5-reminder');
 
     await setUntil(-86_400_000);
