@@ -75,6 +75,15 @@ export const subjects = {
    */
   queued: (account: string, recipient: string) =>
     `rt.queued.${assertToken('account', account)}.${assertToken('recipient', recipient)}`,
+  /**
+   * Every subject of one recipient, `rt.*.<account>.<recipient>`: {@link subjects.live} and
+   * {@link subjects.queued} in one subscription, which is what an edge holds per connected
+   * recipient (one NATS subscription costs the edge ~1 KB of heap and the server a SUB per
+   * connect). {@link recipientSubjectKind} tells the two apart; the legacy queue subject, the only
+   * other one of this shape, is published to by nobody since partitioning.
+   */
+  recipient: (account: string, recipient: string) =>
+    `rt.*.${assertToken('account', account)}.${assertToken('recipient', recipient)}`,
   /** Service-to-service dispatch: same JSON body as `POST /notify`, same result as a reply. */
   dispatch: (account: string) => `rt.dispatch.${assertToken('account', account)}`,
   /** What ingress subscribes to (in a queue group) to serve every account's dispatches. */
@@ -99,6 +108,19 @@ export const subjects = {
   /** Retention's request to trim status rows older than the status service's window. */
   statusTrim: 'rt.statusapi.trim',
 } as const;
+
+const LIVE_PREFIX = 'rt.live.';
+const QUEUED_PREFIX = 'rt.queued.';
+
+/**
+ * Which of a recipient's subjects a message matching {@link subjects.recipient} came on: `live`
+ * (a live push request), `queued` (a queued-event notice), or undefined for anything else.
+ */
+export function recipientSubjectKind(subject: string): 'live' | 'queued' | undefined {
+  if (subject.startsWith(LIVE_PREFIX)) return 'live';
+  if (subject.startsWith(QUEUED_PREFIX)) return 'queued';
+  return undefined;
+}
 
 /** Queue groups, so a request or dispatch is served by exactly one instance. */
 export const queueGroups = {
