@@ -7,7 +7,11 @@ import type { RecipientSession } from './recipient-session.js';
  * with a key of account A only ever joins sessions subscribed to account A's subjects.
  */
 export class RecipientRegistry {
-  readonly #sessions = new Map<string, RecipientSession>();
+  /**
+   * By account, then recipient: nested rather than keyed by `<account>.<recipient>`, whose string
+   * (built, then flattened to hash it) would cost ~120 bytes per connected recipient.
+   */
+  readonly #sessions = new Map<string, Map<string, RecipientSession>>();
   /** Sessions closing (their drainers nakking what they held), by id, until the close ends. */
   readonly #closing = new Map<string, Promise<void>>();
   readonly #create: (
@@ -33,11 +37,15 @@ export class RecipientRegistry {
    * {@link cancel}.
    */
   reserve(account: string, recipient: string): RecipientSession {
-    const id = sessionId(account, recipient);
-    let session = this.#sessions.get(id);
+    let ofAccount = this.#sessions.get(account);
+    let session = ofAccount?.get(recipient);
     if (!session || session.broken) {
-      session = this.#create(account, recipient, this.#closing.get(id));
-      this.#sessions.set(id, session);
+      session = this.#create(account, recipient, this.#closing.get(sessionId(account, recipient)));
+      if (!ofAccount) {
+        ofAccount = new Map();
+        this.#sessions.set(account, ofAccount);
+      }
+      ofAccount.set(recipient, session);
     }
     session.reserve();
     return session;
@@ -60,12 +68,14 @@ export class RecipientRegistry {
   }
 
   *sockets(): Iterable<EdgeSocket> {
-    for (const session of this.#sessions.values()) yield* session.sockets();
+    for (const ofAccount of this.#sessions.values()) {
+      for (const session of ofAccount.values()) yield* session.sockets();
+    }
   }
 
   /** Closes every session (their drainers nak what they held) and forgets them. */
   async closeAll(): Promise<void> {
-    const sessions = [...this.#sessions.values()];
+    const sessions = [...this.#sessions.values()].flatMap((ofAccount) => [...ofAccount.values()]);
     this.#sessions.clear();
     await Promise.all(sessions.map((s) => s.close()));
   }
@@ -73,7 +83,11 @@ export class RecipientRegistry {
   #closeIfIdle(session: RecipientSession): void {
     if (!session.idle) return;
     const id = sessionId(session.account, session.recipient);
-    if (this.#sessions.get(id) === session) this.#sessions.delete(id);
+    const ofAccount = this.#sessions.get(session.account);
+    if (ofAccount?.get(session.recipient) === session) {
+      ofAccount.delete(session.recipient);
+      if (ofAccount.size === 0) this.#sessions.delete(session.account);
+    }
     const closed = session.close().catch(() => undefined);
     this.#closing.set(id, closed);
     void closed.then(() => {

@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@herald/kit';
-import { HeraldError, type LiveReply, QueuedNotice, subjects } from '@herald/proto';
+import {
+  HeraldError,
+  type LiveReply,
+  QueuedNotice,
+  recipientSubjectKind,
+  subjects,
+} from '@herald/proto';
 import { JSONCodec, type Msg, type NatsConnection, type Subscription } from 'nats';
 import { edgeEventOf } from './edge-event.js';
 import type { EdgeSocket } from './edge-socket.js';
@@ -31,8 +37,11 @@ export interface RecipientSessionDeps extends Omit<QueueDrainerDeps, 'sockets'> 
 
 /**
  * Everything this edge holds for one recipient: their sockets (tabs, devices), ONE subscription to
- * their live subject, one to their queued-notice subject, and the drainer of their offline queue.
- * Created for the first connect, closed when the last socket goes (and no connect is pending).
+ * their subjects (`rt.*.<account>.<recipient>`: live requests and queued-event notices), and the
+ * drainer of their offline queue. Created for the first connect, closed when the last socket goes
+ * (and no connect is pending). It is held once per connected recipient, so what it allocates up
+ * front is kept small: the early-live buffer exists only while in use, the re-check timer is
+ * dropped once it fired, and the drainer shares the session's deps object.
  *
  * Live events reach every socket of the session. Queued events are written to every socket too
  * and acked on the first success, so a queued event reaches the recipient's sockets on one edge.
@@ -40,26 +49,27 @@ export interface RecipientSessionDeps extends Omit<QueueDrainerDeps, 'sockets'> 
 export class RecipientSession {
   readonly account: string;
   readonly recipient: string;
-  readonly #deps: RecipientSessionDeps;
+  /** The session's deps and the drainer's, one object: it is kept once per connected recipient. */
+  readonly #deps: RecipientSessionDeps & QueueDrainerDeps;
   readonly #sockets = new Set<EdgeSocket>();
   readonly #drainer: QueueDrainer;
-  #live: Subscription | undefined;
-  #notices: Subscription | undefined;
-  #ready: Promise<void> | undefined;
+  #sub: Subscription | undefined;
+  /** The subscription: being made, or `true` once made (a settled promise is not kept per session). */
+  #ready: Promise<void> | true | undefined;
   /** Connects admitted for this recipient whose WebSocket is not open yet. */
   #pending = 0;
   #activated = false;
-  /** Live requests that arrived between the subscription and the first socket. */
-  #early: Msg[] = [];
+  /** Live requests that arrived between the subscription and the first socket (while any). */
+  #early: Msg[] | undefined;
   #broken = false;
   #recheck: NodeJS.Timeout | undefined;
   #closed = false;
 
   constructor(deps: RecipientSessionDeps) {
-    this.#deps = deps;
+    this.#deps = { ...deps, sockets: () => this.#sockets };
     this.account = deps.account;
     this.recipient = deps.recipient;
-    this.#drainer = new QueueDrainer({ ...deps, sockets: () => this.#sockets });
+    this.#drainer = new QueueDrainer(this.#deps);
   }
 
   /** No socket and no pending connect: the session can close. */
@@ -83,7 +93,10 @@ export class RecipientSession {
    * asynchronously and the queue covers the gap). Shared by every connect of the session.
    */
   ready(): Promise<void> {
-    this.#ready ??= this.#subscribe();
+    if (this.#ready === true) return Promise.resolve();
+    this.#ready ??= this.#subscribe().then(() => {
+      this.#ready = true;
+    });
     return this.#ready;
   }
 
@@ -102,17 +115,21 @@ export class RecipientSession {
     this.#pending = Math.max(0, this.#pending - 1);
     if (!socket || this.#closed) {
       // Unanswered, the held requests time out at the sender, which queues them.
-      if (this.idle) this.#early = [];
+      if (this.idle) this.#early = undefined;
       return;
     }
     this.#sockets.add(socket);
     const early = this.#early;
-    this.#early = [];
-    for (const msg of early) this.#deliverLive(msg);
+    this.#early = undefined;
+    if (early) for (const msg of early) this.#deliverLive(msg);
     if (this.#activated) return;
     this.#activated = true;
     this.#drainer.kick();
-    this.#recheck = setTimeout(() => this.#drainer.kick(), this.#deps.recheckMs);
+    this.#recheck = setTimeout(() => {
+      // A fired Timeout kept in a field stays on the heap as long as the session: drop it.
+      this.#recheck = undefined;
+      this.#drainer.kick();
+    }, this.#deps.recheckMs);
     this.#recheck.unref();
   }
 
@@ -129,23 +146,20 @@ export class RecipientSession {
     if (this.#closed) return;
     this.#closed = true;
     clearTimeout(this.#recheck);
-    this.#early = [];
-    this.#live?.unsubscribe();
-    this.#notices?.unsubscribe();
+    this.#early = undefined;
+    this.#sub?.unsubscribe();
     await this.#drainer.stop();
   }
 
   async #subscribe(): Promise<void> {
     const { nc, account, recipient } = this.#deps;
     try {
-      this.#live = nc.subscribe(subjects.live(account, recipient), {
+      this.#sub = nc.subscribe(subjects.recipient(account, recipient), {
         callback: (err, msg) => {
-          if (!err) this.#onLive(msg);
-        },
-      });
-      this.#notices = nc.subscribe(subjects.queued(account, recipient), {
-        callback: (err, msg) => {
-          if (!err) this.#onNotice(msg);
+          if (err) return;
+          const kind = recipientSubjectKind(msg.subject);
+          if (kind === 'live') this.#onLive(msg);
+          else if (kind === 'queued') this.#onNotice(msg);
         },
       });
       await nc.flush();
@@ -164,6 +178,7 @@ export class RecipientSession {
     if (this.#sockets.size === 0 && this.#pending > 0 && !this.#closed) {
       // The first socket is being opened: hold the event instead of letting the sender wait for a
       // reply that would not come (and queue it a timeout later).
+      this.#early ??= [];
       if (this.#early.length < EARLY_LIVE_MAX) this.#early.push(msg);
       return;
     }
