@@ -21,6 +21,10 @@ export interface EdgeSocketInit {
   origin: string | undefined;
   /** The caps on what is written and unproven, and the live proof deadline. */
   proof: ProofLedgerOptions;
+  /** What the connect holds (MAX_SOCKETS slot, gate admission), released once the socket closed. */
+  hold: { release(): void };
+  /** Called once the WebSocket closed, before the socket is gone; shared by every socket. */
+  onClosed: (socket: EdgeSocket) => void;
   /** Called once, when the socket stops taking events (the edge or the client began closing it). */
   onGone: (socket: EdgeSocket) => void;
   /** Called when a write found the unproven events or bytes at their cap (the socket is then closed with 1013). */
@@ -40,9 +44,14 @@ export class EdgeSocket {
   readonly client: Client;
   readonly origin: string | undefined;
   key: VerifiedKey;
+  /** Its slot among the heartbeat's ticks (see startHeartbeat). */
+  heartbeatSlot: number | undefined;
   readonly #apiKey: string;
   readonly #ledger: ProofLedger;
-  readonly #pingProof: PingProof | undefined;
+  /** Plain framing's proof of receipt, created at the first write (an idle socket never needs one). */
+  #pingProof: PingProof | undefined;
+  readonly #hold: { release(): void };
+  readonly #onClosed: (socket: EdgeSocket) => void;
   readonly #onGone: (socket: EdgeSocket) => void;
   readonly #onSlow: (socket: EdgeSocket) => void;
   #gone = false;
@@ -57,24 +66,23 @@ export class EdgeSocket {
     this.recipient = init.recipient;
     this.client = init.client;
     this.origin = init.origin;
+    this.heartbeatSlot = undefined;
     this.#ledger = new ProofLedger(init.proof);
-    this.#pingProof =
-      init.framing === 'plain'
-        ? new PingProof(
-            (token) => {
-              if (this.ws.readyState === WebSocket.OPEN) this.ws.ping(token);
-            },
-            (seq) => this.#ledger.proveUpTo(seq),
-            () => this.#ledger.lastSeq,
-          )
-        : undefined;
+    this.#hold = init.hold;
+    this.#onClosed = init.onClosed;
     this.#onGone = init.onGone;
     this.#onSlow = init.onSlow;
     this.ws.on('pong', (data) => {
       this.#alive = true;
       this.#pingProof?.pong(data);
     });
-    this.ws.once('close', () => this.#markGone());
+    // `on`, not `once`: ws emits 'close' once, and once() wraps every listener in two more objects.
+    // One listener for the close: the hooks run in it, rather than a closure of each per socket.
+    this.ws.on('close', () => {
+      this.#onClosed(this);
+      this.#hold.release();
+      this.#markGone();
+    });
     this.#armExpiry();
   }
 
@@ -107,7 +115,10 @@ export class EdgeSocket {
     this.ws.send(data, { binary: false }, (err) => {
       if (!err) delivery.written();
     });
-    this.#pingProof?.wrote();
+    if (this.framing === 'plain') {
+      this.#pingProof ??= this.#newPingProof();
+      this.#pingProof.wrote();
+    }
     return true;
   }
 
@@ -160,6 +171,16 @@ export class EdgeSocket {
     }
     this.#alive = false;
     if (this.ws.readyState === WebSocket.OPEN) this.ws.ping();
+  }
+
+  #newPingProof(): PingProof {
+    return new PingProof(
+      (token) => {
+        if (this.ws.readyState === WebSocket.OPEN) this.ws.ping(token);
+      },
+      (seq) => this.#ledger.proveUpTo(seq),
+      () => this.#ledger.lastSeq,
+    );
   }
 
   #markGone(): void {

@@ -112,7 +112,9 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
     perMessageDeflate: false,
     maxPayload: config.MAX_CLIENT_FRAME_BYTES,
     handleProtocols: selectProtocol,
-    clientTracking: true,
+    // The registry tracks the sockets (and closes them at shutdown); ws's own tracking would add a
+    // Set entry and a close listener per socket for nothing.
+    clientTracking: false,
   });
   const verifier = new KeyVerifier(nc, logger, {
     ttlMs: config.KEY_CACHE_TTL_MS,
@@ -125,6 +127,12 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
   const layout = new QueueLayout(config.QUEUE_PARTITIONS);
   const unproven = new UnprovenStore({ nc, requester, layout, metrics, logger });
   const limitChecks = queueCheckLimiter(config.QUEUE_CHECK_CONCURRENCY, metrics);
+  // One object for every session: a session is kept per connected recipient.
+  const drainOptions = {
+    batch: config.QUEUE_BATCH,
+    ackWaitMs: config.ACK_WAIT_MS,
+    maxAckPending: config.MAX_ACK_PENDING,
+  };
   const sessions = new RecipientRegistry(
     (account, recipient, previous) =>
       new RecipientSession({
@@ -135,11 +143,7 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
         account,
         recipient,
         previous,
-        options: {
-          batch: config.QUEUE_BATCH,
-          ackWaitMs: config.ACK_WAIT_MS,
-          maxAckPending: config.MAX_ACK_PENDING,
-        },
+        options: drainOptions,
         recheckMs: config.QUEUE_RECHECK_MS,
         metrics,
         logger,
@@ -221,8 +225,10 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
         const serverClosed = server.listening ? closeServer(server) : Promise.resolve();
         stopHeartbeat();
         stopRevocations();
+        // Taken before closeAll forgets them; a connect admitted from now on closes itself (closing).
+        const open = [...sessions.sockets()].map((s) => s.ws);
         await sessions.closeAll();
-        await closeSockets(wss, Math.min(2000, config.SHUTDOWN_TIMEOUT_MS / 4));
+        await closeSockets(open, Math.min(2000, config.SHUTDOWN_TIMEOUT_MS / 4));
         wss.close();
         // Live events the closed sockets never proved are being stored: NATS must stay up for it.
         await unproven.flush();
@@ -321,13 +327,14 @@ function socketAdmitter(deps: {
   closing: () => boolean;
 }) {
   const { sessions, metrics, logger } = deps;
-  return ({ ws, framing, params, key, origin, session, release }: Admission) => {
+  // Listeners shared by every socket where they need nothing of it: each closure made per socket
+  // is kept as long as the socket (figure 5 counts them).
+  const onError = (err: Error) => logger.debug({ err: err.message }, 'socket error');
+  const onSlow = () => metrics.slowConsumerCloses.inc();
+  const onClosed = (socket: EdgeSocket) => metrics.openSockets.dec({ framing: socket.framing });
+  return ({ ws, framing, params, key, origin, session, hold }: Admission) => {
     metrics.openSockets.inc({ framing });
-    ws.on('error', (err) => logger.debug({ err: err.message }, 'socket error'));
-    ws.once('close', () => {
-      metrics.openSockets.dec({ framing });
-      release();
-    });
+    ws.on('error', onError);
     const socket = new EdgeSocket({
       ws,
       framing,
@@ -337,8 +344,10 @@ function socketAdmitter(deps: {
       client: params.client,
       origin,
       proof: deps.proof,
+      hold,
+      onClosed,
       onGone: (s) => sessions.detach(session, s),
-      onSlow: () => metrics.slowConsumerCloses.inc(),
+      onSlow,
     });
     sessions.attach(session, socket);
     if (deps.closing()) {
@@ -357,8 +366,7 @@ function socketAdmitter(deps: {
 }
 
 /** Closes every WebSocket with 1001 (going away), terminating those that do not finish within graceMs. */
-async function closeSockets(wss: WebSocketServer, graceMs: number): Promise<void> {
-  const sockets = [...wss.clients];
+async function closeSockets(sockets: WebSocket[], graceMs: number): Promise<void> {
   const done = sockets.map((ws) =>
     ws.readyState === WebSocket.CLOSED
       ? Promise.resolve()

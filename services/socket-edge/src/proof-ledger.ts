@@ -27,8 +27,11 @@ interface Entry {
  */
 export class ProofLedger {
   readonly #opts: ProofLedgerOptions;
-  /** By write sequence; a Map keeps insertion order and deletes in O(1). */
-  readonly #entries = new Map<number, Entry>();
+  /**
+   * By write sequence; a Map keeps insertion order and deletes in O(1). Created at the first write:
+   * an idle socket (most of them) never needs one, and an empty Map costs ~200 bytes.
+   */
+  #entries: Map<number, Entry> | undefined;
   #bytes = 0;
   #seq = 0;
   #closed = false;
@@ -39,7 +42,7 @@ export class ProofLedger {
   }
 
   get count(): number {
-    return this.#entries.size;
+    return this.#entries?.size ?? 0;
   }
 
   get bytes(): number {
@@ -68,6 +71,7 @@ export class ProofLedger {
   add(id: string, bytes: number, delivery: Delivery): number {
     const seq = ++this.#seq;
     const deadline = delivery.live ? Date.now() + this.#opts.liveProofTimeoutMs : undefined;
+    this.#entries ??= new Map();
     this.#entries.set(seq, { id, bytes, delivery, deadline, overdue: false });
     this.#bytes += bytes;
     if (deadline !== undefined && !this.#timer) this.#arm(deadline);
@@ -76,6 +80,7 @@ export class ProofLedger {
 
   /** The client proved every write up to `seq` (plain framing: the pong of a ping sent after them). */
   proveUpTo(seq: number): void {
+    if (!this.#entries) return;
     for (const [s, entry] of this.#entries) {
       if (s > seq) break;
       this.#settle(s, entry).proven();
@@ -84,6 +89,7 @@ export class ProofLedger {
 
   /** The client acked `id` (herald.v1): every write of that id is proven. Unknown ids are ignored. */
   proveId(id: string): void {
+    if (!this.#entries) return;
     for (const [s, entry] of this.#entries) if (entry.id === id) this.#settle(s, entry).proven();
   }
 
@@ -93,19 +99,21 @@ export class ProofLedger {
     this.#closed = true;
     clearTimeout(this.#timer);
     this.#timer = undefined;
+    if (!this.#entries) return;
     for (const [s, entry] of this.#entries) this.#settle(s, entry).lost();
   }
 
   #within(bytes: number, fraction: number): boolean {
-    if (this.#entries.size === 0) return true;
+    const count = this.count;
+    if (count === 0) return true;
     return (
-      this.#entries.size + 1 <= this.#opts.maxEvents * fraction &&
+      count + 1 <= this.#opts.maxEvents * fraction &&
       this.#bytes + bytes <= this.#opts.maxBytes * fraction
     );
   }
 
   #settle(seq: number, entry: Entry): Delivery {
-    this.#entries.delete(seq);
+    this.#entries?.delete(seq);
     this.#bytes -= entry.bytes;
     return entry.delivery;
   }
@@ -122,6 +130,7 @@ export class ProofLedger {
   #expire(): void {
     this.#timer = undefined;
     const now = Date.now();
+    if (!this.#entries) return;
     for (const entry of this.#entries.values()) {
       if (entry.deadline === undefined || entry.overdue) continue;
       if (entry.deadline > now) {

@@ -34,8 +34,53 @@ export interface Admission {
   origin: string | undefined;
   /** The recipient's session, subscribed, with this connect reserved in it: attach the socket. */
   session: RecipientSession;
-  /** Gives back the MAX_SOCKETS slot and the gate's admission; call once, when the socket closes. */
-  release: () => void;
+  /** Gives back the MAX_SOCKETS slot and the gate's admission: release it when the socket closes. */
+  hold: ConnectHold;
+}
+
+/**
+ * What one connect holds from its first check until its socket closes: a MAX_SOCKETS slot, then
+ * the gate's admission. An object rather than a closure over {@link admit}'s scope: it is kept as
+ * long as the socket, and a closure would keep that whole scope (parameters, request state) too.
+ */
+export class ConnectHold {
+  readonly #budget: SocketBudget;
+  readonly #gate: ConnectionGate;
+  #slot = false;
+  #key: VerifiedKey | undefined;
+  #recipient = '';
+
+  constructor(budget: SocketBudget, gate: ConnectionGate) {
+    this.#budget = budget;
+    this.#gate = gate;
+  }
+
+  /** Takes a MAX_SOCKETS slot; false when the edge holds its maximum. */
+  takeSlot(): boolean {
+    this.#slot = this.#budget.take();
+    return this.#slot;
+  }
+
+  /** Asks the gate (429 when it refuses); once admitted, the admission is held until release. */
+  admit(key: VerifiedKey, recipient: string): Promise<void> | undefined {
+    const pending = this.#gate.admit(key, recipient);
+    if (!pending) return this.#admitted(key, recipient);
+    return pending.then(() => this.#admitted(key, recipient));
+  }
+
+  #admitted(key: VerifiedKey, recipient: string): undefined {
+    this.#key = key;
+    this.#recipient = recipient;
+    return undefined;
+  }
+
+  /** Gives back what is held; later calls do nothing. */
+  release(): void {
+    if (this.#slot) this.#budget.give();
+    if (this.#key) this.#gate.release(this.#key, this.#recipient);
+    this.#slot = false;
+    this.#key = undefined;
+  }
 }
 
 export interface UpgradeHandlerDeps {
@@ -78,7 +123,7 @@ async function admit(
   socket: Duplex,
   head: Buffer,
 ): Promise<void> {
-  const { budget, gate, metrics, logger } = deps;
+  const { metrics, logger } = deps;
   // Until ws owns the socket, a client that vanishes mid-auth must not crash the process.
   const onEarlyError = () => socket.destroy();
   socket.on('error', onEarlyError);
@@ -93,14 +138,7 @@ async function admit(
     );
     return;
   }
-  let tookSlot = false;
-  let admitted: { key: VerifiedKey; recipient: string } | undefined;
-  const release = () => {
-    if (tookSlot) budget.give();
-    if (admitted) gate.release(admitted.key, admitted.recipient);
-    tookSlot = false;
-    admitted = undefined;
-  };
+  const hold = new ConnectHold(deps.budget, deps.gate);
   let params: ConnectParams;
   let key: VerifiedKey;
   let session: RecipientSession | undefined;
@@ -111,26 +149,26 @@ async function admit(
     // A source sending bad keys is refused before it costs a lookup.
     deps.authFailures?.check(source);
     params = parseConnectParams(url.searchParams);
-    if (!budget.take()) {
+    if (!hold.takeSlot()) {
       throw new HeraldError(
         'unavailable',
-        `This edge holds its maximum of ${budget.max} sockets: reconnect shortly (another edge may take you)`,
+        `This edge holds its maximum of ${deps.budget.max} sockets: reconnect shortly (another edge may take you)`,
       );
     }
-    tookSlot = true;
     key = await deps.verifier.verify(params.api_key);
     authorizeKeyUse(key, { client: params.client, origin, now: Date.now() });
     authorizeRecipient(key, params.recipient, 'socket');
     // The account becomes a subject token; an id that cannot be one is a bug in auth, not the client.
     assertToken('account', key.account_id);
-    await deps.gate.admit(key, params.recipient);
-    admitted = { key, recipient: params.recipient };
+    // The default gate answers synchronously: no await, so no extra turn of the microtask queue.
+    const admitting = hold.admit(key, params.recipient);
+    if (admitting) await admitting;
     if (deps.closing()) throw shuttingDown();
     session = deps.sessions.reserve(key.account_id, params.recipient);
     await session.ready();
     if (deps.closing()) throw shuttingDown();
   } catch (err) {
-    release();
+    hold.release();
     if (session) deps.sessions.cancel(session);
     const error = asHeraldError(err);
     if (isAuthFailure(error)) deps.authFailures?.fail(source);
@@ -146,11 +184,11 @@ async function admit(
   const reserved = session;
   deps.wss.handleUpgrade(req, socket, head, (ws) => {
     opened = true;
-    deps.onAdmitted({ ws, framing, params, key, origin, session: reserved, release });
+    deps.onAdmitted({ ws, framing, params, key, origin, session: reserved, hold });
   });
   // ws refused the handshake itself (bad WebSocket headers, client gone) and answered the client.
   if (!opened) {
-    release();
+    hold.release();
     deps.sessions.cancel(reserved);
   }
 }
