@@ -47,7 +47,9 @@ export class EdgeSocket {
   /** Its slot among the heartbeat's ticks (see startHeartbeat). */
   heartbeatSlot: number | undefined;
   readonly #apiKey: string;
-  readonly #ledger: ProofLedger;
+  readonly #proof: ProofLedgerOptions;
+  /** What was written and not proven, created at the first write (an idle socket never needs one). */
+  #ledger: ProofLedger | undefined;
   /** Plain framing's proof of receipt, created at the first write (an idle socket never needs one). */
   #pingProof: PingProof | undefined;
   readonly #hold: { release(): void };
@@ -67,7 +69,7 @@ export class EdgeSocket {
     this.client = init.client;
     this.origin = init.origin;
     this.heartbeatSlot = undefined;
-    this.#ledger = new ProofLedger(init.proof);
+    this.#proof = init.proof;
     this.#hold = init.hold;
     this.#onClosed = init.onClosed;
     this.#onGone = init.onGone;
@@ -104,6 +106,7 @@ export class EdgeSocket {
   write(frames: EventFrames, delivery: Delivery): boolean {
     if (!this.open) return false;
     const { data, bytes } = frames.frameFor(this.framing);
+    this.#ledger ??= new ProofLedger(this.#proof);
     if (!this.#ledger.fits(bytes)) {
       this.#onSlow(this);
       this.close(CloseCodes.slowConsumer, 'slow consumer');
@@ -124,7 +127,7 @@ export class EdgeSocket {
 
   /** A herald.v1 client acked an event id: its writes to this socket are proven. */
   acked(id: string): void {
-    this.#ledger.proveId(id);
+    this.#ledger?.proveId(id);
   }
 
   /**
@@ -134,7 +137,7 @@ export class EdgeSocket {
    * the event is nakked).
    */
   hasRoomFor(bytes: number): boolean {
-    return !this.open || this.#ledger.hasRoomFor(bytes);
+    return !this.open || !this.#ledger || this.#ledger.hasRoomFor(bytes);
   }
 
   /** Re-verifies the socket's key with auth (after an invalidation); rejects with the HeraldError. */
@@ -178,8 +181,8 @@ export class EdgeSocket {
       (token) => {
         if (this.ws.readyState === WebSocket.OPEN) this.ws.ping(token);
       },
-      (seq) => this.#ledger.proveUpTo(seq),
-      () => this.#ledger.lastSeq,
+      (seq) => this.#ledger?.proveUpTo(seq),
+      () => this.#ledger?.lastSeq ?? 0,
     );
   }
 
@@ -190,7 +193,7 @@ export class EdgeSocket {
     this.#pingProof?.stop();
     // The session hears first, so a drainer that is stopping holds the naks of what was lost.
     this.#onGone(this);
-    this.#ledger.close();
+    this.#ledger?.close();
   }
 
   /**

@@ -38,7 +38,7 @@ import { startHeartbeat } from './heartbeat.js';
 import { createEdgeMetrics, type EdgeMetrics } from './metrics.js';
 import type { ProofLedgerOptions } from './proof-ledger.js';
 import { natsReadiness } from './readiness.js';
-import { RecipientSession } from './recipient-session.js';
+import { RecipientSession, type RecipientSessionDeps } from './recipient-session.js';
 import { watchRevocations } from './revocation.js';
 import { SocketBudget } from './socket-budget.js';
 import { UnprovenStore } from './unproven-store.js';
@@ -127,30 +127,27 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
   const layout = new QueueLayout(config.QUEUE_PARTITIONS);
   const unproven = new UnprovenStore({ nc, requester, layout, metrics, logger });
   const limitChecks = queueCheckLimiter(config.QUEUE_CHECK_CONCURRENCY, metrics);
-  // One object for every session: a session is kept per connected recipient.
-  const drainOptions = {
-    batch: config.QUEUE_BATCH,
-    ackWaitMs: config.ACK_WAIT_MS,
-    maxAckPending: config.MAX_ACK_PENDING,
+  // What every session shares; each builds its own deps object from it once.
+  const sessionDeps: RecipientSessionDeps = {
+    nc,
+    js,
+    jsm,
+    layout,
+    options: {
+      batch: config.QUEUE_BATCH,
+      ackWaitMs: config.ACK_WAIT_MS,
+      maxAckPending: config.MAX_ACK_PENDING,
+    },
+    recheckMs: config.QUEUE_RECHECK_MS,
+    metrics,
+    logger,
+    limitChecks,
+    requester,
+    unproven,
   };
   const sessions = new RecipientRegistry(
     (account, recipient, previous) =>
-      new RecipientSession({
-        nc,
-        js,
-        jsm,
-        layout,
-        account,
-        recipient,
-        previous,
-        options: drainOptions,
-        recheckMs: config.QUEUE_RECHECK_MS,
-        metrics,
-        logger,
-        limitChecks,
-        requester,
-        unproven,
-      }),
+      new RecipientSession(sessionDeps, account, recipient, previous),
   );
   const budget = new SocketBudget(config.MAX_SOCKETS);
   let closing = false;

@@ -27,11 +27,8 @@ interface Entry {
  */
 export class ProofLedger {
   readonly #opts: ProofLedgerOptions;
-  /**
-   * By write sequence; a Map keeps insertion order and deletes in O(1). Created at the first write:
-   * an idle socket (most of them) never needs one, and an empty Map costs ~200 bytes.
-   */
-  #entries: Map<number, Entry> | undefined;
+  /** By write sequence; a Map keeps insertion order and deletes in O(1). */
+  readonly #entries = new Map<number, Entry>();
   #bytes = 0;
   #seq = 0;
   #closed = false;
@@ -42,7 +39,7 @@ export class ProofLedger {
   }
 
   get count(): number {
-    return this.#entries?.size ?? 0;
+    return this.#entries.size;
   }
 
   get bytes(): number {
@@ -71,7 +68,6 @@ export class ProofLedger {
   add(id: string, bytes: number, delivery: Delivery): number {
     const seq = ++this.#seq;
     const deadline = delivery.live ? Date.now() + this.#opts.liveProofTimeoutMs : undefined;
-    this.#entries ??= new Map();
     this.#entries.set(seq, { id, bytes, delivery, deadline, overdue: false });
     this.#bytes += bytes;
     if (deadline !== undefined && !this.#timer) this.#arm(deadline);
@@ -80,7 +76,6 @@ export class ProofLedger {
 
   /** The client proved every write up to `seq` (plain framing: the pong of a ping sent after them). */
   proveUpTo(seq: number): void {
-    if (!this.#entries) return;
     for (const [s, entry] of this.#entries) {
       if (s > seq) break;
       this.#settle(s, entry).proven();
@@ -89,7 +84,6 @@ export class ProofLedger {
 
   /** The client acked `id` (herald.v1): every write of that id is proven. Unknown ids are ignored. */
   proveId(id: string): void {
-    if (!this.#entries) return;
     for (const [s, entry] of this.#entries) if (entry.id === id) this.#settle(s, entry).proven();
   }
 
@@ -99,21 +93,19 @@ export class ProofLedger {
     this.#closed = true;
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    if (!this.#entries) return;
     for (const [s, entry] of this.#entries) this.#settle(s, entry).lost();
   }
 
   #within(bytes: number, fraction: number): boolean {
-    const count = this.count;
-    if (count === 0) return true;
+    if (this.#entries.size === 0) return true;
     return (
-      count + 1 <= this.#opts.maxEvents * fraction &&
+      this.#entries.size + 1 <= this.#opts.maxEvents * fraction &&
       this.#bytes + bytes <= this.#opts.maxBytes * fraction
     );
   }
 
   #settle(seq: number, entry: Entry): Delivery {
-    this.#entries?.delete(seq);
+    this.#entries.delete(seq);
     this.#bytes -= entry.bytes;
     return entry.delivery;
   }
@@ -130,7 +122,6 @@ export class ProofLedger {
   #expire(): void {
     this.#timer = undefined;
     const now = Date.now();
-    if (!this.#entries) return;
     for (const entry of this.#entries.values()) {
       if (entry.deadline === undefined || entry.overdue) continue;
       if (entry.deadline > now) {

@@ -25,7 +25,9 @@ const json = JSONCodec();
  */
 const EARLY_LIVE_MAX = 1000;
 
-export interface RecipientSessionDeps extends Omit<QueueDrainerDeps, 'sockets'> {
+/** What every session of the edge shares: its deps but the recipient's own. */
+export interface RecipientSessionDeps
+  extends Omit<QueueDrainerDeps, 'sockets' | 'account' | 'recipient' | 'previous'> {
   nc: NatsConnection;
   /** Delay after the start before the queue is checked once more, ms. */
   recheckMs: number;
@@ -51,7 +53,12 @@ export class RecipientSession {
   readonly recipient: string;
   /** The session's deps and the drainer's, one object: it is kept once per connected recipient. */
   readonly #deps: RecipientSessionDeps & QueueDrainerDeps;
-  readonly #sockets = new Set<EdgeSocket>();
+  /**
+   * Copied on change, never changed in place: a loop over it (a live write, the drainer's) sees the
+   * sockets of its start whatever closes meanwhile. An array of one socket costs ~60 bytes, a Set
+   * ~170, and most recipients hold one socket.
+   */
+  #sockets: readonly EdgeSocket[] = [];
   readonly #drainer: QueueDrainer;
   #sub: Subscription | undefined;
   /** The subscription: being made, or `true` once made (a settled promise is not kept per session). */
@@ -65,16 +72,34 @@ export class RecipientSession {
   #recheck: NodeJS.Timeout | undefined;
   #closed = false;
 
-  constructor(deps: RecipientSessionDeps) {
-    this.#deps = { ...deps, sockets: () => this.#sockets };
-    this.account = deps.account;
-    this.recipient = deps.recipient;
-    this.#drainer = new QueueDrainer(this.#deps);
+  /**
+   * @param shared the edge's deps, one object for every session
+   * @param previous see {@link QueueDrainerDeps.previous}
+   */
+  constructor(
+    shared: RecipientSessionDeps,
+    account: string,
+    recipient: string,
+    previous?: Promise<void>,
+  ) {
+    // One object for the session and its drainer, built here once: a session is kept per
+    // connected recipient. Flat, since the drainer spreads it into its queue lookups.
+    const deps: RecipientSessionDeps & QueueDrainerDeps = {
+      ...shared,
+      account,
+      recipient,
+      previous,
+      sockets: () => this.#sockets,
+    };
+    this.#deps = deps;
+    this.account = account;
+    this.recipient = recipient;
+    this.#drainer = new QueueDrainer(deps);
   }
 
   /** No socket and no pending connect: the session can close. */
   get idle(): boolean {
-    return this.#sockets.size === 0 && this.#pending === 0;
+    return this.#sockets.length === 0 && this.#pending === 0;
   }
 
   /** Subscribing failed (NATS unavailable): the session takes no more connects. */
@@ -118,7 +143,10 @@ export class RecipientSession {
       if (this.idle) this.#early = undefined;
       return;
     }
-    this.#sockets.add(socket);
+    // concat and a literal size the array exactly; a spread would leave room for 16 more.
+    if (!this.#sockets.includes(socket)) {
+      this.#sockets = this.#sockets.length === 0 ? [socket] : this.#sockets.concat(socket);
+    }
     const early = this.#early;
     this.#early = undefined;
     if (early) for (const msg of early) this.#deliverLive(msg);
@@ -138,7 +166,7 @@ export class RecipientSession {
    * event no other socket can still prove is nakked, a live one is stored.
    */
   remove(socket: EdgeSocket): void {
-    this.#sockets.delete(socket);
+    if (this.#sockets.includes(socket)) this.#sockets = this.#sockets.filter((s) => s !== socket);
   }
 
   /** Unsubscribes, stops the drainer and nakks what it held, so the next connect gets it at once. */
@@ -175,7 +203,7 @@ export class RecipientSession {
   }
 
   #onLive(msg: Msg): void {
-    if (this.#sockets.size === 0 && this.#pending > 0 && !this.#closed) {
+    if (this.#sockets.length === 0 && this.#pending > 0 && !this.#closed) {
       // The first socket is being opened: hold the event instead of letting the sender wait for a
       // reply that would not come (and queue it a timeout later).
       this.#early ??= [];
