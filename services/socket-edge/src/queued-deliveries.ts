@@ -87,7 +87,12 @@ export class QueuedDeliveries {
     if (msgs.length === 0) return;
     this.#acks = [];
     this.#ackedIds = [];
-    for (const msg of msgs) msg.ack();
+    try {
+      for (const msg of msgs) msg.ack();
+    } catch {
+      // The NATS connection is closing (shutdown): what was not acked is redelivered, at least once.
+      return;
+    }
     for (const id of ids) this.#onAcked(id);
   }
 
