@@ -45,8 +45,13 @@ export const Env = CommonEnv.extend({
    * (the edge refuses to start when the queue's streams say otherwise). Default 16.
    */
   QUEUE_PARTITIONS: envInt(DEFAULT_QUEUE_PARTITIONS, 1, MAX_QUEUE_PARTITIONS),
-  /** Messages one consume() asks JetStream for at a time; small because consume() prefetches. Default 8. */
-  QUEUE_BATCH: envInt(8, 1, 256),
+  /**
+   * Queued events one consume() asks JetStream for at a time (topped up by half a batch). What the
+   * edge holds per recipient is bounded by MAX_ACK_PENDING whatever this is, and a drain writes only
+   * while a socket is at most half its MAX_UNPROVEN_* caps; above MAX_ACK_PENDING it gains nothing.
+   * Default 32 (figure 4a drained ~1.5× faster than with 8, with fewer pull requests).
+   */
+  QUEUE_BATCH: envInt(32, 1, 256),
   /** Delay after a recipient's first socket opens before the queue is checked once more, ms. Default 500. */
   QUEUE_RECHECK_MS: envInt(500, 1, 60_000),
   /**

@@ -20,6 +20,12 @@ export function edgeEventOf(
   data: Uint8Array,
   fallback: () => { id: string; ts: number },
 ): EdgeEvent {
+  // The shape ingress always writes, checked without zod (every queued and live event passes
+  // here): a non-empty id and a non-negative integer ts, exactly what EventMeta accepts.
+  const headerId = headers?.get(EventHeaders.id);
+  const headerTs = Number(headers?.get(EventHeaders.ts) || Number.NaN);
+  if (headerId && Number.isInteger(headerTs) && headerTs >= 0)
+    return { id: headerId, ts: headerTs, data };
   const meta = EventMeta.safeParse({
     id: headers?.get(EventHeaders.id) || undefined,
     ts: headers?.get(EventHeaders.ts) || undefined,

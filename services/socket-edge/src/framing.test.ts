@@ -48,4 +48,17 @@ describe('parseAck', () => {
     expect(parseAck(Buffer.from('{"type":"ack"}'), false)).toBeUndefined();
     expect(parseAck(Buffer.from(`{"type":"ack","id":"${'x'.repeat(65)}"}`), false)).toBeUndefined();
   });
+
+  it("reads the SDK's canonical ack without JSON.parse, and leaves any other shape to it", () => {
+    const ack = (id: string) => Buffer.from(`{"type":"ack","id":${JSON.stringify(id)}}`);
+    expect(parseAck(ack('é'.repeat(64)), false)).toBe('é'.repeat(64));
+    expect(parseAck(ack('é'.repeat(65)), false)).toBeUndefined();
+    expect(parseAck(ack('a"b'), false)).toBe('a"b');
+    expect(parseAck(ack('a\\b'), false)).toBe('a\\b');
+    expect(parseAck(ack(''), false)).toBeUndefined();
+    expect(parseAck(Buffer.from('{"type":"ack","id":"a\tb"}'), false)).toBeUndefined();
+    expect(parseAck(Buffer.from('{"type":"ack","id":"x","more":1}'), false)).toBe('x');
+    expect(parseAck(Buffer.from('{"type":"ack","id":"x"} '), false)).toBe('x');
+    expect(parseAck(Buffer.from('{"type":"ack","id":"x"}}'), false)).toBeUndefined();
+  });
 });

@@ -64,6 +64,10 @@ export class EventFrames {
  */
 export function parseAck(data: RawData, isBinary: boolean): string | undefined {
   if (isBinary) return undefined;
+  if (Buffer.isBuffer(data)) {
+    const id = canonicalAckId(data);
+    if (id !== undefined) return id;
+  }
   const text = Array.isArray(data)
     ? Buffer.concat(data).toString('utf8')
     : Buffer.isBuffer(data)
@@ -77,4 +81,29 @@ export function parseAck(data: RawData, isBinary: boolean): string | undefined {
   }
   const parsed = AckFrame.safeParse(value);
   return parsed.success ? parsed.data.id : undefined;
+}
+
+const ACK_HEAD = Buffer.from('{"type":"ack","id":"');
+const ACK_TAIL = Buffer.from('"}');
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/**
+ * The id of an ack written exactly as the SDK writes it, `{"type":"ack","id":"<id>"}` with an id
+ * of 1 to 64 characters and no escapes, read without JSON.parse and zod: a herald.v1 client sends
+ * one per event, so this is the drain's per-event path. Anything else (other spacing, key order,
+ * escapes, extra keys) is undefined here and goes through the full parse, which decides.
+ */
+function canonicalAckId(data: Buffer): string | undefined {
+  const idBytes = data.length - ACK_HEAD.length - ACK_TAIL.length;
+  if (idBytes < 1 || idBytes > 64 * 3) return undefined;
+  if (data.compare(ACK_HEAD, 0, ACK_HEAD.length, 0, ACK_HEAD.length) !== 0) return undefined;
+  const end = data.length - ACK_TAIL.length;
+  if (data.compare(ACK_TAIL, 0, ACK_TAIL.length, end) !== 0) return undefined;
+  for (let i = ACK_HEAD.length; i < end; i++) {
+    const byte = data[i] as number;
+    if (byte === QUOTE || byte === BACKSLASH || byte < 0x20) return undefined;
+  }
+  const id = data.toString('utf8', ACK_HEAD.length, end);
+  return id.length <= 64 ? id : undefined;
 }

@@ -81,6 +81,22 @@ describe('ProofLedger', () => {
     expect(l.count).toBe(0);
   });
 
+  it('still proves a later write of an id after an earlier one was proven by sequence', () => {
+    const l = ledger();
+    const first = recorder();
+    const later = recorder();
+    const upTo = l.add('x', 1, first.delivery);
+    l.add('x', 1, later.delivery);
+    l.proveUpTo(upTo);
+    l.proveId('x');
+    l.proveId('x');
+    const again = recorder();
+    l.add('x', 1, again.delivery);
+    l.proveId('x');
+    expect([first.told, later.told, again.told]).toEqual([['proven'], ['proven'], ['proven']]);
+    expect(l.count).toBe(0);
+  });
+
   it('tells a live delivery it is overdue once, at its deadline, and never a queued one', () => {
     const l = ledger();
     const live = recorder(true);

@@ -29,6 +29,11 @@ export class ProofLedger {
   readonly #opts: ProofLedgerOptions;
   /** By write sequence; a Map keeps insertion order and deletes in O(1). */
   readonly #entries = new Map<number, Entry>();
+  /**
+   * How many entries carry each id (a redelivery written twice has two), so an ack of an id stops
+   * scanning once it settled them all: acks come in write order, so normally at the first entry.
+   */
+  readonly #idCounts = new Map<string, number>();
   #bytes = 0;
   #seq = 0;
   #closed = false;
@@ -69,6 +74,7 @@ export class ProofLedger {
     const seq = ++this.#seq;
     const deadline = delivery.live ? Date.now() + this.#opts.liveProofTimeoutMs : undefined;
     this.#entries.set(seq, { id, bytes, delivery, deadline, overdue: false });
+    this.#idCounts.set(id, (this.#idCounts.get(id) ?? 0) + 1);
     this.#bytes += bytes;
     if (deadline !== undefined && !this.#timer) this.#arm(deadline);
     return seq;
@@ -84,7 +90,13 @@ export class ProofLedger {
 
   /** The client acked `id` (herald.v1): every write of that id is proven. Unknown ids are ignored. */
   proveId(id: string): void {
-    for (const [s, entry] of this.#entries) if (entry.id === id) this.#settle(s, entry).proven();
+    let left = this.#idCounts.get(id) ?? 0;
+    if (left === 0) return;
+    for (const [s, entry] of this.#entries) {
+      if (entry.id !== id) continue;
+      this.#settle(s, entry).proven();
+      if (--left === 0) return;
+    }
   }
 
   /** The socket is gone: every unproven write is lost, and later ones are refused by the socket. */
@@ -106,6 +118,9 @@ export class ProofLedger {
 
   #settle(seq: number, entry: Entry): Delivery {
     this.#entries.delete(seq);
+    const count = (this.#idCounts.get(entry.id) ?? 1) - 1;
+    if (count > 0) this.#idCounts.set(entry.id, count);
+    else this.#idCounts.delete(entry.id);
     this.#bytes -= entry.bytes;
     return entry.delivery;
   }

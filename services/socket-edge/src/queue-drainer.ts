@@ -209,8 +209,13 @@ export class QueueDrainer {
       await this.#letOrphansExpire();
     }
     if (this.#stopped) return;
+    const { batch } = this.#deps.options;
     const run = await consumer.consume({
-      max_messages: this.#deps.options.batch,
+      max_messages: batch,
+      // nats.js tops the pull up once 3/4 of it is still to come (a pull request, and a write to
+      // nats-server, per quarter batch); at half, each top-up asks for half a batch. Below 4 its
+      // own rounding is kept, since a threshold of 0 would never top up.
+      ...(batch >= 4 ? { threshold_messages: Math.floor(batch / 2) } : {}),
       callback: (msg) => this.#onMessage(msg),
     });
     if (this.#stopped) {

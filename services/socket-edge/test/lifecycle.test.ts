@@ -88,42 +88,54 @@ describe('slow readers', () => {
     }
   });
 
-  it('paces a queue drain to a reader that stopped reading instead of closing it, then delivers every event once, in order', async () => {
-    const edge = await startEdge(stack, { MAX_UNPROVEN_BYTES: String(256 * 1024) });
-    try {
-      const recipient = randomUUID();
-      // 1500 events of 8 KiB (12 MB): more than the kernel buffers of a stalled connection hold.
-      const COUNT = 1500;
-      const seqs: number[] = [];
-      for (let n = 0; n < COUNT; n++)
-        seqs.push(await queueEvent(stack, ACCOUNT_A, recipient, `{"n":${n},"pad":"${pad}"}`));
-      const lastSeq = seqs[COUNT - 1] ?? 0;
-      const { client, resume } = openStalled(edge, recipient);
-      await client.opened;
-      // The drain fills the TCP window, then waits for room: the edge's buffer stays under the cap.
-      await waitUntil(
-        'the drain to stall on the full window',
-        async () => ((await consumerInfo(stack, ACCOUNT_A, recipient))?.num_ack_pending ?? 0) > 0,
-      );
-      await new Promise((r) => setTimeout(r, 1500));
-      expect(await slowCloses(edge)).toBe(0);
-      resume();
-      await waitUntil('every event', () => client.frames.length >= COUNT, 30_000);
-      expect(client.frames.map((f) => (JSON.parse(f) as { n: number }).n)).toEqual(
-        Array.from({ length: COUNT }, (_, n) => n),
-      );
-      await waitUntil(
-        'the acks',
-        async () =>
-          (await consumerInfo(stack, ACCOUNT_A, recipient))?.ack_floor.stream_seq === lastSeq,
-      );
-      expect(client.ws.readyState).toBe(client.ws.OPEN);
-      expect(await slowCloses(edge)).toBe(0);
-      client.ws.close();
-    } finally {
-      await edge.close();
-    }
-  }, 60_000);
+  // The second case is QUEUE_BATCH at its useful edge (MAX_ACK_PENDING, 64) against a byte cap
+  // whose half holds 4 of these events: a pull brings 16 times what the drain may write at once.
+  it.each([
+    ['the default batch', { MAX_UNPROVEN_BYTES: String(256 * 1024) }, 1500],
+    [
+      'a batch of MAX_ACK_PENDING',
+      { MAX_UNPROVEN_BYTES: String(72 * 1024), QUEUE_BATCH: '64', MAX_ACK_PENDING: '64' },
+      600,
+    ],
+  ] as const)(
+    'paces a queue drain (%s) to a reader that stopped reading instead of closing it, then delivers every event once, in order',
+    async (_name, env, COUNT) => {
+      const edge = await startEdge(stack, env);
+      try {
+        const recipient = randomUUID();
+        // 8 KiB events (1500: 12 MB): more than the kernel buffers of a stalled connection hold.
+        const seqs: number[] = [];
+        for (let n = 0; n < COUNT; n++)
+          seqs.push(await queueEvent(stack, ACCOUNT_A, recipient, `{"n":${n},"pad":"${pad}"}`));
+        const lastSeq = seqs[COUNT - 1] ?? 0;
+        const { client, resume } = openStalled(edge, recipient);
+        await client.opened;
+        // The drain fills the TCP window, then waits for room: the edge's buffer stays under the cap.
+        await waitUntil(
+          'the drain to stall on the full window',
+          async () => ((await consumerInfo(stack, ACCOUNT_A, recipient))?.num_ack_pending ?? 0) > 0,
+        );
+        await new Promise((r) => setTimeout(r, 1500));
+        expect(await slowCloses(edge)).toBe(0);
+        resume();
+        await waitUntil('every event', () => client.frames.length >= COUNT, 30_000);
+        expect(client.frames.map((f) => (JSON.parse(f) as { n: number }).n)).toEqual(
+          Array.from({ length: COUNT }, (_, n) => n),
+        );
+        await waitUntil(
+          'the acks',
+          async () =>
+            (await consumerInfo(stack, ACCOUNT_A, recipient))?.ack_floor.stream_seq === lastSeq,
+        );
+        expect(client.ws.readyState).toBe(client.ws.OPEN);
+        expect(await slowCloses(edge)).toBe(0);
+        client.ws.close();
+      } finally {
+        await edge.close();
+      }
+    },
+    60_000,
+  );
 });
 
 describe('heartbeat', () => {
