@@ -77,11 +77,13 @@ type State = 'idle' | 'checking' | 'consuming';
  */
 export class QueueDrainer {
   readonly #deps: QueueDrainerDeps;
-  readonly #name: string;
   /** The recipient's partition stream. */
   readonly #stream: string;
-  readonly #deliveries: QueuedDeliveries;
-  readonly #pacer: QueuePacer;
+  /**
+   * The writing side, made at the first consume: most sessions never find anything queued, and
+   * these (about 1 KB with their closures) would otherwise be held by every idle connection.
+   */
+  #parts: { deliveries: QueuedDeliveries; pacer: QueuePacer } | undefined;
   #state: State = 'idle';
   #stopped = false;
   /** A kick arrived while a check was running: check again when it ends. */
@@ -98,19 +100,28 @@ export class QueueDrainer {
   constructor(deps: QueueDrainerDeps) {
     this.#deps = deps;
     this.#previous = deps.previous;
-    this.#name = queueConsumerName(deps.account, deps.recipient);
     this.#stream = deps.layout.streamOf(deps.account, deps.recipient);
-    this.#deliveries = new QueuedDeliveries(
+  }
+
+  /** The recipient's durable consumer (derived when needed rather than kept per session). */
+  get #name(): string {
+    return queueConsumerName(this.#deps.account, this.#deps.recipient);
+  }
+
+  #makeParts(): { deliveries: QueuedDeliveries; pacer: QueuePacer } {
+    const deps = this.#deps;
+    const deliveries = new QueuedDeliveries(
       (id) => {
         deps.metrics.queuedDeliveries.inc();
         publishDelivered(deps.nc, deps.account, deps.recipient, id);
       },
-      () => this.#pacer.pump(),
+      () => pacer.pump(),
     );
-    this.#pacer = new QueuePacer(
+    const pacer = new QueuePacer(
       (msg) => this.#hasRoomFor(msg),
-      (msg) => this.#deliveries.write(msg, deps.sockets()),
+      (msg) => deliveries.write(msg, deps.sockets()),
     );
+    return { deliveries, pacer };
   }
 
   /**
@@ -143,7 +154,8 @@ export class QueueDrainer {
     this.#stopped = true;
     clearTimeout(this.#retry);
     clearInterval(this.#keepAlive);
-    this.#deliveries.hold();
+    const parts = this.#parts;
+    parts?.deliveries.hold();
     const run = this.#run;
     if (run) {
       this.#arriving = [];
@@ -152,10 +164,10 @@ export class QueueDrainer {
       const jsm = await this.#deps.jsm;
       await jsm.consumers.info(this.#stream, this.#name).catch(() => undefined);
     }
-    this.#deliveries.nakAll();
+    parts?.deliveries.nakAll();
     const held = [
-      ...this.#deliveries.takeHeld(),
-      ...this.#pacer.takeAll(),
+      ...(parts?.deliveries.takeHeld() ?? []),
+      ...(parts?.pacer.takeAll() ?? []),
       ...(this.#arriving ?? []),
     ];
     this.#arriving = undefined;
@@ -209,6 +221,8 @@ export class QueueDrainer {
       await this.#letOrphansExpire();
     }
     if (this.#stopped) return;
+    this.#parts ??= this.#makeParts();
+    const parts = this.#parts;
     const { batch } = this.#deps.options;
     const run = await consumer.consume({
       max_messages: batch,
@@ -228,8 +242,8 @@ export class QueueDrainer {
     clearInterval(this.#keepAlive);
     this.#keepAlive = setInterval(
       () => {
-        this.#deliveries.touch();
-        this.#pacer.touch();
+        parts.deliveries.touch();
+        parts.pacer.touch();
       },
       Math.max(100, Math.floor(this.#deps.options.ackWaitMs / 3)),
     );
@@ -269,8 +283,8 @@ export class QueueDrainer {
 
   /** The consumer is gone: what was in flight can no longer be acked; check again. */
   #forget(): void {
-    this.#deliveries.clear();
-    this.#pacer.reset();
+    this.#parts?.deliveries.clear();
+    this.#parts?.pacer.reset();
     this.#restart();
   }
 
@@ -308,7 +322,9 @@ export class QueueDrainer {
 
   #onMessage(msg: JsMsg): void {
     if (this.#arriving) this.#arriving.push(msg);
-    else this.#pacer.offer(msg);
+    // The parts exist from before consume() (the only source of messages); nak, never drop.
+    else if (this.#parts) this.#parts.pacer.offer(msg);
+    else msg.nak();
   }
 
   #hasRoomFor(msg: JsMsg): boolean {
