@@ -17,6 +17,18 @@ const HEX = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
  * Throws a TypeError when `account` is not a lower-case UUID.
  */
 export function dashboardRecipient(account: string): string {
+  // Every event of a batch (and every dispatch of a busy account) asks for the same account's
+  // recipient; the mapping is pure, so the last answer is kept.
+  if (last !== undefined && account === last.account) return last.recipient;
+  const recipient = computeDashboardRecipient(account);
+  last = { account, recipient };
+  return recipient;
+}
+
+/** The last account asked about and its dashboard recipient. */
+let last: { account: string; recipient: string } | undefined;
+
+function computeDashboardRecipient(account: string): string {
   if (!HEX.test(account)) {
     throw new TypeError(`account must be a lower-case UUID, got ${JSON.stringify(account)}`);
   }
