@@ -87,10 +87,13 @@ export class NatsRequester {
   }
 }
 
+/** One decoder for every reply (it keeps no state between non-streaming decodes). */
+const utf8 = new TextDecoder();
+
 /** JSON of a reply's body, or undefined when it is not JSON. */
 export function replyJson(msg: Msg): unknown {
   try {
-    return JSON.parse(new TextDecoder().decode(msg.data));
+    return JSON.parse(utf8.decode(msg.data));
   } catch {
     return undefined;
   }

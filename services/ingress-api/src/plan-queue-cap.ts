@@ -16,6 +16,14 @@ export interface PlanQueueCapDeps {
  * (QUEUE_MAX_PER_RECIPIENT, which JetStream enforces by refusing the publish). A refusal names the
  * depth; nothing older is ever dropped. When the depth cannot be read, the publish decides.
  */
+/** Whether the plan's cap is below the stream's own ceiling, so `planQueueFull` must look. */
+export function planCapApplies(deps: PlanQueueCapDeps, target: Target): boolean {
+  return (
+    deps.recipientDepth !== undefined &&
+    target.key.limits.queue_per_recipient < deps.limits.queueMaxPerRecipient
+  );
+}
+
 export async function planQueueFull(
   deps: PlanQueueCapDeps,
   target: Target,
