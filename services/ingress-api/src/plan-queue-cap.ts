@@ -11,11 +11,6 @@ export interface PlanQueueCapDeps {
   limits: { queueMaxPerRecipient: number };
 }
 
-/**
- * The plan's cap on a recipient's undelivered events, below the stream's own per-subject ceiling
- * (QUEUE_MAX_PER_RECIPIENT, which JetStream enforces by refusing the publish). A refusal names the
- * depth; nothing older is ever dropped. When the depth cannot be read, the publish decides.
- */
 /** Whether the plan's cap is below the stream's own ceiling, so `planQueueFull` must look. */
 export function planCapApplies(deps: PlanQueueCapDeps, target: Target): boolean {
   return (
@@ -24,12 +19,17 @@ export function planCapApplies(deps: PlanQueueCapDeps, target: Target): boolean 
   );
 }
 
+/**
+ * The plan's cap on a recipient's undelivered events, below the stream's own per-subject ceiling
+ * (QUEUE_MAX_PER_RECIPIENT, which JetStream enforces by refusing the publish). A refusal names the
+ * depth; nothing older is ever dropped. When the depth cannot be read, the publish decides.
+ */
 export async function planQueueFull(
   deps: PlanQueueCapDeps,
   target: Target,
 ): Promise<DispatchResult | undefined> {
   const cap = target.key.limits.queue_per_recipient;
-  if (!deps.recipientDepth || cap >= deps.limits.queueMaxPerRecipient) return undefined;
+  if (!deps.recipientDepth || !planCapApplies(deps, target)) return undefined;
   let room: Awaited<ReturnType<RecipientDepth['room']>>;
   try {
     room = await deps.recipientDepth.room(target.account, target.recipient, cap);
