@@ -14,6 +14,7 @@ import {
   TEST_PHONES,
 } from '@herald/payments/simulator';
 import { freePort, type Stack, type StackOptions, startStack } from '@herald/testkit';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '@herald/testkit/browser';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -103,20 +104,9 @@ describe('dashboard checkout in headless Chromium', () => {
     await stack.restart('auth');
     origin = `https://127.0.0.1:${stack.ports.auth}`;
     browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
+      executablePath: CHROMIUM_PATH,
       headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        // The stack's throwaway CA is unknown to the browser.
-        '--ignore-certificate-errors',
-      ],
+      args: [...CHROMIUM_ARGS],
     });
     page = await browser.newPage({ viewport: { width: 1200, height: 1000 } });
     page.on('websocket', (ws) =>

@@ -7,6 +7,7 @@ import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DispatchStatus, Herald } from '@herald/sdk';
 import { type KeyObject, makeCerts, type Stack, startStack } from '@herald/testkit';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '@herald/testkit/browser';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { build as viteBuild } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -83,18 +84,8 @@ describe('@herald/react in headless Chromium against the real stack', () => {
       WebSocket: runtime.WebSocket,
     });
     browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        // The page and the stack use throwaway CAs the browser does not know.
-        '--ignore-certificate-errors',
-      ],
+      executablePath: CHROMIUM_PATH,
+      args: [...CHROMIUM_ARGS],
     });
     context = await browser.newContext({ viewport: { width: 480, height: 520 } });
   }, 240_000);

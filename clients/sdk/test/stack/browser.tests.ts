@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DispatchStatus } from '@herald/sdk';
 import { makeCerts } from '@herald/testkit';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '@herald/testkit/browser';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recipient, type SdkStack } from './context.js';
@@ -47,18 +48,8 @@ export function browserTests(ctx: () => SdkStack): void {
     beforeAll(async () => {
       site = await servePage();
       browser = await chromium.launch({
-        executablePath: '/usr/bin/chromium',
-        args: [
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-quic',
-          '--no-first-run',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-          // The page and the stack use throwaway CAs the browser does not know.
-          '--ignore-certificate-errors',
-        ],
+        executablePath: CHROMIUM_PATH,
+        args: [...CHROMIUM_ARGS],
       });
       page = await browser.newPage();
     });
