@@ -49,4 +49,42 @@ describe('PingProof', () => {
     await turn();
     expect(pings).toEqual([]);
   });
+
+  it('flush sends the ping at once, one per claim, and never a second while one is out', async () => {
+    let seq = 0;
+    const pings: Buffer[] = [];
+    const proven: number[] = [];
+    const proof = new PingProof(
+      (token) => pings.push(token),
+      (s) => proven.push(s),
+      () => seq,
+    );
+    // Nothing written: a flush sends nothing.
+    expect(proof.claimFlush()).toBe(true);
+    proof.flush();
+    expect(pings).toHaveLength(0);
+    // Two writes in one tick: the first claims the flush, the second finds it claimed.
+    seq++;
+    expect(proof.claimFlush()).toBe(true);
+    seq++;
+    expect(proof.claimFlush()).toBe(false);
+    proof.flush();
+    expect(pings).toHaveLength(1);
+    // A write while the ping is out: its flush waits for the pong.
+    seq++;
+    expect(proof.claimFlush()).toBe(true);
+    proof.flush();
+    expect(pings).toHaveLength(1);
+    proof.pong(pings[0] as Buffer);
+    expect(proven).toEqual([2]);
+    // The pong schedules the ping for the write made meanwhile; a flush sends it now, once.
+    seq++;
+    expect(proof.claimFlush()).toBe(true);
+    proof.flush();
+    expect(pings).toHaveLength(2);
+    await turn();
+    expect(pings).toHaveLength(2);
+    proof.pong(pings[1] as Buffer);
+    expect(proven).toEqual([2, 4]);
+  });
 });

@@ -16,6 +16,7 @@ export class PingProof {
   #proven = 0;
   #pings = 0;
   #stopped = false;
+  #flushDue = false;
 
   /**
    * @param ping sends a ping with this payload
@@ -28,7 +29,11 @@ export class PingProof {
     this.#lastSeq = lastSeq;
   }
 
-  /** A frame was written: make sure a ping will cover it. */
+  /**
+   * A frame was written: make sure a ping will cover it, on the next turn of the event loop. An
+   * owner that sends its frames in one write per tick calls {@link flush} instead, at the end of
+   * the tick, so the ping joins the frames' write.
+   */
   wrote(): void {
     if (this.#outstanding || this.#scheduled || this.#stopped) return;
     this.#scheduled = setImmediate(() => {
@@ -47,6 +52,28 @@ export class PingProof {
     if (this.#lastSeq() > this.#proven) this.wrote();
   }
 
+  /**
+   * Sends the proof ping now if writes are unproven and none is outstanding (a ping scheduled by
+   * {@link wrote} is sent now instead). The edge calls it at the end of a tick in which it wrote
+   * to the socket, before uncorking it, so frame and ping leave in one TLS write.
+   */
+  flush(): void {
+    this.#flushDue = false;
+    if (this.#scheduled) clearImmediate(this.#scheduled);
+    this.#scheduled = undefined;
+    this.#send();
+  }
+
+  /**
+   * For an owner that calls {@link flush} at the end of each tick it wrote in: true for the first
+   * write since the last flush (the owner then arranges the flush), false for the tick's others.
+   */
+  claimFlush(): boolean {
+    if (this.#flushDue) return false;
+    this.#flushDue = true;
+    return true;
+  }
+
   stop(): void {
     this.#stopped = true;
     if (this.#scheduled) clearImmediate(this.#scheduled);
@@ -54,7 +81,7 @@ export class PingProof {
   }
 
   #send(): void {
-    if (this.#stopped || this.#lastSeq() <= this.#proven) return;
+    if (this.#stopped || this.#outstanding || this.#lastSeq() <= this.#proven) return;
     const token = Buffer.from(`p${++this.#pings}`);
     this.#outstanding = { token, covers: this.#lastSeq() };
     this.#ping(token);

@@ -24,3 +24,26 @@ export function corkForTick(ws: WebSocket): void {
     transport.uncork();
   });
 }
+
+/**
+ * Corks a WebSocket's transport now and, at the end of the current tick (`process.nextTick`),
+ * calls `last(arg)` (a write that should join the tick's frames, such as plain framing's proof
+ * ping), then uncorks: every frame written to the socket in this tick and `last`'s leave in one
+ * TLS write. The caller calls it at most once per tick per socket. A cork taken by
+ * {@link corkForTick} in the same tick is counted separately (cork() nests), so the write
+ * happens at whichever uncork comes last.
+ */
+export function corkUntilTickEnd<T>(ws: WebSocket, last: (arg: T) => void, arg: T): void {
+  const transport = (ws as unknown as { _socket?: Duplex })._socket;
+  const held = transport !== undefined && !transport.destroyed ? transport : undefined;
+  held?.cork();
+  process.nextTick(endTick<T>, held, last, arg);
+}
+
+function endTick<T>(held: Duplex | undefined, last: (arg: T) => void, arg: T): void {
+  try {
+    last(arg);
+  } finally {
+    held?.uncork();
+  }
+}
