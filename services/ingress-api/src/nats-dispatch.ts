@@ -1,5 +1,6 @@
 import type { Logger } from '@herald/kit';
 import { accountOfDispatchSubject, type DispatchReply, HeraldError, subjects } from '@herald/proto';
+import { TurnPublisher } from '@herald/queue';
 import { Match, type Msg, type MsgHdrs, type NatsConnection, headers as natsHeaders } from 'nats';
 import { type Answer, resultOfError } from './answer.js';
 import type { Dispatcher } from './dispatch.js';
@@ -64,22 +65,39 @@ export function serveNatsDispatch(
     });
   }
 
+  // Replies leave at the end of the loop turn: the dispatches that complete in one turn (their
+  // edges' replies arrive together) then share one socket write instead of one each.
+  const replies = new TurnPublisher(nc);
+  const replyFailed = (err: unknown) =>
+    opts.logger.warn({ err: String(err) }, 'could not reply to a dispatch');
+
   function reply(msg: Msg, result: DispatchResult): void {
     if (!msg.reply) return;
-    const body = { ...result.body, http_status: result.status } as DispatchReply;
     let headers: MsgHdrs | undefined;
     if (result.retryAfter !== undefined) {
       headers = natsHeaders();
       headers.set('Retry-After', String(result.retryAfter));
     }
-    try {
-      msg.respond(JSON.stringify(body), headers ? { headers } : undefined);
-    } catch (err) {
-      opts.logger.warn({ err: String(err) }, 'could not reply to a dispatch');
-    }
+    replies.publish(
+      msg.reply,
+      Buffer.from(replyJson(result)),
+      headers ? { headers } : undefined,
+      replyFailed,
+    );
   }
 
   return serveIngressRequests(nc, subjects.dispatchAll, opts.logger, handle);
+}
+
+/**
+ * The reply body ({@link DispatchReply}): the HTTP body plus `http_status`, last. Spliced into the body's JSON rather
+ * than spread into a copy of it (an object spread per dispatch was measurable).
+ */
+export function replyJson(result: DispatchResult): string {
+  const body = JSON.stringify(result.body);
+  return body === '{}'
+    ? `{"http_status":${result.status}}`
+    : `${body.slice(0, -1)},"http_status":${result.status}}`;
 }
 
 /** A header's value, case-insensitively; undefined when absent, '' when sent empty. */

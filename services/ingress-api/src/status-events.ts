@@ -75,7 +75,9 @@ function statusOf(result: DispatchResult, target: Dispatched, id: string): Statu
 function publishStatus(nc: Publisher, event: StatusEvent | undefined): void {
   if (!event) return;
   try {
-    nc.publish(subjects.status(event.account_id), JSON.stringify(event));
+    // Buffer.from takes a small string's bytes from Node's pool; TextEncoder (nats.js's encoding
+    // of a string payload) allocates a fresh ArrayBuffer each, ~3x slower here.
+    nc.publish(subjects.status(event.account_id), Buffer.from(JSON.stringify(event)));
   } catch {
     // The connection is closing: the dispatch's own answer is what counts.
   }
