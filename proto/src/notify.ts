@@ -60,6 +60,19 @@ export function parseNotifyRequest(body: unknown): NotifyRequest {
       throw new HeraldError(code, `${field} is required: ${hintFor(field)}`, { field });
     }
   }
+  // The shape every valid request has, checked without zod (every dispatch passes here): the same
+  // tests as NotifyRequest, and the same result. Anything else goes through zod, which names the
+  // field at fault.
+  const { recipient, api_key, client } = record;
+  if (
+    typeof recipient === 'string' &&
+    UUID_V4.test(recipient) &&
+    typeof api_key === 'string' &&
+    API_KEY_FORMAT.test(api_key) &&
+    (client === 'web' || client === 'mobile')
+  ) {
+    return { recipient: recipient.toLowerCase(), payload: record.payload, api_key, client };
+  }
   const parsed = NotifyRequest.safeParse(body);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
