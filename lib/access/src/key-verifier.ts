@@ -31,7 +31,12 @@ type Outcome = { ok: true; key: VerifiedKey } | { ok: false; error: HeraldError 
 interface Entry {
   outcome: Outcome;
   until: number;
+  /** From then on (a verified key), a use of the entry asks auth again in the background. */
+  refreshAt: number;
 }
+
+/** Share of the TTL after which a verified key is refreshed ahead of its expiry. */
+const REFRESH_AHEAD = 0.75;
 
 const codec = JSONCodec();
 
@@ -53,6 +58,8 @@ export class KeyVerifier {
   readonly #inflight = new Map<string, Promise<Outcome>>();
   readonly #listeners = new Set<(msg: AuthInvalidate) => void>();
   readonly #sub: Subscription;
+  /** Counts invalidations, so an answer asked for before one is not cached after it. */
+  #generation = 0;
   readonly #logger: Logger;
 
   constructor(nc: NatsConnection, logger: Logger, opts: KeyVerifierOptions = {}) {
@@ -88,13 +95,11 @@ export class KeyVerifier {
     let outcome: Outcome;
     if (cached && cached.until > now) {
       outcome = cached.outcome;
+      // Asked again before it expires, so a busy key's dispatches never all wait for auth at
+      // once at its expiry (a stall every TTL); meanwhile the answer, not older than the TTL, holds.
+      if (now >= cached.refreshAt && !this.#inflight.has(hash)) this.#refresh(hash);
     } else {
-      let pending = this.#inflight.get(hash);
-      if (!pending) {
-        pending = this.#ask(hash).finally(() => this.#inflight.delete(hash));
-        this.#inflight.set(hash, pending);
-      }
-      outcome = await pending;
+      outcome = await (this.#inflight.get(hash) ?? this.#refresh(hash));
     }
     if (outcome.ok) return outcome.key;
     throw outcome.error;
@@ -107,6 +112,8 @@ export class KeyVerifier {
   }
 
   invalidate(msg: AuthInvalidate): void {
+    // An answer asked for before this invalidation may predate it: it is not cached (see #ask).
+    this.#generation++;
     for (const [hash, entry] of this.#cache) {
       if (!entry.outcome.ok) continue;
       const { key } = entry.outcome;
@@ -139,7 +146,15 @@ export class KeyVerifier {
     this.#listeners.clear();
   }
 
+  /** Asks auth about a key, shared by every verify of it until the answer comes. */
+  #refresh(hash: string): Promise<Outcome> {
+    const pending = this.#ask(hash).finally(() => this.#inflight.delete(hash));
+    this.#inflight.set(hash, pending);
+    return pending;
+  }
+
   async #ask(hash: string): Promise<Outcome> {
+    const generation = this.#generation;
     let reply: AuthVerifyReply;
     try {
       const msg = await this.#nc.request(
@@ -174,7 +189,8 @@ export class KeyVerifier {
                 )
               : new HeraldError(reply.error.code, reply.error.message, { field: 'api_key' }),
         };
-    if (reply.ok || reply.error.code !== 'internal') this.#remember(hash, outcome);
+    const cacheable = reply.ok || reply.error.code !== 'internal';
+    if (cacheable && generation === this.#generation) this.#remember(hash, outcome);
     return outcome;
   }
 
@@ -184,7 +200,12 @@ export class KeyVerifier {
       : [this.#negative, this.#negativeTtlMs, this.#maxNegativeEntries];
     this.#cache.delete(hash);
     this.#negative.delete(hash);
-    cache.set(hash, { outcome, until: Date.now() + ttlMs });
+    const now = Date.now();
+    cache.set(hash, {
+      outcome,
+      until: now + ttlMs,
+      refreshAt: outcome.ok ? now + ttlMs * REFRESH_AHEAD : Number.POSITIVE_INFINITY,
+    });
     while (cache.size > max) {
       const oldest = cache.keys().next().value;
       if (oldest === undefined) break;

@@ -108,6 +108,48 @@ describe('rt.auth.verify through the kit KeyVerifier', () => {
     }
   });
 
+  it("asks auth again ahead of a verification's expiry, so no verify waits for it", async () => {
+    const key = await createApiKey(db, accountId, { kind: 'live', client: 'mobile' });
+    // Every rt.auth.verify request the verifier sends, seen beside auth's own subscription.
+    let asked = 0;
+    const watch = callerNc.subscribe(subjects.authVerify, { callback: () => asked++ });
+    await callerNc.flush();
+    const v = verifier(800);
+    try {
+      await v.verify(key.key);
+      await callerNc.flush();
+      expect(asked).toBe(1);
+      // Past 3/4 of the TTL: answered from the cache at once, and auth asked in the background.
+      await new Promise((r) => setTimeout(r, 650));
+      expect((await v.verify(key.key)).id).toBe(key.id);
+      await new Promise((r) => setTimeout(r, 100));
+      await callerNc.flush();
+      expect(asked).toBe(2);
+      // Past the first answer's TTL: the refreshed answer serves, with no request.
+      await new Promise((r) => setTimeout(r, 150));
+      expect((await v.verify(key.key)).id).toBe(key.id);
+      await callerNc.flush();
+      expect(asked).toBe(2);
+    } finally {
+      watch.unsubscribe();
+      v.close();
+    }
+  });
+
+  it('does not cache an answer asked for before an invalidation', async () => {
+    const key = await createApiKey(db, accountId, { kind: 'live', client: 'mobile' });
+    const v = verifier();
+    try {
+      const first = v.verify(key.key);
+      // The invalidation arrives while the question is out: its answer may predate it.
+      v.invalidate({ v: 1, key_id: key.id, reason: 'revoked' });
+      expect((await first).id).toBe(key.id);
+      expect(v.size).toBe(0);
+    } finally {
+      v.close();
+    }
+  });
+
   it('refuses an unknown key with invalid_api_key and a fix', async () => {
     const v = verifier();
     try {
