@@ -69,6 +69,17 @@ export interface QueueConsumerOptions {
   maxAckPending?: number;
   /** Start after this stream sequence (used when re-creating after a reap); default: all. */
   startSeq?: number;
+  /**
+   * Keep the consumer's state (delivered, ack floor, pending) in nats-server's memory instead of
+   * a file beside the stream (JetStream's `mem_storage`). A file-state consumer rewrites its state
+   * file (a temporary file, then a rename) up to 10 times a second while deliveries or acks change
+   * it: with 2,000 recipients draining at once that was three quarters of nats-server's CPU
+   * (docs/benchmarks.md, "Figure 4b: nats-server's consumer state writes"). The cost: a memory-state
+   * consumer does not survive a nats-server restart; the edge then creates it again, from the
+   * first stored event, so what it had acked and retention had not yet deleted is delivered again
+   * (at least once still holds; clients drop repeats by id). Default false.
+   */
+  memoryState?: boolean;
 }
 
 /**
@@ -92,5 +103,6 @@ export function queueConsumerConfig(
     ack_wait: (opts.ackWaitMs ?? 30_000) * NS_PER_MS,
     max_ack_pending: opts.maxAckPending ?? 64,
     max_deliver: -1,
+    ...(opts.memoryState ? ({ mem_storage: true } as const) : {}),
   } as const;
 }

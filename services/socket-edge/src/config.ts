@@ -1,6 +1,7 @@
 import {
   AuthFailureEnv,
   CommonEnv,
+  envBool,
   envInt,
   envPort,
   opsEnv,
@@ -70,6 +71,14 @@ export const Env = CommonEnv.extend({
   ACK_WAIT_MS: envInt(1000, 500, 3_600_000),
   /** Queued events in flight (sent, not yet acked) per recipient (set on consumers this edge creates). Default 64. */
   MAX_ACK_PENDING: envInt(64, 1, 10_000),
+  /**
+   * Recipient consumers this edge creates keep their state in nats-server's memory, not in a file
+   * it rewrites up to 10 times a second per draining consumer (the largest cost of nats-server in a
+   * reconnect storm). Such a consumer is lost when nats-server restarts: the edge creates it again,
+   * and events it had acked that retention had not deleted yet are delivered again (clients drop
+   * repeats by id). Existing consumers keep the state they were created with. Default false.
+   */
+  QUEUE_CONSUMER_MEMORY: envBool(false),
   /** How long a key verification is reused, ms (revocations invalidate at once). Default 5000. */
   KEY_CACHE_TTL_MS: envInt(5000, 0, 300_000),
   /** How long auth's refusal of a key is reused, ms, so a retried bad key costs no lookup. Default 5000. */

@@ -137,6 +137,7 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
       batch: config.QUEUE_BATCH,
       ackWaitMs: config.ACK_WAIT_MS,
       maxAckPending: config.MAX_ACK_PENDING,
+      memoryState: config.QUEUE_CONSUMER_MEMORY,
     },
     recheckMs: config.QUEUE_RECHECK_MS,
     metrics,

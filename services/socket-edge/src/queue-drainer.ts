@@ -33,6 +33,8 @@ export interface QueueDrainerOptions {
   ackWaitMs: number;
   /** max_ack_pending of a consumer this edge creates. */
   maxAckPending: number;
+  /** Whether a consumer this edge creates keeps its state in memory (QUEUE_CONSUMER_MEMORY). */
+  memoryState?: boolean;
 }
 
 export interface QueueDrainerDeps {
@@ -192,6 +194,7 @@ export class QueueDrainer {
                 stream: this.#stream,
                 ackWaitMs: this.#deps.options.ackWaitMs,
                 maxAckPending: this.#deps.options.maxAckPending,
+                memoryState: this.#deps.options.memoryState === true,
               }),
         );
         if (this.#stopped) return;

@@ -32,6 +32,12 @@ export interface QueueLookupDeps {
   /** ack_wait and max_ack_pending of the consumer, ms and count. */
   ackWaitMs: number;
   maxAckPending: number;
+  /**
+   * Create the consumer with its state in memory (QUEUE_CONSUMER_MEMORY). An existing consumer of
+   * the other kind is a create refused for its config: it is used as it is, like one of an earlier
+   * release (its storage cannot be changed).
+   */
+  memoryState?: boolean;
 }
 
 export interface FoundConsumer {
@@ -67,6 +73,7 @@ export async function findQueueConsumer(deps: QueueLookupDeps): Promise<FoundCon
   const config = queueConsumerConfig(account, recipient, {
     ackWaitMs: deps.ackWaitMs,
     maxAckPending: deps.maxAckPending,
+    memoryState: deps.memoryState === true,
   });
   let info: ConsumerInfo;
   try {

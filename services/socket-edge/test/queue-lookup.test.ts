@@ -49,7 +49,7 @@ afterAll(async () => {
   await nats?.stop();
 });
 
-function lookup(recipient: string) {
+function lookup(recipient: string, memoryState = false) {
   return findQueueConsumer({
     js: nc.jetstream(),
     jsm: Promise.resolve(jsm),
@@ -60,6 +60,7 @@ function lookup(recipient: string) {
     recipient,
     ackWaitMs: ACK_WAIT_MS,
     maxAckPending: 64,
+    memoryState,
   });
 }
 
@@ -129,5 +130,60 @@ describe('findQueueConsumer', () => {
     const info = await jsm.consumers.info(stream, queueConsumerName(ACCOUNT, recipient));
     expect(info.config.ack_wait).toBe(ACK_WAIT_MS * NS_PER_MS);
     expect(info.num_pending).toBe(1);
+  });
+
+  it('creates a memory-state consumer with one call, and finds it again with one call', async () => {
+    const recipient = randomUUID();
+    await queue(recipient, 2);
+    let found: Awaited<ReturnType<typeof lookup>>;
+    const calls = await callsOf(async () => {
+      found = await lookup(recipient, true);
+    });
+    expect(calls).toEqual(['STREAM.MSG', 'CONSUMER.CREATE']);
+    const info = await found?.consumer.info();
+    expect(info?.config.mem_storage).toBe(true);
+    expect(info?.num_pending).toBe(2);
+    const againCalls = await callsOf(() => lookup(recipient, true));
+    expect(againCalls).toEqual(['STREAM.MSG', 'CONSUMER.CREATE']);
+  });
+
+  it('uses an existing consumer of the other state kind as it is, with its ack state', async () => {
+    for (const [made, edge] of [
+      [false, true],
+      [true, false],
+    ] as const) {
+      const recipient = randomUUID();
+      await queue(recipient, 3);
+      const stream = layout.streamOf(ACCOUNT, recipient);
+      const name = queueConsumerName(ACCOUNT, recipient);
+      await lookup(recipient, made);
+      // One event settled under the first kind: the other kind must not deliver it again.
+      const first = await jsm.consumers.info(stream, name);
+      const batch = await nc
+        .jetstream()
+        .consumers.getPullConsumerFor(first)
+        .fetch({ max_messages: 1, expires: 5000 });
+      let settled = 0;
+      for await (const msg of batch) {
+        settled = msg.seq;
+        await msg.ackAck();
+      }
+      let found: Awaited<ReturnType<typeof lookup>>;
+      const calls = await callsOf(async () => {
+        found = await lookup(recipient, edge);
+      });
+      // The create is refused (another config): one consumer info more, as for an earlier release's.
+      expect(calls).toEqual(['STREAM.MSG', 'CONSUMER.CREATE', 'CONSUMER.INFO']);
+      expect(found).toBeDefined();
+      const info = await jsm.consumers.info(stream, name);
+      expect(info.config.mem_storage === true).toBe(made);
+      expect(info.ack_floor.stream_seq).toBe(settled);
+      expect(info.num_pending).toBe(2);
+      const next = await found?.consumer.fetch({ max_messages: 2, expires: 5000 });
+      const seqs: number[] = [];
+      for await (const msg of next ?? []) seqs.push(msg.seq);
+      expect(seqs).toHaveLength(2);
+      expect(Math.min(...seqs)).toBeGreaterThan(settled);
+    }
   });
 });

@@ -314,3 +314,29 @@ describe('QUEUE_CHECK_CONCURRENCY', () => {
     }
   });
 });
+
+describe('queued events, QUEUE_CONSUMER_MEMORY', () => {
+  it('creates the consumer with its state in memory and drains through it in order, acking after the client', async () => {
+    const memory = await startEdge(stack, { QUEUE_CONSUMER_MEMORY: 'true' });
+    try {
+      const recipient = randomUUID();
+      const { ids, seqs } = await queueMany(recipient, 30);
+      const client = openClient(stack, memory.port, { recipient, v1: true, autoAck: false });
+      await client.opened;
+      await waitUntil('a first batch', () => client.events.length >= 8);
+      const info = await consumerInfo(stack, ACCOUNT_A, recipient);
+      expect(info?.config.mem_storage).toBe(true);
+      // Nothing is acked in JetStream before the client's ack (a memory-state consumer reports
+      // a floor of 0 until its first ack, a file-state one the sequence before its first event).
+      expect(info?.ack_floor.stream_seq).toBeLessThan(seqs[0] ?? 0);
+      expect(info?.num_ack_pending).toBeGreaterThanOrEqual(8);
+      client.ackAllFromNowOn();
+      await waitUntil('all 30 events', () => client.events.length >= 30);
+      expect(client.events.map((e) => e.id)).toEqual(ids);
+      await waitUntil('every ack', async () => (await ackFloor(recipient)) === seqs[29]);
+      client.ws.close();
+    } finally {
+      await memory.close();
+    }
+  });
+});
