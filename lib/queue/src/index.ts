@@ -1,3 +1,4 @@
+export { EventMsgHdrs } from './event-headers.js';
 export {
   isConsumerNotFound,
   isDeleteNotFound,

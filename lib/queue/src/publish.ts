@@ -1,5 +1,6 @@
 import { type QueuedNotice, subjects } from '@herald/proto';
 import type { MsgHdrs } from 'nats';
+import { EventMsgHdrs } from './event-headers.js';
 import { isRecipientFull, isStoreFull, jsApiError } from './jetstream-errors.js';
 import { type NatsRequester, replyJson } from './nats-requester.js';
 import type { Publisher } from './turn-publisher.js';
@@ -54,8 +55,12 @@ export async function enqueue(
   // The caller's headers, extended in place rather than copied: ingress builds them once per event
   // and its live push has already sent them (nats.js encoded them when it was answered).
   const h = event.headers;
-  h.set(MSG_ID, event.msgId);
-  h.set(EXPECTED_STREAM, event.stream);
+  if (h instanceof EventMsgHdrs) {
+    h.add(MSG_ID, event.msgId).add(EXPECTED_STREAM, event.stream);
+  } else {
+    h.set(MSG_ID, event.msgId);
+    h.set(EXPECTED_STREAM, event.stream);
+  }
   const outcome = await requester.request(
     subjects.queue(event.account, event.recipient),
     event.payload,

@@ -96,6 +96,8 @@ export class RecipientDepth {
 
   /** This instance stored one more event for the recipient: a cached count follows it. */
   stored(account: string, recipient: string): void {
+    // Nothing cached (no plan below the stream's cap looked yet): no subject to build.
+    if (this.#known.size === 0) return;
     const known = this.#known.get(subjects.queue(account, recipient));
     if (known) known.count++;
   }

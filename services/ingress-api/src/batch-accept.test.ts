@@ -1,4 +1,4 @@
-import { HeraldError } from '@herald/proto';
+import { HeraldError, parseNotifyRequest } from '@herald/proto';
 import { describe, expect, it } from 'vitest';
 import { acceptBatch } from './batch-accept.js';
 import { scanBatchJson } from './batch-json.js';
@@ -71,6 +71,40 @@ describe('acceptBatch', () => {
       ['invalid_field', 'events[2]'],
       ['payload_too_large', 'payload'],
     ]);
+  });
+
+  it("takes or refuses each recipient exactly as the single dispatch's check does", () => {
+    const recipients = [
+      R1,
+      R1.toUpperCase(),
+      `${R1} `,
+      R1.replace('-4', '-5'),
+      R1.replace('-9', '-c'),
+      '',
+      7,
+      null,
+      [R1],
+      { id: R1 },
+    ];
+    const events = recipients.map((r) => ({ recipient: r, payload: 1 }));
+    const accepted = acceptBatch(
+      { body: batch(JSON.stringify(events)) },
+      { ...limits, maxEvents: events.length },
+    );
+    const single = recipients.map((recipient) => {
+      try {
+        const body = { recipient, payload: 1, api_key: 'hk_test_k', client: 'web' };
+        return parseNotifyRequest(body).recipient;
+      } catch (err) {
+        return err instanceof HeraldError ? [err.code, err.field, err.message] : err;
+      }
+    });
+    expect(
+      accepted.events.map((e) =>
+        e.ok ? e.recipient : [e.error.code, e.error.field, e.error.message],
+      ),
+    ).toEqual(single);
+    expect(single.filter((r) => typeof r === 'string')).toEqual([R1, R1]);
   });
 
   const whole: Array<[string, string, string, string]> = [

@@ -2,7 +2,7 @@ import { sourceAddress } from '@herald/kit';
 import { HeraldError } from '@herald/proto';
 import type { Context, Middleware } from 'koa';
 import type { Answer } from './answer.js';
-import { itemOf } from './batch-idempotency.js';
+import { batchAnswerJson } from './batch-idempotency.js';
 import type { Dispatcher } from './dispatch.js';
 import { checkJsonRequest, readJsonBody } from './http-body.js';
 
@@ -43,9 +43,10 @@ export function batchRoute(dispatcher: Dispatcher, opts: BatchRouteOptions): Mid
       idempotencyKey: header(ctx, 'idempotency-key'),
       source: sourceAddress(ctx.req, opts.trustedProxyHops ?? 0),
     });
-    for (const result of results) opts.answer('http', result, started);
+    opts.answer.batch('http', results, started);
     ctx.status = 200;
-    ctx.body = { results: results.map(itemOf) };
+    ctx.type = 'application/json';
+    ctx.body = batchAnswerJson(results);
   };
 }
 

@@ -7,7 +7,7 @@ import {
 } from '@herald/proto';
 import { Match, type Msg, type MsgHdrs, type NatsConnection, headers as natsHeaders } from 'nats';
 import { type Answer, resultOfError } from './answer.js';
-import { itemOf } from './batch-idempotency.js';
+import { batchAnswerJson } from './batch-idempotency.js';
 import type { Dispatcher } from './dispatch.js';
 import { type NatsDispatchServer, serveIngressRequests } from './nats-service.js';
 
@@ -31,12 +31,13 @@ export function serveNatsBatch(
   /** This transport's one error boundary: a refused batch is answered and counted once. */
   async function handle(msg: Msg): Promise<void> {
     const started = performance.now();
-    let reply: BatchReply;
+    let reply: BatchReply | string;
     let retryAfter: number | undefined;
     try {
       const results = await resultsOf(msg);
-      for (const result of results) opts.answer('nats', result, started);
-      reply = { results: results.map(itemOf), http_status: 200 };
+      opts.answer.batch('nats', results, started);
+      // `{ results: results.map(itemOf), http_status: 200 }` as JSON text.
+      reply = batchAnswerJson(results, ',"http_status":200');
     } catch (err) {
       const result = opts.answer(
         'nats',
@@ -73,7 +74,7 @@ export function serveNatsBatch(
     });
   }
 
-  function respond(msg: Msg, reply: BatchReply, retryAfter: number | undefined): void {
+  function respond(msg: Msg, reply: BatchReply | string, retryAfter: number | undefined): void {
     if (!msg.reply) return;
     let headers: MsgHdrs | undefined;
     if (retryAfter !== undefined) {
@@ -81,7 +82,10 @@ export function serveNatsBatch(
       headers.set('Retry-After', String(retryAfter));
     }
     try {
-      msg.respond(JSON.stringify(reply), headers ? { headers } : undefined);
+      msg.respond(
+        typeof reply === 'string' ? reply : JSON.stringify(reply),
+        headers ? { headers } : undefined,
+      );
     } catch (err) {
       opts.logger.warn({ err: String(err) }, 'could not reply to a batch dispatch');
     }
