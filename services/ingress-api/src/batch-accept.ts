@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import { HeraldError, type NotifyRequest, parseNotifyRequest, UUID_V4 } from '@herald/proto';
+import { HeraldError, type NotifyRequest, parseNotifyRequest } from '@herald/proto';
 import type { AcceptInput } from './accept.js';
 import { type ScannedBatch, scanBatchJson } from './batch-json.js';
 import { validateIdempotencyKey } from './idempotency.js';
@@ -76,18 +76,13 @@ export function acceptBatch(input: AcceptInput, limits: BatchLimits): AcceptedBa
         );
       }
       const payloadSpan = event.members.get('payload');
-      const given = field(event.members, 'recipient');
-      // api_key and client were checked above, so a payload and a UUID v4 are all an event needs;
-      // anything else goes through the single dispatch's check for its exact refusal.
-      const recipient =
-        payloadSpan && typeof given === 'string' && UUID_V4.test(given)
-          ? given.toLowerCase()
-          : parseNotifyRequest({
-              recipient: given,
-              payload: payloadSpan ? true : undefined,
-              api_key,
-              client,
-            }).recipient;
+      // parseNotifyRequest checks a valid event without zod (proto/notify.ts), the rest with it.
+      const { recipient } = parseNotifyRequest({
+        recipient: field(event.members, 'recipient'),
+        payload: payloadSpan ? true : undefined,
+        api_key,
+        client,
+      });
       const payload = body.subarray(payloadSpan?.start, payloadSpan?.end);
       if (payload.byteLength > limits.payloadLimitBytes) {
         throw new HeraldError(
