@@ -31,45 +31,31 @@ export function withStatusEvents<T extends Dispatched>(
 }
 
 function statusOf(result: DispatchResult, target: Dispatched, id: string): StatusEvent | undefined {
-  // One flat literal per status: a shared base spread into each cost ~2 µs per event, more than
-  // the JSON.stringify of the record (measured with node 20 on this machine).
-  const { key, recipient } = target;
-  if (result.status === 200) {
-    return {
-      v: 1,
-      id,
-      account_id: key.account_id,
-      key_id: key.id,
-      recipient,
-      at: Date.now(),
-      status: 'sent',
-    };
-  }
-  if (result.status === 202) {
-    return {
-      v: 1,
-      id,
-      account_id: key.account_id,
-      key_id: key.id,
-      recipient,
-      at: Date.now(),
-      status: 'pending',
-    };
-  }
   // Refusals of the request (a full queue) are answers too: the event was not taken, so failed.
-  if ('error' in result.body) {
-    return {
-      v: 1,
-      id,
-      account_id: key.account_id,
-      key_id: key.id,
-      recipient,
-      at: Date.now(),
-      status: 'failed',
-      reason: result.body.error.code,
-    };
-  }
-  return undefined;
+  const refusal = 'error' in result.body ? result.body.error.code : undefined;
+  const status =
+    result.status === 200
+      ? 'sent'
+      : result.status === 202
+        ? 'pending'
+        : refusal !== undefined
+          ? 'failed'
+          : undefined;
+  if (!status) return undefined;
+  // A flat literal: a shared base spread into it cost ~2 µs per event, more than the
+  // JSON.stringify of the record (measured with node 20 on this machine).
+  const { key, recipient } = target;
+  const event: StatusEvent = {
+    v: 1,
+    id,
+    account_id: key.account_id,
+    key_id: key.id,
+    recipient,
+    at: Date.now(),
+    status,
+  };
+  if (status === 'failed') event.reason = refusal;
+  return event;
 }
 
 function publishStatus(nc: Publisher, event: StatusEvent | undefined): void {
