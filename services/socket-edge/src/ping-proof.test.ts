@@ -3,16 +3,24 @@ import { PingProof } from './ping-proof.js';
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
+/** A PingProof whose pings and proven sequences are recorded; `at` sets what it reads as written. */
+function recorded() {
+  const pings: Buffer[] = [];
+  const proven: number[] = [];
+  let written = () => 0;
+  const proof = new PingProof(
+    (token) => pings.push(token),
+    (s) => proven.push(s),
+    () => written(),
+  );
+  return { proof, pings, proven, at: (read: () => number) => (written = read) };
+}
+
 describe('PingProof', () => {
   it('sends one ping per burst, proves what it covers on its pong, then pings for the rest', async () => {
+    const { proof, pings, proven, at } = recorded();
     let seq = 0;
-    const pings: Buffer[] = [];
-    const proven: number[] = [];
-    const proof = new PingProof(
-      (token) => pings.push(token),
-      (s) => proven.push(s),
-      () => seq,
-    );
+    at(() => seq);
     for (let i = 0; i < 3; i++) {
       seq++;
       proof.wrote();
@@ -51,14 +59,9 @@ describe('PingProof', () => {
   });
 
   it('flush sends the ping at once, one per claim, and never a second while one is out', async () => {
+    const { proof, pings, proven, at } = recorded();
     let seq = 0;
-    const pings: Buffer[] = [];
-    const proven: number[] = [];
-    const proof = new PingProof(
-      (token) => pings.push(token),
-      (s) => proven.push(s),
-      () => seq,
-    );
+    at(() => seq);
     // Nothing written: a flush sends nothing.
     expect(proof.claimFlush()).toBe(true);
     proof.flush();
