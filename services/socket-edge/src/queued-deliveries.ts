@@ -1,6 +1,6 @@
 import type { JsMsg } from 'nats';
 import type { Delivery } from './delivery.js';
-import { edgeEventOf } from './edge-event.js';
+import { queuedEventOf } from './edge-event.js';
 import type { EdgeSocket } from './edge-socket.js';
 import { EventFrames } from './framing.js';
 import { corkForTick } from './tick-cork.js';
@@ -50,7 +50,7 @@ export class QueuedDeliveries {
 
   /** Writes a delivery to every socket of the recipient; nakked at once if none took it. */
   write(msg: JsMsg, sockets: Iterable<EdgeSocket>): void {
-    const event = edgeEventOf(msg.headers, msg.data, () => ({
+    const event = queuedEventOf(msg, () => ({
       id: `seq-${msg.seq}`,
       ts: Math.floor(msg.info.timestampNanos / 1_000_000),
     }));
