@@ -1,5 +1,5 @@
 import { EventHeaders, EventMeta } from '@herald/proto';
-import type { MsgHdrs } from 'nats';
+import type { JsMsg, MsgHdrs } from 'nats';
 
 /** An event as it crossed NATS: the payload's JSON text as bytes, untouched, plus its metadata. */
 export interface EdgeEvent {
@@ -32,4 +32,53 @@ export function edgeEventOf(
   });
   const { id, ts } = meta.success ? meta.data : fallback();
   return { id, ts, data };
+}
+
+/** nats.js 2.x's message internals, not in its types: the raw bytes and where the headers end. */
+interface RawMsg {
+  msg?: { _msg?: { hdr?: unknown }; _rdata?: unknown };
+}
+
+const STATUS_LINE = 'NATS/1.0\r\n';
+const ID_LINE = `\r\n${EventHeaders.id}:`;
+const TS_LINE = `\r\n${EventHeaders.ts}:`;
+
+/**
+ * Reads a queued event from a JetStream message. The common case (the headers ingress wrote, no
+ * status) is read from the raw header block without nats.js's `MsgHdrs`, whose decode validates
+ * and maps every header of every message (about a twentieth of the edge's time in figure 4a);
+ * any other case, or a nats.js whose internals differ, goes through {@link edgeEventOf}.
+ */
+export function queuedEventOf(msg: JsMsg, fallback: () => { id: string; ts: number }): EdgeEvent {
+  const block = rawHeaderText(msg);
+  if (block !== undefined) {
+    const id = headerValue(block, ID_LINE);
+    const ts = Number(headerValue(block, TS_LINE) || Number.NaN);
+    if (id && Number.isInteger(ts) && ts >= 0) return { id, ts, data: msg.data };
+  }
+  return edgeEventOf(msg.headers, msg.data, fallback);
+}
+
+/** The message's header block as text, when it is a plain one (no status) nats.js holds raw. */
+function rawHeaderText(msg: JsMsg): string | undefined {
+  const inner = (msg as unknown as RawMsg).msg;
+  const end = inner?._msg?.hdr;
+  const raw = inner?._rdata;
+  if (typeof end !== 'number' || end <= 0 || !(raw instanceof Uint8Array) || end > raw.length)
+    return undefined;
+  const text = Buffer.from(raw.buffer, raw.byteOffset, end).toString('utf8');
+  return text.startsWith(STATUS_LINE) ? text : undefined;
+}
+
+/**
+ * The value of the first header line starting with `line` (CRLF, then the exact key and its
+ * colon), trimmed as nats.js trims it; undefined when there is none. The block's own final CRLF
+ * pair ends the last line.
+ */
+export function headerValue(block: string, line: string): string | undefined {
+  const at = block.indexOf(line);
+  if (at < 0) return undefined;
+  const from = at + line.length;
+  const end = block.indexOf('\r\n', from);
+  return (end < 0 ? block.slice(from) : block.slice(from, end)).trim();
 }

@@ -1,3 +1,4 @@
+import { encodeEventFrame } from '@herald/proto';
 import { describe, expect, it } from 'vitest';
 import { EventFrames, framingOf, parseAck, selectProtocol } from './framing.js';
 
@@ -21,14 +22,31 @@ describe('EventFrames', () => {
     expect(plain.data.toString()).toBe(payload);
     expect(plain.bytes).toBe(Buffer.byteLength(payload));
     const v1 = frames.frameFor('herald.v1');
-    expect(v1.data).toBe(`{"type":"event","id":"e1","ts":42,"payload":${payload}}`);
-    expect(v1.bytes).toBe(Buffer.byteLength(v1.data as string));
+    expect(v1.data.toString()).toBe(`{"type":"event","id":"e1","ts":42,"payload":${payload}}`);
+    expect(v1.bytes).toBe(Buffer.byteLength(v1.data));
     expect(frames.frameFor('herald.v1').data).toBe(v1.data);
+  });
+
+  it('gives the same bytes as the text envelope for any payload, valid UTF-8 or not', () => {
+    const cases = [
+      bytes('{"k":"\u2028 é 😀"}'),
+      bytes('"x"'),
+      Uint8Array.from([0xef, 0xbb, 0xbf, ...bytes('{"bom":1}')]),
+      Uint8Array.from([0x22, 0xff, 0xfe, 0x22]),
+      Uint8Array.from([0x22, 0xc3, 0x22]),
+    ];
+    for (const data of cases) {
+      const id = 'id "quoted" é';
+      const text = encodeEventFrame(id, 7, new TextDecoder().decode(data));
+      const v1 = new EventFrames({ id, ts: 7, data }).frameFor('herald.v1');
+      expect(Buffer.compare(v1.data as Buffer, Buffer.from(text))).toBe(0);
+      expect(v1.bytes).toBe(Buffer.byteLength(text));
+    }
   });
 
   it('keeps the envelope valid JSON for an empty payload', () => {
     const v1 = new EventFrames({ id: 'e2', ts: 1, data: new Uint8Array() }).frameFor('herald.v1');
-    expect(JSON.parse(v1.data as string)).toEqual({
+    expect(JSON.parse(v1.data.toString())).toEqual({
       type: 'event',
       id: 'e2',
       ts: 1,

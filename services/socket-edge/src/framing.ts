@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { AckFrame, encodeEventFrame, SUBPROTOCOL } from '@herald/proto';
 import type { RawData } from 'ws';
 import type { EdgeEvent } from './edge-event.js';
@@ -33,7 +34,7 @@ const decoder = new TextDecoder();
 export class EventFrames {
   readonly event: EdgeEvent;
   #plain: Buffer | undefined;
-  #v1: string | undefined;
+  #v1: Buffer | undefined;
 
   constructor(event: EdgeEvent) {
     this.event = event;
@@ -49,13 +50,34 @@ export class EventFrames {
       );
       return { data: this.#plain, bytes: this.#plain.byteLength };
     }
-    if (this.#v1 === undefined) {
-      // An empty body is not JSON; `null` keeps the envelope valid (ingress never sends one).
-      const payload = this.event.data.byteLength === 0 ? 'null' : decoder.decode(this.event.data);
-      this.#v1 = encodeEventFrame(this.event.id, this.event.ts, payload);
-    }
-    return { data: this.#v1, bytes: Buffer.byteLength(this.#v1) };
+    this.#v1 ??= v1Frame(this.event);
+    return { data: this.#v1, bytes: this.#v1.byteLength };
   }
+}
+
+const UTF8_BOM = [0xef, 0xbb, 0xbf] as const;
+
+/**
+ * The herald.v1 envelope of an event as the bytes ws sends. A payload of valid UTF-8 (what ingress
+ * stores) is copied in as it is, with no decode to a string and encode back (once per event in a
+ * drain); an empty, BOM-led or invalid one goes through the text path, which gives `null`, drops
+ * the BOM and replaces invalid bytes as before, so the bytes on the wire are the same either way.
+ */
+function v1Frame(event: EdgeEvent): Buffer {
+  const data = event.data;
+  const bom = data[0] === UTF8_BOM[0] && data[1] === UTF8_BOM[1] && data[2] === UTF8_BOM[2];
+  if (data.byteLength === 0 || bom || !isUtf8(data)) {
+    // An empty body is not JSON; `null` keeps the envelope valid (ingress never sends one).
+    const payload = data.byteLength === 0 ? 'null' : decoder.decode(data);
+    return Buffer.from(encodeEventFrame(event.id, event.ts, payload));
+  }
+  const head = `{"type":"event","id":${JSON.stringify(event.id)},"ts":${event.ts},"payload":`;
+  const headBytes = Buffer.byteLength(head);
+  const frame = Buffer.allocUnsafe(headBytes + data.byteLength + 1);
+  frame.write(head, 0, headBytes, 'utf8');
+  frame.set(data, headBytes);
+  frame[frame.length - 1] = 0x7d; // }
+  return frame;
 }
 
 /**

@@ -1,16 +1,48 @@
 import type { JsMsg } from 'nats';
 import type { Delivery } from './delivery.js';
-import { edgeEventOf } from './edge-event.js';
+import { queuedEventOf } from './edge-event.js';
 import type { EdgeSocket } from './edge-socket.js';
 import { EventFrames } from './framing.js';
 import { corkForTick } from './tick-cork.js';
 
-/** One queued event handed to sockets and not yet acked or nakked. */
-interface InFlight {
-  /** Deliveries carrying this id, by stream sequence (a redelivery replaces its predecessor). */
-  msgs: Map<number, JsMsg>;
+type Settle = (entry: InFlight, how: 'ack' | 'nak') => void;
+
+/**
+ * One queued event handed to sockets and not yet acked or nakked. It is also the {@link Delivery}
+ * of each of its writes (they all settle it the same way), so a write costs no object of its own.
+ */
+class InFlight implements Delivery {
+  readonly live = false;
+  readonly id: string;
+  /**
+   * Deliveries carrying this id, one per stream sequence (a redelivery replaces its predecessor).
+   * Almost always one: the sequences are compared only when the id comes again, so the common
+   * case never parses a reply subject (nats.js's `seq` does, at a cost per event in figure 4a).
+   */
+  readonly msgs: JsMsg[];
   /** Writes of it that may still be proven (handed to a socket, neither proven nor lost). */
-  pending: number;
+  pending = 0;
+  readonly #settle: Settle;
+
+  constructor(id: string, msg: JsMsg, settle: Settle) {
+    this.id = id;
+    this.msgs = [msg];
+    this.#settle = settle;
+  }
+
+  written(): void {}
+
+  overdue(): void {}
+
+  /** A socket proved receipt: acked, whatever the other sockets do. */
+  proven(): void {
+    this.#settle(this, 'ack');
+  }
+
+  /** A write can no longer be proven: nakked once none of its writes can. */
+  lost(): void {
+    if (--this.pending <= 0) this.#settle(this, 'nak');
+  }
 }
 
 /**
@@ -30,6 +62,7 @@ export class QueuedDeliveries {
   #acks: JsMsg[] = [];
   #ackedIds: string[] = [];
   #ackFlush: NodeJS.Immediate | undefined;
+  readonly #settleEntry: Settle = (entry, how) => this.#settle(entry.id, entry, how);
 
   /**
    * @param onAcked an event was acked (metrics, status record)
@@ -46,21 +79,24 @@ export class QueuedDeliveries {
 
   /** Writes a delivery to every socket of the recipient; nakked at once if none took it. */
   write(msg: JsMsg, sockets: Iterable<EdgeSocket>): void {
-    const event = edgeEventOf(msg.headers, msg.data, () => ({
+    const event = queuedEventOf(msg, () => ({
       id: `seq-${msg.seq}`,
       ts: Math.floor(msg.info.timestampNanos / 1_000_000),
     }));
     let entry = this.#inFlight.get(event.id);
     if (!entry) {
-      entry = { msgs: new Map(), pending: 0 };
+      entry = new InFlight(event.id, msg, this.#settleEntry);
       this.#inFlight.set(event.id, entry);
+    } else {
+      const same = entry.msgs.findIndex((m) => m.seq === msg.seq);
+      if (same >= 0) entry.msgs[same] = msg;
+      else entry.msgs.push(msg);
     }
-    entry.msgs.set(msg.seq, msg);
     const current = entry;
     const frames = new EventFrames(event);
     for (const socket of sockets) {
       corkForTick(socket.ws);
-      if (socket.write(frames, this.#delivery(event.id, current))) current.pending++;
+      if (socket.write(frames, current)) current.pending++;
     }
     if (current.pending === 0) this.#settle(event.id, current, 'nak');
   }
@@ -116,33 +152,20 @@ export class QueuedDeliveries {
 
   /** Tells JetStream every delivery in flight is still being worked on, so ack_wait does not expire. */
   touch(): void {
-    for (const entry of this.#inFlight.values())
-      for (const msg of entry.msgs.values()) msg.working();
-  }
-
-  #delivery(id: string, entry: InFlight): Delivery {
-    return {
-      live: false,
-      written: () => {},
-      overdue: () => {},
-      proven: () => this.#settle(id, entry, 'ack'),
-      lost: () => {
-        if (--entry.pending <= 0) this.#settle(id, entry, 'nak');
-      },
-    };
+    for (const entry of this.#inFlight.values()) for (const msg of entry.msgs) msg.working();
   }
 
   #settle(id: string, entry: InFlight, how: 'ack' | 'nak'): void {
     if (this.#inFlight.get(id) !== entry) return;
     this.#inFlight.delete(id);
     if (how === 'ack') {
-      for (const msg of entry.msgs.values()) this.#acks.push(msg);
+      for (const msg of entry.msgs) this.#acks.push(msg);
       this.#ackedIds.push(id);
       this.#ackFlush ??= setImmediate(() => this.flushAcks());
     } else if (this.#held) {
-      this.#held.push(...entry.msgs.values());
+      this.#held.push(...entry.msgs);
     } else {
-      for (const msg of entry.msgs.values()) msg.nak();
+      for (const msg of entry.msgs) msg.nak();
     }
     this.#onSettled();
   }
