@@ -181,7 +181,7 @@ interface Decoded {
  * deploy's old ingress and edges keep being read), or a `StatusBatch` of them. A batch's records
  * are checked one by one, so a bad record drops alone and its neighbours are written.
  */
-export function decodeStatusMessage(msg: JsMsg): Decoded {
+function decodeStatusMessage(msg: JsMsg): Decoded {
   const json = parseJson(msg.data);
   if (typeof json === 'object' && json !== null && 'records' in json) {
     const envelope = StatusBatchEnvelope.safeParse(json);
