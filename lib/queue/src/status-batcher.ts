@@ -1,5 +1,5 @@
 import { STATUS_BATCH_RECORDS_MAX, type StatusEvent, subjects } from '@herald/proto';
-import type { Publisher } from './turn-publisher.js';
+import type { TurnPublisher } from './turn-publisher.js';
 
 /** Bounds of one status batch message. */
 export interface StatusBatchLimits {
@@ -23,7 +23,6 @@ const CLOSE = ']}';
 const ENVELOPE_BYTES = OPEN.length + CLOSE.length;
 
 interface Open {
-  account: string;
   parts: string[];
   /** Payload bytes of the message as it stands, envelope included. */
   bytes: number;
@@ -31,21 +30,23 @@ interface Open {
 
 /**
  * Coalesces the status records a process produces in one event-loop turn into one `StatusBatch`
- * message per account (proto/status.ts), published on `subjects.status(account)` at the end of the
- * turn (setImmediate): one NATS message, one stream write and one writer ack for a turn's records
- * instead of one each. A message holds at most `maxRecords` records and `maxBytes` bytes; a record
- * that would cross either bound sends the message in hand at once and opens the next.
+ * message per account (proto/status.ts) on `subjects.status(account)`: one NATS message, one
+ * stream store and one writer ack for a turn's records instead of one each. The message takes its
+ * place in the turn publisher's order with the account's first record of the turn and is built
+ * when the turn's messages leave (`TurnPublisher.publishBuilt`), so it shares their socket write.
+ * A message holds at most `maxRecords` records and `maxBytes` bytes; a record that would cross
+ * either bound closes the message in hand and opens the next.
  *
  * Fire-and-forget, as the single publishes were: nothing here can fail a dispatch or a delivery,
  * and a record waits at most one turn, which on an idle process is at once.
  */
 export class StatusBatcher {
-  readonly #publisher: Publisher;
+  readonly #publisher: TurnPublisher;
   readonly #limits: StatusBatchLimits;
-  #open = new Map<string, Open>();
-  #scheduled = false;
+  /** The message of this turn still taking records, per account. */
+  readonly #open = new Map<string, Open>();
 
-  constructor(publisher: Publisher, limits: StatusBatchLimits = DEFAULT_STATUS_BATCH_LIMITS) {
+  constructor(publisher: TurnPublisher, limits: StatusBatchLimits = DEFAULT_STATUS_BATCH_LIMITS) {
     if (
       !Number.isInteger(limits.maxRecords) ||
       limits.maxRecords < 1 ||
@@ -62,51 +63,34 @@ export class StatusBatcher {
 
   /** Adds a record to this turn's message for its account. */
   add(record: StatusEvent): void {
+    const account = record.account_id;
     const json = JSON.stringify(record);
     const size = Buffer.byteLength(json);
-    let open = this.#open.get(record.account_id);
+    const open = this.#open.get(account);
     if (
       open &&
-      (open.parts.length >= this.#limits.maxRecords ||
-        open.bytes + 1 + size > this.#limits.maxBytes)
+      open.parts.length < this.#limits.maxRecords &&
+      open.bytes + 1 + size <= this.#limits.maxBytes
     ) {
-      this.#send(open);
-      open = undefined;
-    }
-    if (open) {
       open.parts.push(json);
       open.bytes += 1 + size;
-    } else {
-      this.#open.set(record.account_id, {
-        account: record.account_id,
-        parts: [json],
-        bytes: ENVELOPE_BYTES + size,
-      });
+      return;
     }
-    if (!this.#scheduled) {
-      this.#scheduled = true;
-      setImmediate(this.#flush);
-    }
-  }
-
-  readonly #flush = (): void => {
-    this.#scheduled = false;
-    const open = this.#open;
-    this.#open = new Map();
-    for (const o of open.values()) this.#send(o);
-  };
-
-  #send(open: Open): void {
+    let subject: string;
     try {
+      subject = subjects.status(account);
+    } catch {
+      // Not a subject token: a lost record costs a figure on the dashboard, never an event.
+      return;
+    }
+    // The message in hand (if any) is closed: it leaves as it is, this record opens the next.
+    const next: Open = { parts: [json], bytes: ENVELOPE_BYTES + size };
+    this.#open.set(account, next);
+    this.#publisher.publishBuilt(subject, () => {
+      if (this.#open.get(account) === next) this.#open.delete(account);
       // Buffer.from takes the string's bytes in one copy; TextEncoder (nats.js's encoding of a
       // string payload) allocates a fresh ArrayBuffer each.
-      this.#publisher.publish(
-        subjects.status(open.account),
-        Buffer.from(`${OPEN}${open.parts.join(',')}${CLOSE}`),
-      );
-    } catch {
-      // The connection is closing (or the account is not a subject token): a lost record costs a
-      // figure on the dashboard, never an event.
-    }
+      return Buffer.from(`${OPEN}${next.parts.join(',')}${CLOSE}`);
+    });
   }
 }

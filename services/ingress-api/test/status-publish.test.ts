@@ -49,8 +49,7 @@ async function publishTurn(
   await sub.flush();
   const batcher = new StatusBatcher(new TurnPublisher(nc), limits);
   for (const r of records) batcher.add(r);
-  // Two turns: the batcher's, then the turn publisher's.
-  await new Promise((r) => setImmediate(r));
+  // The turn publisher hands the turn's messages to nats.js at the turn's end.
   await new Promise((r) => setImmediate(r));
   await nc.flush();
   await sub.flush();
@@ -72,6 +71,25 @@ describe('StatusBatcher (real nats-server)', () => {
     const ofB = msgs.find((m) => m.subject === subjects.status(b));
     expect(ofA?.records).toEqual([records[0], records[2], records[3]]);
     expect(ofB?.records).toEqual([records[1]]);
+  });
+
+  it("takes the turn's place of its first record among the turn publisher's messages", async () => {
+    const a = randomUUID();
+    const got: string[] = [];
+    const s = sub.subscribe(`rt.*.${a}`, { callback: (_e, m) => got.push(m.subject) });
+    await sub.flush();
+    const turn = new TurnPublisher(nc);
+    const batcher = new StatusBatcher(turn);
+    turn.publish(`rt.before.${a}`, 'x');
+    batcher.add(record(a, 1));
+    turn.publish(`rt.after.${a}`, 'y');
+    // Joins the message already placed, after the publish that followed the first record.
+    batcher.add(record(a, 2));
+    await new Promise((r) => setImmediate(r));
+    await nc.flush();
+    await sub.flush();
+    s.unsubscribe();
+    expect(got).toEqual([`rt.before.${a}`, subjects.status(a), `rt.after.${a}`]);
   });
 
   it('puts maxRecords in one message and the next record in a second', async () => {

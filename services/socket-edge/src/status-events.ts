@@ -1,8 +1,11 @@
 import type { StatusEvent } from '@herald/proto';
-import { StatusBatcher } from '@herald/queue';
+import { StatusBatcher, TurnPublisher } from '@herald/queue';
 import type { NatsConnection } from 'nats';
 
-/** One batcher per connection: the records of one event-loop turn leave as one message per account. */
+/**
+ * One batcher per connection, on a turn publisher of its own (status records only): the records
+ * of one event-loop turn leave as one message per account at the turn's end.
+ */
 const batchers = new WeakMap<NatsConnection, StatusBatcher>();
 
 /**
@@ -27,7 +30,7 @@ export function publishDelivered(
   };
   let batcher = batchers.get(nc);
   if (!batcher) {
-    batcher = new StatusBatcher(nc);
+    batcher = new StatusBatcher(new TurnPublisher(nc));
     batchers.set(nc, batcher);
   }
   batcher.add(event);

@@ -6,11 +6,13 @@
  * PER_MESSAGE > 1 publishes the records as StatusBatch messages of that many records (what
  * producers send since they coalesce a turn's records); 1, the single-record form. `cpu_ms` is
  * this process's CPU while the writer drains the stream (the writer, plus the 50 ms polls of the
- * stream's size), not nats-server's or Postgres's.
+ * stream's size), not Postgres's; `nats_cpu_ms` is the private nats-server's CPU (from
+ * /proc, Linux) while the records are published and stored, and while the writer drains them.
  *
  *   node --conditions=herald-source --import tsx services/status/test/measure/writer-rate.ts
  */
 import { randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createDb, createLogger } from '@herald/kit';
 import { startNatsServer, startPostgres } from '@herald/testkit';
 import { connect } from 'nats';
@@ -24,6 +26,23 @@ import {
 const N = Number(process.env.RECORDS ?? 100_000);
 const BATCH = process.env.STATUS_BATCH_MAX ?? '1000';
 const PER_MESSAGE = Number(process.env.PER_MESSAGE ?? 1);
+
+/** CPU ms of the nats-server this process started (its child), from /proc; 0 elsewhere. */
+function natsCpuMs(): number {
+  let ticks = 0;
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // After the name: state, ppid, …; utime and stime are the 14th and 15th fields of the line.
+      if (!stat.includes('(nats-server)') || Number(fields[1]) !== process.pid) continue;
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // The process ended while listing.
+    }
+  }
+  return ticks * 10;
+}
 
 const [nats, pg] = await Promise.all([startNatsServer(), startPostgres()]);
 const db = createDb<StatusDb>(pg.url, 5);
@@ -48,6 +67,7 @@ await first.close();
 const account = randomUUID();
 const key = randomUUID();
 const at = Date.now();
+const natsBeforePublish = natsCpuMs();
 let pending: unknown[] = [];
 let published = 0;
 const publish = (record: unknown) => {
@@ -92,10 +112,12 @@ while (info.state.messages < published) {
   info = await jsm.streams.info('HERALD_STATUS');
 }
 const records = N + Math.floor(N / 2);
+const natsPublishMs = natsCpuMs() - natsBeforePublish;
 const messages = info.state.messages;
 
 const started = performance.now();
 const cpuBefore = process.cpuUsage();
+const natsBeforeDrain = natsCpuMs();
 const service = createStatusService(config, { nc, db, logger });
 await service.start();
 for (;;) {
@@ -105,6 +127,7 @@ for (;;) {
 }
 const seconds = (performance.now() - started) / 1000;
 const cpu = process.cpuUsage(cpuBefore);
+const natsDrainMs = natsCpuMs() - natsBeforeDrain;
 const rows = await db
   .selectFrom('status_events')
   .select((eb) => eb.fn.countAll<string>().as('n'))
@@ -119,6 +142,7 @@ process.stdout.write(
     seconds: Number(seconds.toFixed(2)),
     records_per_s: Math.round(records / seconds),
     cpu_ms: Math.round((cpu.user + cpu.system) / 1000),
+    nats_cpu_ms: { publish: natsPublishMs, drain: natsDrainMs },
   })}\n`,
 );
 await service.close();
