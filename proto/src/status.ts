@@ -33,6 +33,34 @@ export const StatusEvent = z.object({
 });
 export type StatusEvent = z.infer<typeof StatusEvent>;
 
+/**
+ * Most records one {@link StatusBatch} message may carry. The writer takes a message of up to this
+ * many records into one transaction, so it stays far below Postgres's 65,535 bind parameters (9
+ * per row).
+ */
+export const STATUS_BATCH_RECORDS_MAX = 1000;
+
+/**
+ * The status records one process produced in one event-loop turn, for one account, published as
+ * one message on `subjects.status(account)` instead of one message each. The status writer reads
+ * this form and the single {@link StatusEvent} form (older producers), and checks each record on
+ * its own: a record that is not a valid StatusEvent is dropped, the others are written.
+ */
+export const StatusBatch = z.object({
+  v: z.literal(1),
+  records: z.array(StatusEvent).min(1).max(STATUS_BATCH_RECORDS_MAX),
+});
+export type StatusBatch = z.infer<typeof StatusBatch>;
+
+/**
+ * The envelope of a {@link StatusBatch} as the writer reads it: records unchecked, so that each is
+ * parsed with {@link StatusEvent} on its own and one bad record does not refuse its neighbours.
+ */
+export const StatusBatchEnvelope = z.object({
+  v: z.literal(1),
+  records: z.array(z.unknown()).min(1).max(STATUS_BATCH_RECORDS_MAX),
+});
+
 export const STATUS_STREAM = 'HERALD_STATUS';
 /** The status writer's durable pull consumer on {@link STATUS_STREAM}. */
 export const STATUS_CONSUMER = 'status_writer';

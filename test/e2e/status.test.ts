@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
+import { STATUS_BATCH_RECORDS_MAX } from '@herald/proto';
 import { get, post, REPO_ROOT } from '@herald/testkit';
 import { type NatsConnection, connect as natsConnect } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,6 +24,8 @@ describe('delivery status', () => {
         STATUS_IDS_MAX: String(IDS_MAX),
         QUEUE_MAX_PER_RECIPIENT: String(QUEUE_CAP),
       },
+      // Room for the held-back test below: its `delivered` waits for a record published after it.
+      status: { STATUS_ORPHAN_RETRIES: '100' },
     },
   });
   let nc: NatsConnection;
@@ -239,6 +242,143 @@ describe('delivery status', () => {
     // At least 30 records per transaction on average, however loaded the machine.
     expect(batches).toBeLessThanOrEqual(200);
   });
+
+  /** A status record as a producer publishes it. */
+  const rec = (account: string, id: string, extra: Record<string, unknown> = {}) => ({
+    v: 1,
+    id,
+    account_id: account,
+    key_id: 'k-batch',
+    recipient: 'r-batch',
+    status: 'pending',
+    at: Date.now(),
+    ...extra,
+  });
+  const publishBatch = (account: string, records: unknown[]) =>
+    nc.publish(`rt.status.${account}`, JSON.stringify({ v: 1, records }));
+  const countsOf = async (account: string, keyId?: string) =>
+    (
+      await query({
+        op: 'counts',
+        account_id: account,
+        window: 'hour',
+        ...(keyId ? { key_id: keyId } : {}),
+      })
+    ).counts;
+
+  it('writes StatusBatch messages beside single records, each transition once', async () => {
+    const account = randomUUID();
+    const batched = Array.from({ length: 50 }, (_, i) => rec(account, `b-${i}-${account}`));
+    publishBatch(account, batched);
+    // The form every producer used before batches: still read (rolling deploys).
+    for (let i = 0; i < 10; i++) {
+      nc.publish(`rt.status.${account}`, JSON.stringify(rec(account, `s-${i}-${account}`)));
+    }
+    // The same batch again (a producer's repeat or a redelivery) counts nothing more.
+    publishBatch(account, batched);
+    // `delivered` as the edge sends it: no key, counted under the key of the event's record.
+    publishBatch(
+      account,
+      batched.slice(0, 10).map((r) => ({
+        v: 1,
+        id: r.id,
+        account_id: account,
+        recipient: 'r-batch',
+        status: 'delivered',
+        at: Date.now(),
+      })),
+    );
+    await nc.flush();
+    await eventually(
+      async () => (await countsOf(account))?.delivered === 10,
+      'the batches and the single records written',
+      30_000,
+    );
+    expect(await countsOf(account, 'k-batch')).toEqual({
+      sent: 0,
+      pending: 60,
+      delivered: 10,
+      failed: 0,
+    });
+  });
+
+  it('drops the bad records of a batch and writes its good ones; refuses a batch past the bound', async () => {
+    const account = randomUUID();
+    const invalidBefore = await metric('herald_status_records_invalid_total');
+    // Past the bound the message is refused whole (one invalid message), never written in part.
+    publishBatch(
+      account,
+      Array.from({ length: STATUS_BATCH_RECORDS_MAX + 1 }, (_, i) => rec(account, `over-${i}`)),
+    );
+    publishBatch(account, [
+      rec(account, `good-1-${account}`),
+      rec(account, 'no-status', { status: 'lost' }),
+      { v: 1, account_id: account, status: 'pending', at: Date.now() },
+      rec(account, `good-2-${account}`, { status: 'sent' }),
+      'not a record',
+      rec(account, 'v2', { v: 2 }),
+    ]);
+    // At the bound: every record written.
+    publishBatch(
+      account,
+      Array.from({ length: STATUS_BATCH_RECORDS_MAX }, (_, i) =>
+        rec(account, `edge-${i}-${account}`, { status: 'failed', reason: 'queue_full' }),
+      ),
+    );
+    await nc.flush();
+    await eventually(
+      async () => (await countsOf(account))?.failed === STATUS_BATCH_RECORDS_MAX,
+      'the batch at the bound written',
+      30_000,
+    );
+    // The stream is read in order: what came before the last batch has been read too.
+    expect(await countsOf(account)).toEqual({
+      sent: 1,
+      pending: 1,
+      delivered: 0,
+      failed: STATUS_BATCH_RECORDS_MAX,
+    });
+    const recent = await query({ op: 'recent', account_id: account, limit: 10 });
+    expect(recent.events.map((e: { id: string }) => e.id)).not.toContain('over-0');
+    expect(await metric('herald_status_records_invalid_total')).toBe(invalidBefore + 5);
+  });
+
+  it('nakks a batch whose delivered record is held back, and counts its other records once', async () => {
+    const account = randomUUID();
+    const sentId = `sent-${account}`;
+    const lateId = `late-${account}`;
+    // The edge's `delivered` of an event whose own record has not come yet, beside a good record.
+    publishBatch(account, [
+      rec(account, sentId, { status: 'sent' }),
+      { v: 1, id: lateId, account_id: account, status: 'delivered', at: Date.now() },
+    ]);
+    await nc.flush();
+    await eventually(
+      async () => (await statusOfId(account, sentId)) === 'sent',
+      'the good record of the batch written',
+      30_000,
+    );
+    nc.publish(`rt.status.${account}`, JSON.stringify(rec(account, lateId)));
+    await nc.flush();
+    await eventually(
+      async () => (await statusOfId(account, lateId)) === 'delivered',
+      'the held-back record written once its event has a key',
+      30_000,
+    );
+    // Under the event's key (it waited for it), and the batch's `sent`, written again each time
+    // the batch came back, counted once.
+    expect(await countsOf(account, 'k-batch')).toEqual({
+      sent: 1,
+      pending: 1,
+      delivered: 1,
+      failed: 0,
+    });
+  });
+
+  async function statusOfId(account: string, id: string): Promise<string | undefined> {
+    const res = await query({ op: 'ids', account_id: account, ids: [id] });
+    return res.events?.[0]?.status;
+  }
 
   it("trims rows older than its window at the end of retention's run", async () => {
     const s = stack();

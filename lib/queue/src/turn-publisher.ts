@@ -12,7 +12,8 @@ export interface Publisher {
 
 interface Pending {
   subject: string;
-  payload: string | Uint8Array;
+  /** A function: the payload is built when the turn's messages leave (see publishBuilt). */
+  payload: string | Uint8Array | (() => Uint8Array);
   options: TurnPublishOptions | undefined;
   onError: ((err: unknown) => void) | undefined;
 }
@@ -56,13 +57,27 @@ export class TurnPublisher implements Publisher {
     }
   }
 
+  /**
+   * Queues a publish whose payload is built at the end of this turn, when the turn's messages are
+   * handed to nats.js: its place in the order is taken now, its content may still grow until then
+   * (a StatusBatcher adds the turn's later records to it). `build` runs once, in the flush.
+   */
+  publishBuilt(subject: string, build: () => Uint8Array): void {
+    this.#pending.push({ subject, payload: build, options: undefined, onError: undefined });
+    if (!this.#scheduled) {
+      this.#scheduled = true;
+      setImmediate(this.#flush);
+    }
+  }
+
   readonly #flush = (): void => {
     this.#scheduled = false;
     const batch = this.#pending;
     this.#pending = [];
     for (const p of batch) {
       try {
-        this.#nc.publish(p.subject, p.payload, p.options);
+        const payload = typeof p.payload === 'function' ? p.payload() : p.payload;
+        this.#nc.publish(p.subject, payload, p.options);
       } catch (err) {
         p.onError?.(err);
       }

@@ -34,7 +34,32 @@ describe('loadConfig', () => {
       RATE_LEASE_BATCH_MS: 100,
       RATE_STATE_TTL_MS: 600_000,
       QUEUE_DEPTH_SCAN_CACHE_MS: 1000,
+      STATUS_PUBLISH_MAX_RECORDS: 256,
+      STATUS_PUBLISH_MAX_BYTES: 65_536,
     });
+  });
+
+  it('bounds the status message to 1..1000 records and 1024..1 MiB bytes, at either edge', () => {
+    expect(
+      load({ STATUS_PUBLISH_MAX_RECORDS: '1', STATUS_PUBLISH_MAX_BYTES: '1024' }),
+    ).toMatchObject({ STATUS_PUBLISH_MAX_RECORDS: 1, STATUS_PUBLISH_MAX_BYTES: 1024 });
+    expect(
+      load({ STATUS_PUBLISH_MAX_RECORDS: '1000', STATUS_PUBLISH_MAX_BYTES: '1048576' }),
+    ).toMatchObject({ STATUS_PUBLISH_MAX_RECORDS: 1000, STATUS_PUBLISH_MAX_BYTES: 1_048_576 });
+    const low = problems({
+      ...base,
+      STATUS_PUBLISH_MAX_RECORDS: '0',
+      STATUS_PUBLISH_MAX_BYTES: '1023',
+    });
+    expect(low).toContain('STATUS_PUBLISH_MAX_RECORDS ("0"): must be at least 1');
+    expect(low).toContain('STATUS_PUBLISH_MAX_BYTES ("1023"): must be at least 1024');
+    const high = problems({
+      ...base,
+      STATUS_PUBLISH_MAX_RECORDS: '1001',
+      STATUS_PUBLISH_MAX_BYTES: '1048577',
+    });
+    expect(high).toContain('STATUS_PUBLISH_MAX_RECORDS ("1001"): must be at most 1000');
+    expect(high).toContain('STATUS_PUBLISH_MAX_BYTES ("1048577"): must be at most 1048576');
   });
 
   it('bounds the rate-limit and queue-depth settings, naming the variable', () => {

@@ -8,7 +8,12 @@ import {
   parseEnv,
   requireTls,
 } from '@herald/kit';
-import { DEFAULT_QUEUE_PARTITIONS, MAX_QUEUE_PARTITIONS } from '@herald/queue';
+import { STATUS_BATCH_RECORDS_MAX } from '@herald/proto';
+import {
+  DEFAULT_QUEUE_PARTITIONS,
+  DEFAULT_STATUS_BATCH_LIMITS,
+  MAX_QUEUE_PARTITIONS,
+} from '@herald/queue';
 import { z } from 'zod';
 
 const MIB = 1024 * 1024;
@@ -98,6 +103,20 @@ export const Env = CommonEnv.extend({
   STATUS_IDS_MAX: envInt(100, 1, 1000),
   /** How long `POST /events/status` waits for the status service, ms. Default 2000. */
   STATUS_TIMEOUT_MS: envInt(2000, 100, 60_000),
+  /**
+   * Most status records in one NATS message: the records of one event-loop turn leave as one
+   * `StatusBatch` per account (proto/status.ts). Default 256; 1..1000 (what the writer takes).
+   */
+  STATUS_PUBLISH_MAX_RECORDS: envInt(
+    DEFAULT_STATUS_BATCH_LIMITS.maxRecords,
+    1,
+    STATUS_BATCH_RECORDS_MAX,
+  ),
+  /**
+   * Most bytes of one status message's payload (a single larger record still leaves, alone).
+   * Default 65536; 1024..1 MiB (NATS's default max_payload).
+   */
+  STATUS_PUBLISH_MAX_BYTES: envInt(DEFAULT_STATUS_BATCH_LIMITS.maxBytes, 1024, MIB),
 }).superRefine(
   (env, ctx) => {
     requireTls(env, ctx);

@@ -1,6 +1,12 @@
 import type { KeyVerifier } from '@herald/access';
 import { type AuthFailureLimiter, isAuthFailure, type Logger } from '@herald/kit';
-import { NatsRequester, type QueueLayout, type RecipientDepth, TurnPublisher } from '@herald/queue';
+import {
+  NatsRequester,
+  type QueueLayout,
+  type RecipientDepth,
+  StatusBatcher,
+  TurnPublisher,
+} from '@herald/queue';
 import type { JetStreamClient, NatsConnection } from 'nats';
 import { accept } from './accept.js';
 import { type Caller, createAuthorise } from './authorise.js';
@@ -78,9 +84,13 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     now,
   });
   const deliverOnce = createIdempotentDelivery(store, logger);
-  // Every answer of the deliver step is also a status record (fire-and-forget, never awaited).
+  // Every answer of the deliver step is also a status record (fire-and-forget, never awaited);
+  // a turn's records leave as one message per account, through the same turn publisher.
   const deliver = withStatusEvents(
-    publisher,
+    new StatusBatcher(publisher, {
+      maxRecords: config.STATUS_PUBLISH_MAX_RECORDS,
+      maxBytes: config.STATUS_PUBLISH_MAX_BYTES,
+    }),
     createDeliver({
       publisher,
       requester,

@@ -1,5 +1,5 @@
-import { type StatusEvent, subjects } from '@herald/proto';
-import type { Publisher } from '@herald/queue';
+import type { StatusEvent } from '@herald/proto';
+import type { StatusBatcher } from '@herald/queue';
 import type { DispatchResult } from './results.js';
 
 interface Dispatched {
@@ -15,17 +15,19 @@ type Deliver<T extends Dispatched> = (
 
 /**
  * Wraps the dispatch path's `deliver` so that each outcome it answers (200 sent, 202 pending,
- * 503 failed) is published as a status record. A core-NATS publish into the status stream:
- * fire-and-forget, so the dispatch never waits on the status pipeline, and nothing here can fail
- * a dispatch (a lost record costs a figure on the dashboard, never an event).
+ * 503 failed) is published as a status record. The records of one event-loop turn leave as one
+ * core-NATS message per account into the status stream (`StatusBatcher`): fire-and-forget, so
+ * the dispatch never waits on the status pipeline, and nothing here can fail a dispatch (a lost
+ * record costs a figure on the dashboard, never an event).
  */
 export function withStatusEvents<T extends Dispatched>(
-  nc: Publisher,
+  batcher: Pick<StatusBatcher, 'add'>,
   deliver: Deliver<T>,
 ): Deliver<T> {
   return async (target, id, msgId) => {
     const result = await deliver(target, id, msgId);
-    publishStatus(nc, statusOf(result, target, id));
+    const event = statusOf(result, target, id);
+    if (event) batcher.add(event);
     return result;
   };
 }
@@ -56,15 +58,4 @@ function statusOf(result: DispatchResult, target: Dispatched, id: string): Statu
   };
   if (status === 'failed') event.reason = refusal;
   return event;
-}
-
-function publishStatus(nc: Publisher, event: StatusEvent | undefined): void {
-  if (!event) return;
-  try {
-    // Buffer.from takes a small string's bytes from Node's pool; TextEncoder (nats.js's encoding
-    // of a string payload) allocates a fresh ArrayBuffer each, ~3x slower here.
-    nc.publish(subjects.status(event.account_id), Buffer.from(JSON.stringify(event)));
-  } catch {
-    // The connection is closing: the dispatch's own answer is what counts.
-  }
 }

@@ -1,10 +1,18 @@
-import { type StatusEvent, subjects } from '@herald/proto';
+import type { StatusEvent } from '@herald/proto';
+import { StatusBatcher, TurnPublisher } from '@herald/queue';
 import type { NatsConnection } from 'nats';
 
 /**
+ * One batcher per connection, on a turn publisher of its own (status records only): the records
+ * of one event-loop turn leave as one message per account at the turn's end.
+ */
+const batchers = new WeakMap<NatsConnection, StatusBatcher>();
+
+/**
  * Publishes that a queued event was delivered (acked after the client's proof of receipt), as a
- * status record for the status service. A core-NATS publish into the status stream: the edge
- * never waits on it, and a failure here never touches delivery.
+ * status record for the status service. The records of one event-loop turn (a drain burst's acks)
+ * leave as one core-NATS message per account into the status stream (`StatusBatcher`, with its
+ * default bounds): the edge never waits on it, and a failure here never touches delivery.
  */
 export function publishDelivered(
   nc: NatsConnection,
@@ -20,9 +28,10 @@ export function publishDelivered(
     status: 'delivered',
     at: Date.now(),
   };
-  try {
-    nc.publish(subjects.status(account), JSON.stringify(event));
-  } catch {
-    // The connection is closing: the ack itself already happened.
+  let batcher = batchers.get(nc);
+  if (!batcher) {
+    batcher = new StatusBatcher(new TurnPublisher(nc));
+    batchers.set(nc, batcher);
   }
+  batcher.add(event);
 }

@@ -1,5 +1,5 @@
 import type { Logger } from '@herald/kit';
-import { STATUS_CONSUMER, STATUS_STREAM, StatusEvent } from '@herald/proto';
+import { STATUS_CONSUMER, STATUS_STREAM, StatusBatchEnvelope, StatusEvent } from '@herald/proto';
 import type { Kysely } from 'kysely';
 import { AckPolicy, type JetStreamClient, type JetStreamManager, type JsMsg } from 'nats';
 import { writeBatch } from './batch-store.js';
@@ -36,9 +36,10 @@ export async function ensureWriterConsumer(jsm: JetStreamManager, batchMax: numb
 }
 
 /**
- * Reads the status stream in batches (up to batchMax records, or what came within batchWaitMs)
- * and writes each batch in one transaction, acking its records only once it is committed: a
- * crash between the two redelivers them, and the merge makes a second write change nothing.
+ * Reads the status stream in batches (up to batchMax messages, or what came within batchWaitMs)
+ * and writes their records in transactions of up to batchMax records, acking each message only
+ * once its records are committed: a crash between the two redelivers them, and the merge makes a
+ * second write change nothing. A message is one record or a batch of them (proto/status.ts).
  */
 export class StatusWriter {
   readonly #deps: WriterDeps;
@@ -85,39 +86,73 @@ export class StatusWriter {
     }
   }
 
+  /**
+   * Writes what one fetch brought, in transactions of up to batchMax records (a message is never
+   * split, so one of up to STATUS_BATCH_RECORDS_MAX records may go alone past a lower batchMax).
+   */
   async #write(msgs: JsMsg[]): Promise<void> {
-    const { db, logger, metrics } = this.#deps;
-    const records: StatusEvent[] = [];
-    const sources: JsMsg[] = [];
+    const { metrics } = this.#deps;
+    let chunk: Decoded[] = [];
+    let size = 0;
     for (const m of msgs) {
-      const parsed = StatusEvent.safeParse(parseJson(m.data));
-      if (!parsed.success) {
-        metrics.invalid.inc();
+      const decoded = decodeStatusMessage(m);
+      if (decoded.invalid > 0) metrics.invalid.inc(decoded.invalid);
+      if (decoded.records.length === 0) {
+        // Nothing in it is a status record: it can never be written, so it is not redelivered.
         m.term();
         continue;
       }
-      records.push(parsed.data);
-      sources.push(m);
+      if (size > 0 && size + decoded.records.length > this.#opts.batchMax) {
+        await this.#writeChunk(chunk);
+        chunk = [];
+        size = 0;
+      }
+      chunk.push(decoded);
+      size += decoded.records.length;
+    }
+    if (chunk.length > 0) await this.#writeChunk(chunk);
+  }
+
+  /**
+   * One transaction for the records of some messages; each message is acked once its records are
+   * committed. A message with a record held back (a `delivered` whose event has no key yet) is
+   * nakked whole: its other records are already written, and writing them again when it comes
+   * back changes nothing (a status counts only the first time its event reaches it).
+   */
+  async #writeChunk(chunk: Decoded[]): Promise<void> {
+    const { db, logger, metrics } = this.#deps;
+    const records: StatusEvent[] = [];
+    const owner: JsMsg[] = [];
+    for (const d of chunk) {
+      for (const r of d.records) {
+        records.push(r);
+        owner.push(d.msg);
+      }
     }
     const started = performance.now();
     try {
       const result = await writeBatch(
         db,
         records,
-        (i) => (sources[i]?.info.redeliveryCount ?? 0) > this.#opts.orphanRetries,
+        (i) => (owner[i]?.info.redeliveryCount ?? 0) > this.#opts.orphanRetries,
       );
-      const held = new Set(result.deferred);
-      for (const [i, m] of sources.entries()) {
-        if (held.has(i)) m.nak(RETRY_DELAY_MS);
-        else m.ack();
+      const held = new Set<JsMsg>();
+      for (const i of result.deferred) {
+        const m = owner[i];
+        if (m) held.add(m);
       }
-      metrics.records.inc(records.length - held.size);
+      for (const d of chunk) {
+        if (held.has(d.msg)) d.msg.nak(RETRY_DELAY_MS);
+        else d.msg.ack();
+      }
+      metrics.records.inc(records.length - result.deferred.length);
       metrics.batches.inc();
       metrics.batchSeconds.observe((performance.now() - started) / 1000);
-      this.#deps.logger.debug(
+      logger.debug(
         {
+          messages: chunk.length,
           records: records.length,
-          deferred: held.size,
+          deferred: result.deferred.length,
           ms: Math.round(performance.now() - started),
         },
         'status batch written',
@@ -127,10 +162,43 @@ export class StatusWriter {
         { err: String(err), records: records.length },
         'status batch write failed: will retry',
       );
-      for (const m of sources) m.nak(RETRY_DELAY_MS);
+      for (const d of chunk) d.msg.nak(RETRY_DELAY_MS);
       metrics.failedBatches.inc();
     }
   }
+}
+
+interface Decoded {
+  msg: JsMsg;
+  /** Its valid records, in order. */
+  records: StatusEvent[];
+  /** How many of its records (or the message itself) were not valid. */
+  invalid: number;
+}
+
+/**
+ * A status message in either form: one `StatusEvent` (every producer before batches, so a rolling
+ * deploy's old ingress and edges keep being read), or a `StatusBatch` of them. A batch's records
+ * are checked one by one, so a bad record drops alone and its neighbours are written.
+ */
+function decodeStatusMessage(msg: JsMsg): Decoded {
+  const json = parseJson(msg.data);
+  if (typeof json === 'object' && json !== null && 'records' in json) {
+    const envelope = StatusBatchEnvelope.safeParse(json);
+    if (!envelope.success) return { msg, records: [], invalid: 1 };
+    const records: StatusEvent[] = [];
+    let invalid = 0;
+    for (const r of envelope.data.records) {
+      const parsed = StatusEvent.safeParse(r);
+      if (parsed.success) records.push(parsed.data);
+      else invalid++;
+    }
+    return { msg, records, invalid };
+  }
+  const single = StatusEvent.safeParse(json);
+  return single.success
+    ? { msg, records: [single.data], invalid: 0 }
+    : { msg, records: [], invalid: 1 };
 }
 
 function parseJson(data: Uint8Array): unknown {

@@ -3,10 +3,16 @@
  * half of those `delivered`, the way real traffic mixes them) are published into the status
  * stream while the writer is stopped, then the writer is started and timed until every record
  * is in Postgres. Not a test (no assertions): the figure in docs/architecture.md comes from it.
+ * PER_MESSAGE > 1 publishes the records as StatusBatch messages of that many records (what
+ * producers send since they coalesce a turn's records); 1, the single-record form. `cpu_ms` is
+ * this process's CPU while the writer drains the stream (the writer, plus the 50 ms polls of the
+ * stream's size), not Postgres's; `nats_cpu_ms` is the private nats-server's CPU (from
+ * /proc, Linux) while the records are published and stored, and while the writer drains them.
  *
  *   node --conditions=herald-source --import tsx services/status/test/measure/writer-rate.ts
  */
 import { randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createDb, createLogger } from '@herald/kit';
 import { startNatsServer, startPostgres } from '@herald/testkit';
 import { connect } from 'nats';
@@ -19,6 +25,24 @@ import {
 
 const N = Number(process.env.RECORDS ?? 100_000);
 const BATCH = process.env.STATUS_BATCH_MAX ?? '1000';
+const PER_MESSAGE = Number(process.env.PER_MESSAGE ?? 1);
+
+/** CPU ms of the nats-server this process started (its child), from /proc; 0 elsewhere. */
+function natsCpuMs(): number {
+  let ticks = 0;
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // After the name: state, ppid, …; utime and stime are the 14th and 15th fields of the line.
+      if (!stat.includes('(nats-server)') || Number(fields[1]) !== process.pid) continue;
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // The process ended while listing.
+    }
+  }
+  return ticks * 10;
+}
 
 const [nats, pg] = await Promise.all([startNatsServer(), startPostgres()]);
 const db = createDb<StatusDb>(pg.url, 5);
@@ -43,40 +67,57 @@ await first.close();
 const account = randomUUID();
 const key = randomUUID();
 const at = Date.now();
+const natsBeforePublish = natsCpuMs();
+let pending: unknown[] = [];
+let published = 0;
+const publish = (record: unknown) => {
+  if (PER_MESSAGE <= 1) {
+    nc.publish(`rt.status.${account}`, JSON.stringify(record));
+    published++;
+    return;
+  }
+  pending.push(record);
+  if (pending.length >= PER_MESSAGE) flushPending();
+};
+const flushPending = () => {
+  if (pending.length === 0) return;
+  nc.publish(`rt.status.${account}`, JSON.stringify({ v: 1, records: pending }));
+  pending = [];
+  published++;
+};
 for (let i = 0; i < N; i++) {
   const id = `${i}-${account}`;
   const delivered = i % 2 === 1;
-  nc.publish(
-    `rt.status.${account}`,
-    JSON.stringify({
-      v: 1,
-      id,
-      account_id: account,
-      key_id: key,
-      recipient: randomUUID(),
-      status: 'pending',
-      at,
-    }),
-  );
+  publish({
+    v: 1,
+    id,
+    account_id: account,
+    key_id: key,
+    recipient: randomUUID(),
+    status: 'pending',
+    at,
+  });
   if (delivered) {
-    nc.publish(
-      `rt.status.${account}`,
-      JSON.stringify({ v: 1, id, account_id: account, status: 'delivered', at: at + 1 }),
-    );
+    publish({ v: 1, id, account_id: account, status: 'delivered', at: at + 1 });
   }
   if (i % 10_000 === 0) await nc.flush();
 }
+flushPending();
 await nc.flush();
 const jsm = await nc.jetstreamManager();
-// JetStream stores what the server received asynchronously: wait until every record is in.
+// JetStream stores what the server received asynchronously: wait until every message is in.
 let info = await jsm.streams.info('HERALD_STATUS');
-while (info.state.messages < N * 1.5) {
+while (info.state.messages < published) {
   await new Promise((r) => setTimeout(r, 50));
   info = await jsm.streams.info('HERALD_STATUS');
 }
-const records = info.state.messages;
+const records = N + Math.floor(N / 2);
+const natsPublishMs = natsCpuMs() - natsBeforePublish;
+const messages = info.state.messages;
 
 const started = performance.now();
+const cpuBefore = process.cpuUsage();
+const natsBeforeDrain = natsCpuMs();
 const service = createStatusService(config, { nc, db, logger });
 await service.start();
 for (;;) {
@@ -85,6 +126,8 @@ for (;;) {
   await new Promise((r) => setTimeout(r, 50));
 }
 const seconds = (performance.now() - started) / 1000;
+const cpu = process.cpuUsage(cpuBefore);
+const natsDrainMs = natsCpuMs() - natsBeforeDrain;
 const rows = await db
   .selectFrom('status_events')
   .select((eb) => eb.fn.countAll<string>().as('n'))
@@ -92,10 +135,14 @@ const rows = await db
 process.stdout.write(
   `${JSON.stringify({
     records,
+    messages,
+    per_message: PER_MESSAGE,
     event_rows: Number(rows.n),
     batch_max: Number(BATCH),
     seconds: Number(seconds.toFixed(2)),
     records_per_s: Math.round(records / seconds),
+    cpu_ms: Math.round((cpu.user + cpu.system) / 1000),
+    nats_cpu_ms: { publish: natsPublishMs, drain: natsDrainMs },
   })}\n`,
 );
 await service.close();
