@@ -89,8 +89,10 @@ export class StatusBatcher {
     this.#publisher.publishBuilt(subject, () => {
       if (this.#open.get(account) === next) this.#open.delete(account);
       // Buffer.from takes the string's bytes in one copy; TextEncoder (nats.js's encoding of a
-      // string payload) allocates a fresh ArrayBuffer each.
-      return Buffer.from(`${OPEN}${next.parts.join(',')}${CLOSE}`);
+      // string payload) allocates a fresh ArrayBuffer each. A turn's lone record leaves in the
+      // single-record form, which every writer reads: an idle process pays no envelope for it.
+      const parts = next.parts;
+      return Buffer.from(parts.length === 1 ? parts[0] : `${OPEN}${parts.join(',')}${CLOSE}`);
     });
   }
 }

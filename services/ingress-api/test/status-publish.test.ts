@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { STATUS_BATCH_RECORDS_MAX, StatusBatch, type StatusEvent, subjects } from '@herald/proto';
+import { STATUS_BATCH_RECORDS_MAX, StatusBatch, StatusEvent, subjects } from '@herald/proto';
 import { StatusBatcher, TurnPublisher } from '@herald/queue';
 import { type NatsServer, startNatsServer } from '@herald/testkit';
 import { connect, type Msg, type NatsConnection } from 'nats';
@@ -35,13 +35,16 @@ const record = (account: string, i: number, extra: Partial<StatusEvent> = {}): S
 /**
  * Adds `records` in one synchronous run (one event-loop turn) through a batcher on ingress's
  * TurnPublisher, and returns the messages the server delivered on the accounts' subjects, each
- * with its payload's size and its records parsed with the StatusBatch schema.
+ * with its payload's size, its form and its records: a message of one record is a StatusEvent, one
+ * of more a StatusBatch (each parsed with its schema).
  */
 async function publishTurn(
   accounts: string[],
   records: StatusEvent[],
   limits?: { maxRecords: number; maxBytes: number },
-): Promise<Array<{ subject: string; bytes: number; records: StatusEvent[] }>> {
+): Promise<
+  Array<{ subject: string; bytes: number; form: 'single' | 'batch'; records: StatusEvent[] }>
+> {
   const got: Msg[] = [];
   const subs = accounts.map((a) =>
     sub.subscribe(subjects.status(a), { callback: (_e, m) => got.push(m) }),
@@ -54,11 +57,18 @@ async function publishTurn(
   await nc.flush();
   await sub.flush();
   for (const s of subs) s.unsubscribe();
-  return got.map((m) => ({
-    subject: m.subject,
-    bytes: m.data.length,
-    records: StatusBatch.parse(JSON.parse(m.string())).records,
-  }));
+  return got.map((m) => {
+    const body: unknown = JSON.parse(m.string());
+    const batch = StatusBatch.safeParse(body);
+    return batch.success
+      ? { subject: m.subject, bytes: m.data.length, form: 'batch', records: batch.data.records }
+      : {
+          subject: m.subject,
+          bytes: m.data.length,
+          form: 'single',
+          records: [StatusEvent.parse(body)],
+        };
+  });
 }
 
 describe('StatusBatcher (real nats-server)', () => {
@@ -70,7 +80,22 @@ describe('StatusBatcher (real nats-server)', () => {
     const ofA = msgs.find((m) => m.subject === subjects.status(a));
     const ofB = msgs.find((m) => m.subject === subjects.status(b));
     expect(ofA?.records).toEqual([records[0], records[2], records[3]]);
+    expect(ofA?.form).toBe('batch');
     expect(ofB?.records).toEqual([records[1]]);
+  });
+
+  it("sends a turn's lone record in the single-record form, byte for byte its JSON", async () => {
+    const a = randomUUID();
+    const lone = record(a, 1);
+    const msgs = await publishTurn([a], [lone]);
+    expect(msgs).toEqual([
+      {
+        subject: subjects.status(a),
+        bytes: Buffer.byteLength(JSON.stringify(lone)),
+        form: 'single',
+        records: [lone],
+      },
+    ]);
   });
 
   it("takes the turn's place of its first record among the turn publisher's messages", async () => {

@@ -19,8 +19,11 @@ export const Env = CommonEnv.extend({
   MIGRATE_ON_START: envBool(true),
   /** Most Postgres connections this process holds. Default 5. */
   DB_POOL_MAX: envInt(5, 1, 1000),
-  /** Most status records written in one transaction. Default 1000. */
-  STATUS_BATCH_MAX: envInt(1000, 1, 10_000),
+  /**
+   * Most status records written in one transaction. Default 1000. At most 7000: one insert binds
+   * 9 parameters per event row, and Postgres refuses a statement with more than 65,535.
+   */
+  STATUS_BATCH_MAX: envInt(1000, 1, 7_000),
   /**
    * How long the writer waits to fill a batch before writing what it has, ms (a JetStream fetch's
    * expiry, which nats.js takes from 1000 up). Default 1000.
