@@ -19,17 +19,27 @@ export type EventStatus = z.infer<typeof EventStatus>;
  * An edge does not know which key sent an event, so `key_id` and `recipient` may be absent on
  * `delivered`; the status service takes them from the event's earlier record.
  */
+/**
+ * Text Postgres can store: no NUL character. A record Postgres refuses would fail its writer
+ * transaction again on every redelivery and hold back the records written with it.
+ */
+const StoredText = z
+  .string()
+  .refine((s) => !s.includes('\u0000'), 'must not contain a NUL character');
+/** The latest instant a JavaScript Date (and so the writer's timestamptz) can hold, epoch ms. */
+const MAX_DATE_MS = 8_640_000_000_000_000;
+
 export const StatusEvent = z.object({
   v: z.literal(1),
-  id: z.string().min(1).max(64),
-  account_id: z.string().min(1),
-  key_id: z.string().min(1).optional(),
-  recipient: z.string().min(1).optional(),
+  id: StoredText.min(1).max(64),
+  account_id: StoredText.min(1),
+  key_id: StoredText.min(1).optional(),
+  recipient: StoredText.min(1).optional(),
   status: EventStatus,
   /** Epoch ms at which the status was reached. */
-  at: z.number().int().nonnegative(),
+  at: z.number().int().nonnegative().max(MAX_DATE_MS),
   /** Why, for `failed` (an error code, never a payload). */
-  reason: z.string().max(200).optional(),
+  reason: StoredText.max(200).optional(),
 });
 export type StatusEvent = z.infer<typeof StatusEvent>;
 

@@ -317,6 +317,9 @@ describe('delivery status', () => {
       rec(account, `good-2-${account}`, { status: 'sent' }),
       'not a record',
       rec(account, 'v2', { v: 2 }),
+      // Valid JSON that Postgres would refuse: dropped here, never a transaction failing forever.
+      rec(account, 'nul-\u0000-id'),
+      rec(account, `far-future-${account}`, { at: 8_640_000_000_000_001 }),
     ]);
     // At the bound: every record written.
     publishBatch(
@@ -340,7 +343,7 @@ describe('delivery status', () => {
     });
     const recent = await query({ op: 'recent', account_id: account, limit: 10 });
     expect(recent.events.map((e: { id: string }) => e.id)).not.toContain('over-0');
-    expect(await metric('herald_status_records_invalid_total')).toBe(invalidBefore + 5);
+    expect(await metric('herald_status_records_invalid_total')).toBe(invalidBefore + 7);
   });
 
   it('nakks a batch whose delivered record is held back, and counts its other records once', async () => {

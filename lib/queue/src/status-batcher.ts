@@ -92,7 +92,7 @@ export class StatusBatcher {
       // string payload) allocates a fresh ArrayBuffer each. A turn's lone record leaves in the
       // single-record form, which every writer reads: an idle process pays no envelope for it.
       const parts = next.parts;
-      return Buffer.from(parts.length === 1 ? parts[0] : `${OPEN}${parts.join(',')}${CLOSE}`);
+      return Buffer.from(parts.length === 1 ? parts.join('') : `${OPEN}${parts.join(',')}${CLOSE}`);
     });
   }
 }
