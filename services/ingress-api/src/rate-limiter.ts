@@ -41,6 +41,8 @@ interface Lease {
   size: number;
   /** The shared bucket had no whole token: refuse locally until then. */
   emptyUntil: number;
+  /** The lease renewed ahead of this one, spent once this one is used up or expired. */
+  next: { tokens: number; expiresAt: number } | undefined;
   pending: Promise<void> | undefined;
 }
 
@@ -52,9 +54,13 @@ interface Lease {
  * dispatch, and tokens are never handed out twice. Leased tokens expire after `leaseMs`; a
  * refused dispatch is answered locally until the bucket holds a token again.
  *
- * Accepted dispatches of a key over any window of T seconds stay within
- * `burst + rate × T + instances × maxLease` (tokens leased before the window): see
- * docs/operations.md, "Caps and rate limits across instances". While the KV does not answer,
+ * The next lease is taken ahead, in the background, once half of the current one is spent or
+ * it has a quarter of `leaseMs` left, so no dispatch waits for the shared state while the key
+ * is busy (two KV round trips every lease were figure 1's periodic stall). An instance
+ * therefore holds at most its lease and the one renewed ahead of it:
+ * `maxLease + floor(maxLease / 2)` tokens (`maxHeld`). Accepted dispatches of a key over
+ * any window of T seconds stay within `burst + rate × T + instances × maxHeld` (tokens leased
+ * before the window): see docs/operations.md, "Caps and rate limits across instances". While the KV does not answer,
  * each instance enforces the limit on its own (so the global rate is at most instances × the
  * limit) rather than refuse every dispatch or let them all through.
  */
@@ -77,19 +83,36 @@ export class DispatchRateLimiter {
     const lease = this.#leaseOf(key.id);
     for (let attempt = 0; attempt < TAKE_ATTEMPTS; attempt++) {
       const now = this.#now();
+      if (lease.tokens <= 0 || now >= lease.expiresAt) promoteNext(lease, now);
       if (lease.tokens > 0 && now < lease.expiresAt) {
         lease.tokens--;
+        this.#renewAhead(key, lease, now);
         return;
       }
       if (now < lease.emptyUntil) throw limited(key, lease.emptyUntil - now);
       if (now < this.#fallbackUntil) return this.#takeLocally(key, now);
-      lease.pending ??= this.#renew(key, lease).finally(() => {
-        lease.pending = undefined;
-      });
+      lease.pending ??= this.#renew(key, lease, 'due');
       await lease.pending;
     }
     // Other dispatches of this key on this instance kept taking the leased tokens first.
     throw limited(key, 1000);
+  }
+
+  /** Resolves once no lease renewal is in flight (tests read the shared state after it). */
+  async settled(): Promise<void> {
+    await Promise.all([...this.#leases.values()].map((l) => l.pending));
+  }
+
+  /**
+   * Starts renewing in the background, while the lease still has tokens, once half of it is
+   * spent (the next one doubles) or a quarter of its life is left (the next one halves if more
+   * than half is unspent): the renewal lands before the lease runs out, so no dispatch waits.
+   */
+  #renewAhead(key: VerifiedKey, lease: Lease, now: number): void {
+    if (lease.pending || lease.next || now < lease.emptyUntil || now < this.#fallbackUntil) return;
+    const halfSpent = lease.tokens <= lease.size / 2;
+    if (!halfSpent && lease.expiresAt - now > this.#opts.leaseMs / 4) return;
+    lease.pending = this.#renew(key, lease, halfSpent ? 'grow' : 'shrink');
   }
 
   #leaseOf(keyId: string): Lease {
@@ -97,7 +120,14 @@ export class DispatchRateLimiter {
     if (lease) {
       this.#leases.delete(keyId);
     } else {
-      lease = { tokens: 0, expiresAt: 0, size: 1, emptyUntil: 0, pending: undefined };
+      lease = {
+        tokens: 0,
+        expiresAt: 0,
+        size: 1,
+        emptyUntil: 0,
+        next: undefined,
+        pending: undefined,
+      };
     }
     this.#leases.set(keyId, lease);
     if (this.#leases.size > MAX_KEYS) {
@@ -107,16 +137,27 @@ export class DispatchRateLimiter {
     return lease;
   }
 
-  /** Leases tokens from the key's shared bucket, or learns when it will hold one again. */
-  async #renew(key: VerifiedKey, lease: Lease): Promise<void> {
+  /**
+   * Leases tokens from the key's shared bucket into `lease.next`, or learns when it will hold one
+   * again. `due`: the lease ran out or expired (a dispatch waits); `grow`/`shrink`: renewed ahead
+   * with half of it spent, or with its life nearly over and more than half unspent.
+   */
+  #renew(key: VerifiedKey, lease: Lease, why: 'due' | 'grow' | 'shrink'): Promise<void> {
+    return this.#lease(key, lease, why).finally(() => {
+      lease.pending = undefined;
+    });
+  }
+
+  async #lease(key: VerifiedKey, lease: Lease, why: 'due' | 'grow' | 'shrink'): Promise<void> {
     const limits = key.limits;
     const max = maxLease(limits, this.#opts.leaseBatchMs);
     if (lease.expiresAt > 0) {
-      const wasted = lease.tokens > 0;
+      const wasted = why === 'shrink' || (why === 'due' && lease.tokens > 0);
       lease.size = wasted ? Math.max(1, Math.floor(lease.size / 2)) : Math.min(max, lease.size * 2);
     }
     lease.size = Math.min(lease.size, max);
-    lease.tokens = 0;
+    // A due renewal replaces a lease that is used up or expired: what is left of it is forfeited.
+    if (why === 'due') lease.tokens = 0;
     let kv: KV;
     try {
       kv = await this.#kv();
@@ -137,8 +178,7 @@ export class DispatchRateLimiter {
           if (isWrongLastSequence(err)) continue;
           throw err;
         }
-        lease.tokens = taken;
-        lease.expiresAt = this.#now() + this.#opts.leaseMs;
+        lease.next = { tokens: taken, expiresAt: this.#now() + this.#opts.leaseMs };
         lease.emptyUntil = 0;
         return;
       }
@@ -163,6 +203,19 @@ export class DispatchRateLimiter {
       if (oldest !== undefined) this.#local.delete(oldest);
     }
   }
+}
+
+/**
+ * Makes the lease renewed ahead the current one once the current one is used up or expired:
+ * what is left of the current one is forfeited, as when it expires.
+ */
+function promoteNext(lease: Lease, now: number): void {
+  const next = lease.next;
+  if (!next) return;
+  lease.next = undefined;
+  if (now >= next.expiresAt) return;
+  lease.tokens = next.tokens;
+  lease.expiresAt = next.expiresAt;
 }
 
 function limited(key: VerifiedKey, waitMs: number): HeraldError {

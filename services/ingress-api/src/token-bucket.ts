@@ -54,3 +54,14 @@ export function maxLease(limits: BucketLimits, batchMs: number): number {
   const share = Math.floor((limits.dispatch_rate * batchMs) / 1000);
   return Math.max(1, Math.min(limits.dispatch_burst, share));
 }
+
+/**
+ * Most tokens one instance holds for a key at once: its lease (at most {@link maxLease}) and the
+ * one renewed ahead of it, which starts once half of the current one is spent (then the current
+ * one holds at most half of the largest lease) or near its expiry with more than half unspent
+ * (then the next one is half the size).
+ */
+export function maxHeld(limits: BucketLimits, batchMs: number): number {
+  const max = maxLease(limits, batchMs);
+  return max + Math.floor(max / 2);
+}
