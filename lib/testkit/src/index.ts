@@ -1,6 +1,7 @@
 // The vitest fixtures live at '@herald/testkit/fixtures': this entry must load outside vitest too
 // (bench and scripts start servers with it).
 export { makeCerts, type TestCerts } from './certs.js';
+export { childCpuMs } from './child-cpu.js';
 export { which } from './exec.js';
 export { get, type HttpResult, post, request } from './http-client.js';
 export { natsServerBinary, pinnedNatsVersion, versionAtLeast } from './nats-binary.js';

@@ -10,31 +10,17 @@
  *   node --conditions=herald-source --import tsx services/ingress-api/test/measure/status-publish-cost.ts
  */
 import { randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
 import { type StatusEvent, statusStreamConfig, subjects } from '@herald/proto';
 import { StatusBatcher, TurnPublisher } from '@herald/queue';
-import { startNatsServer } from '@herald/testkit';
+import { childCpuMs, startNatsServer } from '@herald/testkit';
 import { connect, type StreamConfig } from 'nats';
 
 const RECORDS = Number(process.env.RECORDS ?? 100_000);
 const PER_TURN = (process.env.PER_TURN ?? '1,8,64').split(',').map(Number);
 const STREAM = process.env.STREAM !== '0';
 
-/** CPU ms of the nats-server this process started (its child), from /proc; 0 elsewhere. */
-function natsCpuMs(): number {
-  let ticks = 0;
-  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (!stat.includes('(nats-server)') || Number(fields[1]) !== process.pid) continue;
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // The process ended while listing.
-    }
-  }
-  return ticks * 10;
-}
+/** CPU ms of the nats-server this process started (its child). */
+const natsCpuMs = () => childCpuMs('nats-server');
 
 const nats = await startNatsServer();
 const nc = await connect({ servers: nats.url });

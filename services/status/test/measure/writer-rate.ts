@@ -12,9 +12,8 @@
  *   node --conditions=herald-source --import tsx services/status/test/measure/writer-rate.ts
  */
 import { randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
 import { createDb, createLogger } from '@herald/kit';
-import { startNatsServer, startPostgres } from '@herald/testkit';
+import { childCpuMs, startNatsServer, startPostgres } from '@herald/testkit';
 import { connect } from 'nats';
 import {
   createStatusService,
@@ -27,22 +26,8 @@ const N = Number(process.env.RECORDS ?? 100_000);
 const BATCH = process.env.STATUS_BATCH_MAX ?? '1000';
 const PER_MESSAGE = Number(process.env.PER_MESSAGE ?? 1);
 
-/** CPU ms of the nats-server this process started (its child), from /proc; 0 elsewhere. */
-function natsCpuMs(): number {
-  let ticks = 0;
-  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      // After the name: state, ppid, …; utime and stime are the 14th and 15th fields of the line.
-      if (!stat.includes('(nats-server)') || Number(fields[1]) !== process.pid) continue;
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // The process ended while listing.
-    }
-  }
-  return ticks * 10;
-}
+/** CPU ms of the nats-server this process started (its child). */
+const natsCpuMs = () => childCpuMs('nats-server');
 
 const [nats, pg] = await Promise.all([startNatsServer(), startPostgres()]);
 const db = createDb<StatusDb>(pg.url, 5);
