@@ -11,6 +11,7 @@ import type {
   Consumer,
   ConsumerConfig,
   ConsumerInfo,
+  ConsumerUpdateConfig,
   JetStreamClient,
   JetStreamManager,
 } from 'nats';
@@ -60,8 +61,11 @@ export interface FoundConsumer {
  * lookup. Before, a storm of reconnects paid a consumer info (404), a create and a second info per
  * recipient (issue 11: 2,000 recipients reconnecting at once). Only when the create is refused (a
  * consumer with another config: an edge of an earlier release, whose default ack_wait was 30 s, or
- * another max_ack_pending) does it fall back to info and, for ack_wait, an update: the short
- * ack_wait is what brings an edge crash's in-flight events back within the reconnect contract.
+ * another max_ack_pending) does it fall back to info and, when ack_wait or max_ack_pending differ
+ * from this edge's, one update of both: the short ack_wait is what brings an edge crash's in-flight
+ * events back within the reconnect contract, and after the update the next connect's create matches
+ * again (without the update, after a change of MAX_ACK_PENDING every consumer made before would pay
+ * the refused create and the info on every connect until retention reaped it).
  */
 export async function findQueueConsumer(deps: QueueLookupDeps): Promise<FoundConsumer | undefined> {
   const { js, account, recipient, stream } = deps;
@@ -87,12 +91,20 @@ export async function findQueueConsumer(deps: QueueLookupDeps): Promise<FoundCon
       'consumer create refused: using the existing one',
     );
     info = await jsm.consumers.info(stream, name);
-    if (info.config.ack_wait !== deps.ackWaitMs * NS_PER_MS) {
-      await jsm.consumers
-        .update(stream, name, { ack_wait: deps.ackWaitMs * NS_PER_MS })
-        .catch((e: unknown) =>
-          deps.logger.debug({ err: String(e), consumer: name }, 'ack_wait update refused'),
-        );
+    // Move what can be moved to this edge's config, once: afterwards the create is the same as the
+    // consumer's and is answered with its info again (the create alone, not the create and an info, on every connect). Its storage
+    // kind (mem_storage) cannot be changed, so such a consumer keeps taking this path.
+    const moved: Partial<ConsumerUpdateConfig> = {};
+    if (info.config.ack_wait !== deps.ackWaitMs * NS_PER_MS)
+      moved.ack_wait = deps.ackWaitMs * NS_PER_MS;
+    if (info.config.max_ack_pending !== deps.maxAckPending)
+      moved.max_ack_pending = deps.maxAckPending;
+    if (Object.keys(moved).length > 0) {
+      const before = info;
+      info = await jsm.consumers.update(stream, name, moved).catch((e: unknown) => {
+        deps.logger.debug({ err: String(e), consumer: name }, 'consumer update refused');
+        return before;
+      });
     }
   }
   return { consumer: js.consumers.getPullConsumerFor(info), ackPending: info.num_ack_pending };

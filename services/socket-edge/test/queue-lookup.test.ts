@@ -22,6 +22,10 @@ import { findQueueConsumer } from '../src/queue-lookup.js';
 const ACCOUNT = '0b6a5d3e-7c41-4f2a-9d0e-1a2b3c4d5e6f';
 const ACK_WAIT_MS = 1000;
 const NS_PER_MS = 1_000_000;
+/** The edge's default (config.ts). */
+const MAX_ACK_PENDING = 64;
+/** Another edge's MAX_ACK_PENDING (an operator's change, or another release's default). */
+const OTHER_MAX_ACK_PENDING = 128;
 const layout = new QueueLayout(4);
 
 let nats: NatsServer;
@@ -49,7 +53,7 @@ afterAll(async () => {
   await nats?.stop();
 });
 
-function lookup(recipient: string, memoryState = false) {
+function lookup(recipient: string, memoryState = false, maxAckPending = MAX_ACK_PENDING) {
   return findQueueConsumer({
     js: nc.jetstream(),
     jsm: Promise.resolve(jsm),
@@ -59,7 +63,7 @@ function lookup(recipient: string, memoryState = false) {
     account: ACCOUNT,
     recipient,
     ackWaitMs: ACK_WAIT_MS,
-    maxAckPending: 64,
+    maxAckPending,
     memoryState,
   });
 }
@@ -119,17 +123,76 @@ describe('findQueueConsumer', () => {
     expect(info?.delivered.consumer_seq).toBe(1);
   });
 
-  it('moves a consumer made with another ack_wait (an earlier release) to this edge', async () => {
+  it('moves a consumer made with another ack_wait (an earlier release) to this edge, once', async () => {
     const recipient = randomUUID();
     await queue(recipient, 1);
     const stream = layout.streamOf(ACCOUNT, recipient);
-    const old = queueConsumerConfig(ACCOUNT, recipient, { ackWaitMs: 30_000, maxAckPending: 64 });
+    const old = queueConsumerConfig(ACCOUNT, recipient, {
+      ackWaitMs: 30_000,
+      maxAckPending: MAX_ACK_PENDING,
+    });
     await jsm.consumers.add(stream, old as unknown as Partial<ConsumerConfig>);
-    const found = await lookup(recipient);
+    let found: Awaited<ReturnType<typeof lookup>>;
+    const calls = await callsOf(async () => {
+      found = await lookup(recipient);
+    });
+    // Refused create, its info, then nats.js's update (an info and the update itself).
+    expect(calls).toEqual([
+      'STREAM.MSG',
+      'CONSUMER.CREATE',
+      'CONSUMER.INFO',
+      'CONSUMER.INFO',
+      'CONSUMER.CREATE',
+    ]);
     expect(found).toBeDefined();
     const info = await jsm.consumers.info(stream, queueConsumerName(ACCOUNT, recipient));
     expect(info.config.ack_wait).toBe(ACK_WAIT_MS * NS_PER_MS);
     expect(info.num_pending).toBe(1);
+    expect(await callsOf(() => lookup(recipient))).toEqual(['STREAM.MSG', 'CONSUMER.CREATE']);
+  });
+
+  it('moves a consumer made with another max_ack_pending to this edge once, ack state kept', async () => {
+    const recipient = randomUUID();
+    await queue(recipient, 3);
+    const stream = layout.streamOf(ACCOUNT, recipient);
+    const name = queueConsumerName(ACCOUNT, recipient);
+    // Made by an edge with another MAX_ACK_PENDING, one delivery of it unacked and one acked.
+    await lookup(recipient, false, OTHER_MAX_ACK_PENDING);
+    const made = await jsm.consumers.info(stream, name);
+    expect(made.config.max_ack_pending).toBe(OTHER_MAX_ACK_PENDING);
+    const batch = await nc
+      .jetstream()
+      .consumers.getPullConsumerFor(made)
+      .fetch({ max_messages: 2, expires: 5000 });
+    let n = 0;
+    for await (const msg of batch) if (n++ === 0) await msg.ackAck();
+    expect(n).toBe(2);
+    let found: Awaited<ReturnType<typeof lookup>>;
+    const calls = await callsOf(async () => {
+      found = await lookup(recipient);
+    });
+    expect(calls).toEqual([
+      'STREAM.MSG',
+      'CONSUMER.CREATE',
+      'CONSUMER.INFO',
+      'CONSUMER.INFO',
+      'CONSUMER.CREATE',
+    ]);
+    expect(found?.ackPending).toBe(1);
+    const info = await jsm.consumers.info(stream, name);
+    expect(info.config.max_ack_pending).toBe(MAX_ACK_PENDING);
+    expect(info.config.ack_wait).toBe(ACK_WAIT_MS * NS_PER_MS);
+    expect(info.num_ack_pending).toBe(1);
+    expect(info.num_pending).toBe(1);
+    expect(info.ack_floor.stream_seq).toBeGreaterThan(0);
+    // Every later connect costs the probe and the create, as for a consumer this edge made.
+    let again: Awaited<ReturnType<typeof lookup>>;
+    expect(
+      await callsOf(async () => {
+        again = await lookup(recipient);
+      }),
+    ).toEqual(['STREAM.MSG', 'CONSUMER.CREATE']);
+    expect(again?.ackPending).toBe(1);
   });
 
   it('creates a memory-state consumer with one call, and finds it again with one call', async () => {
