@@ -1,4 +1,4 @@
-import { type QueuedNotice, subjects } from '@herald/proto';
+import { type QueuedNotice, type RecipientSubjects, subjects } from '@herald/proto';
 import type { MsgHdrs } from 'nats';
 import { EventMsgHdrs } from './event-headers.js';
 import { isRecipientFull, isStoreFull, jsApiError } from './jetstream-errors.js';
@@ -25,6 +25,11 @@ export interface QueuedEvent {
   msgId: string;
   /** The recipient's partition stream (QueueLayout.streamOf): the publish must land there. */
   stream: string;
+  /**
+   * The recipient's queue and notice subjects when the caller has them already
+   * (`recipientSubjects`, one check of the two tokens per event); built here when absent.
+   */
+  subjects?: Pick<RecipientSubjects, 'queue' | 'queued'> | undefined;
 }
 
 /** JetStream's publish headers (nats.js keeps its own copies internal). */
@@ -62,7 +67,7 @@ export async function enqueue(
     h.set(EXPECTED_STREAM, event.stream);
   }
   const outcome = await requester.request(
-    subjects.queue(event.account, event.recipient),
+    event.subjects?.queue ?? subjects.queue(event.account, event.recipient),
     event.payload,
     h,
     timeoutMs,
@@ -80,7 +85,12 @@ export async function enqueue(
     return { kind: 'error', reason: 'malformed JetStream publish ack' };
   const notice: QueuedNotice = { v: 1, id: event.id };
   try {
-    nc.publish(subjects.queued(event.account, event.recipient), JSON.stringify(notice));
+    // Bytes, not the string: nats.js encodes a string payload with TextEncoder, one ArrayBuffer
+    // per notice; Buffer.from writes the same UTF-8 bytes into Node's shared pool.
+    nc.publish(
+      event.subjects?.queued ?? subjects.queued(event.account, event.recipient),
+      Buffer.from(JSON.stringify(notice)),
+    );
   } catch {
     // The event is stored; an edge connecting later finds it with its connect-time check.
   }

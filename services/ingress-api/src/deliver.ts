@@ -1,5 +1,5 @@
 import type { Logger } from '@herald/kit';
-import { EventHeaders } from '@herald/proto';
+import { EventHeaders, recipientSubjects } from '@herald/proto';
 import {
   EventMsgHdrs,
   enqueue,
@@ -54,10 +54,12 @@ export function createDeliver(deps: DeliverDeps) {
   ): Promise<DispatchResult> {
     const eventHeaders = headersOf(id, deps.now());
     const { account, recipient, payload } = target;
+    // The live, queue and notice subjects and the queue's stream from one check of the tokens.
+    const names = recipientSubjects(account, recipient);
     // Plain literals, not spreads of `target`: copying the key along was measurable per event.
     const live = await pushLive(
       requester,
-      { account, recipient, payload, headers: eventHeaders },
+      { account, recipient, payload, headers: eventHeaders, subject: names.live },
       limits.liveTimeoutMs,
     );
     if (live.kind === 'sent') return sent(id);
@@ -85,7 +87,8 @@ export function createDeliver(deps: DeliverDeps) {
         id,
         msgId,
         headers: eventHeaders,
-        stream: deps.layout.streamOf(account, recipient),
+        stream: deps.layout.streamOfSlot(names.slot),
+        subjects: names,
       },
       limits.publishTimeoutMs,
     );

@@ -21,6 +21,8 @@ export interface LiveEvent {
   /** The payload's original JSON text as UTF-8 bytes. */
   payload: Uint8Array;
   headers: MsgHdrs;
+  /** `subjects.live(account, recipient)` when the caller has it already; built here when absent. */
+  subject?: string | undefined;
 }
 
 /** Pushes an event to every edge holding a socket of the recipient; the first reply wins. */
@@ -30,7 +32,7 @@ export async function pushLive(
   timeoutMs: number,
 ): Promise<LiveOutcome> {
   const outcome = await requester.request(
-    subjects.live(event.account, event.recipient),
+    event.subject ?? subjects.live(event.account, event.recipient),
     event.payload,
     event.headers,
     timeoutMs,
