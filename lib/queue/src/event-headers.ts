@@ -46,6 +46,14 @@ export class EventMsgHdrs extends MsgHdrsImpl {
     return this;
   }
 
+  /**
+   * The headers' wire text (what `encode` encodes) while it is kept, else undefined (after a change
+   * through nats.js's own methods): the turn publisher writes it straight into the turn's bytes.
+   */
+  wireText(): string | undefined {
+    return this.#text === undefined ? undefined : `${this.#text}\r\n\r\n`;
+  }
+
   override encode(): Uint8Array {
     if (this.#text === undefined) return super.encode();
     // Buffer.from, not TextEncoder: the same UTF-8 bytes, but a small Buffer is a slice of Node's
