@@ -85,11 +85,10 @@ export async function enqueue(
     return { kind: 'error', reason: 'malformed JetStream publish ack' };
   const notice: QueuedNotice = { v: 1, id: event.id };
   try {
-    // Bytes, not the string: nats.js encodes a string payload with TextEncoder, one ArrayBuffer
-    // per notice; Buffer.from writes the same UTF-8 bytes into Node's shared pool.
+    // The string: ingress's TurnPublisher writes it straight into its turn's bytes.
     nc.publish(
       event.subjects?.queued ?? subjects.queued(event.account, event.recipient),
-      Buffer.from(JSON.stringify(notice)),
+      JSON.stringify(notice),
     );
   } catch {
     // The event is stored; an edge connecting later finds it with its connect-time check.
