@@ -1,5 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { recipientSubjectKind, subjects } from './subjects.js';
+import { queueSlot, recipientSubjectKind, recipientSubjects, subjects } from './subjects.js';
 
 const ACCOUNT = '0b6a5d3e-7c41-4f2a-9d0e-1a2b3c4d5e6f';
 const RECIPIENT = '9f8e7d6c-5b4a-4c3d-8e2f-0a1b2c3d4e5f';
@@ -35,5 +36,40 @@ describe("a recipient's subjects", () => {
   it('refuse ids that are not subject tokens', () => {
     expect(() => subjects.recipient(ACCOUNT, '*')).toThrow(TypeError);
     expect(() => subjects.recipient('a.b', RECIPIENT)).toThrow(TypeError);
+  });
+});
+
+describe('recipientSubjects', () => {
+  it('gives the strings and slot subjects.live/queue/queued and queueSlot give one by one', () => {
+    for (let i = 0; i < 500; i++) {
+      const account = randomUUID();
+      const recipient = randomUUID();
+      expect(recipientSubjects(account, recipient)).toEqual({
+        live: subjects.live(account, recipient),
+        queue: subjects.queue(account, recipient),
+        queued: subjects.queued(account, recipient),
+        slot: queueSlot(account, recipient),
+      });
+    }
+  });
+
+  it('refuses a bad token with the same TypeError as subjects.live', () => {
+    const good = randomUUID();
+    for (const [account, recipient] of [
+      ['not-a-uuid', good],
+      [good, 'a.b'],
+      [good.toUpperCase(), good],
+      [good, `${good}*`],
+    ] as const) {
+      const theirs = (() => {
+        try {
+          subjects.live(account, recipient);
+        } catch (err) {
+          return err;
+        }
+      })();
+      expect(theirs).toBeInstanceOf(TypeError);
+      expect(() => recipientSubjects(account, recipient)).toThrow(theirs as TypeError);
+    }
   });
 });

@@ -31,7 +31,11 @@ export const QUEUE_SLOTS = 256;
  * spreads UUIDs evenly; it is not a security boundary (the account token in the subject is).
  */
 export function queueSlot(account: string, recipient: string): number {
-  const key = `${assertToken('account', account)}.${assertToken('recipient', recipient)}`;
+  return slotOfKey(`${assertToken('account', account)}.${assertToken('recipient', recipient)}`);
+}
+
+/** FNV-1a of `<account>.<recipient>` (tokens already checked), mod QUEUE_SLOTS. */
+function slotOfKey(key: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < key.length; i++) {
     h ^= key.charCodeAt(i);
@@ -46,6 +50,35 @@ function slotToken(slot: number): string {
     throw new RangeError(`queue slot must be an integer in [0, ${QUEUE_SLOTS}), got ${slot}`);
   }
   return slot.toString(16).padStart(2, '0');
+}
+
+/** The subjects ingress's deliver step uses for one recipient, and its queue slot. */
+export interface RecipientSubjects {
+  /** {@link subjects.live} */
+  live: string;
+  /** {@link subjects.queue} */
+  queue: string;
+  /** {@link subjects.queued} */
+  queued: string;
+  /** {@link queueSlot} */
+  slot: number;
+}
+
+/**
+ * {@link subjects.live}, {@link subjects.queue}, {@link subjects.queued} and {@link queueSlot} of
+ * one recipient from one check of its two tokens, the same strings and slot (and the same
+ * TypeError for a bad token) as those give one by one. An offline event needs all four, and each
+ * checked both tokens again (eight regex tests and two hashes per event on the batch path).
+ */
+export function recipientSubjects(account: string, recipient: string): RecipientSubjects {
+  const pair = `${assertToken('account', account)}.${assertToken('recipient', recipient)}`;
+  const slot = slotOfKey(pair);
+  return {
+    live: `rt.live.${pair}`,
+    queue: `rt.queue.${slotToken(slot)}.${pair}`,
+    queued: `rt.queued.${pair}`,
+    slot,
+  };
 }
 
 export const subjects = {

@@ -40,4 +40,22 @@ describe('EventMsgHdrs', () => {
   it('refuses a value with a line break, as nats.js does', () => {
     expect(() => new EventMsgHdrs().add('Herald-Id', 'a\r\nX: y')).toThrow(/\\r and \\n/);
   });
+
+  it('encodes byte for byte what TextEncoder and nats.js encode, non-ASCII values included', () => {
+    const values = ['abc', 'acct:kéy ✓ 3', ' 123 ', '😀'];
+    const ours = new EventMsgHdrs();
+    const theirs = new MsgHdrsImpl();
+    for (const [i, v] of values.entries()) {
+      ours.add(`X-H${i}`, v);
+      theirs.set(`X-H${i}`, v);
+      const bytes = ours.encode();
+      expect(bytes).toBeInstanceOf(Uint8Array);
+      expect(Buffer.from(bytes).equals(Buffer.from(theirs.encode()))).toBe(true);
+      const text = `NATS/1.0${values
+        .slice(0, i + 1)
+        .map((x, j) => `\r\nX-H${j}: ${x.trim()}`)
+        .join('')}\r\n\r\n`;
+      expect(Buffer.from(bytes).equals(Buffer.from(new TextEncoder().encode(text)))).toBe(true);
+    }
+  });
 });

@@ -1,12 +1,11 @@
 import { ErrorCode, Match, MsgHdrsImpl, NatsError } from 'nats';
 
-const encoder = new TextEncoder();
 const LINE_BREAK = /[\r\n]/;
 
 /**
  * An event's NATS headers, built for the hot path of ingress: each header is appended once (the
  * keys are the project's constants, the values a line each), and the wire text is kept as the
- * headers are added, so encoding it is one TextEncoder call, cached until the next change.
+ * headers are added, so encoding it is one pooled Buffer.from, cached until the next change.
  *
  * nats.js's own `MsgHdrs.set` scans every key twice (a delete, then an append that validates the
  * key and looks it up again) and `encode` rebuilds the text from its map at every publish; an
@@ -47,9 +46,20 @@ export class EventMsgHdrs extends MsgHdrsImpl {
     return this;
   }
 
+  /**
+   * The headers' wire text (what `encode` encodes) while it is kept, else undefined (after a change
+   * through nats.js's own methods): the turn publisher writes it straight into the turn's bytes.
+   */
+  wireText(): string | undefined {
+    return this.#text === undefined ? undefined : `${this.#text}\r\n\r\n`;
+  }
+
   override encode(): Uint8Array {
     if (this.#text === undefined) return super.encode();
-    this.#bytes ??= encoder.encode(`${this.#text}\r\n\r\n`);
+    // Buffer.from, not TextEncoder: the same UTF-8 bytes, but a small Buffer is a slice of Node's
+    // shared pool, where each TextEncoder result is its own ArrayBuffer (an offline event's two
+    // header encodes were 8.6 % of ingress's CPU in the batch profile, plus their GC).
+    this.#bytes ??= Buffer.from(`${this.#text}\r\n\r\n`);
     return this.#bytes;
   }
 

@@ -24,7 +24,14 @@ export {
 } from './legacy-queue.js';
 export { storesAnythingFor } from './lookup.js';
 export { NatsRequester, type RequestOutcome, replyJson } from './nats-requester.js';
-export { classifyPublishError, enqueue, type QueuedEvent, type QueueOutcome } from './publish.js';
+export {
+  classifyPublishError,
+  enqueue,
+  enqueueOutcome,
+  enqueueRequest,
+  type QueuedEvent,
+  type QueueOutcome,
+} from './publish.js';
 export { type ConsumerPage, type FirstEvent, QueueApi, type QueueApiLimiter } from './queue-api.js';
 export { type AccountDepth, measureQueueDepth, type QueueDepth } from './queue-depth.js';
 export {

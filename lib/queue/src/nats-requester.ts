@@ -64,7 +64,9 @@ export class NatsRequester {
       };
       const timer = setTimeout(() => settle({ kind: 'timeout' }), timeoutMs);
       this.#waiting.set(token, { settle, timer });
-      const options = { reply: `${this.#prefix}.${token}`, ...(headers ? { headers } : {}) };
+      // A literal per case, not a spread: two objects fewer per request on the hot path.
+      const reply = `${this.#prefix}.${token}`;
+      const options = headers ? { reply, headers } : { reply };
       const failed = (err: unknown) => settle({ kind: 'error', reason: String(err) });
       if (this.#publisher) {
         this.#publisher.publish(subject, payload, options, failed);

@@ -1,8 +1,8 @@
-import { type QueuedNotice, subjects } from '@herald/proto';
+import { type QueuedNotice, type RecipientSubjects, subjects } from '@herald/proto';
 import type { MsgHdrs } from 'nats';
 import { EventMsgHdrs } from './event-headers.js';
 import { isRecipientFull, isStoreFull, jsApiError } from './jetstream-errors.js';
-import { type NatsRequester, replyJson } from './nats-requester.js';
+import { type NatsRequester, type RequestOutcome, replyJson } from './nats-requester.js';
 import type { Publisher } from './turn-publisher.js';
 
 export type QueueOutcome =
@@ -25,6 +25,11 @@ export interface QueuedEvent {
   msgId: string;
   /** The recipient's partition stream (QueueLayout.streamOf): the publish must land there. */
   stream: string;
+  /**
+   * The recipient's queue and notice subjects when the caller has them already
+   * (`recipientSubjects`, one check of the two tokens per event); built here when absent.
+   */
+  subjects?: Pick<RecipientSubjects, 'queue' | 'queued'> | undefined;
 }
 
 /** JetStream's publish headers (nats.js keeps its own copies internal). */
@@ -52,6 +57,18 @@ export async function enqueue(
   event: QueuedEvent,
   timeoutMs: number,
 ): Promise<QueueOutcome> {
+  return enqueueOutcome(nc, event, await enqueueRequest(requester, event, timeoutMs));
+}
+
+/**
+ * `enqueue`'s first half: the JetStream publish request. With {@link enqueueOutcome} on its
+ * outcome, exactly `enqueue`; ingress's deliver awaits the request itself (one promise fewer).
+ */
+export function enqueueRequest(
+  requester: NatsRequester,
+  event: QueuedEvent,
+  timeoutMs: number,
+): Promise<RequestOutcome> {
   // The caller's headers, extended in place rather than copied: ingress builds them once per event
   // and its live push has already sent them (nats.js encoded them when it was answered).
   const h = event.headers;
@@ -61,12 +78,20 @@ export async function enqueue(
     h.set(MSG_ID, event.msgId);
     h.set(EXPECTED_STREAM, event.stream);
   }
-  const outcome = await requester.request(
-    subjects.queue(event.account, event.recipient),
+  return requester.request(
+    event.subjects?.queue ?? subjects.queue(event.account, event.recipient),
     event.payload,
     h,
     timeoutMs,
   );
+}
+
+/** `enqueue`'s second half: what the publish's outcome means, and the notice once stored. */
+export function enqueueOutcome(
+  nc: Publisher,
+  event: QueuedEvent,
+  outcome: RequestOutcome,
+): QueueOutcome {
   if (outcome.kind === 'no_responders')
     return {
       kind: 'error',
@@ -80,7 +105,11 @@ export async function enqueue(
     return { kind: 'error', reason: 'malformed JetStream publish ack' };
   const notice: QueuedNotice = { v: 1, id: event.id };
   try {
-    nc.publish(subjects.queued(event.account, event.recipient), JSON.stringify(notice));
+    // The string: ingress's TurnPublisher writes it straight into its turn's bytes.
+    nc.publish(
+      event.subjects?.queued ?? subjects.queued(event.account, event.recipient),
+      JSON.stringify(notice),
+    );
   } catch {
     // The event is stored; an edge connecting later finds it with its connect-time check.
   }

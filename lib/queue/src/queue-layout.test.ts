@@ -62,3 +62,21 @@ function fnv1a(text: string): number {
   }
   return Number(h);
 }
+
+describe('QueueLayout.streamOfSlot', () => {
+  it('names the stream streamOf names, for every partition count, and refuses a slot out of range', () => {
+    for (const partitions of [1, 2, 3, 16, 255, 256]) {
+      const layout = new QueueLayout(partitions);
+      for (let i = 0; i < 200; i++) {
+        const account = randomUUID();
+        const recipient = randomUUID();
+        expect(layout.streamOfSlot(queueSlot(account, recipient))).toBe(
+          layout.streamOf(account, recipient),
+        );
+      }
+      for (const bad of [-1, QUEUE_SLOTS, 1.5, Number.NaN]) {
+        expect(() => layout.streamOfSlot(bad)).toThrow(RangeError);
+      }
+    }
+  });
+});

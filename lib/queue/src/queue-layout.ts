@@ -50,6 +50,15 @@ export class QueueLayout {
     return this.streams[this.partitionOf(account, recipient)] as string;
   }
 
+  /** The stream holding a queue slot's subjects: `streamOf` for a recipient whose slot is known. */
+  streamOfSlot(slot: number): string {
+    const stream = this.streams[slot % this.partitions];
+    if (stream === undefined || !Number.isInteger(slot) || slot < 0 || slot >= QUEUE_SLOTS) {
+      throw new RangeError(`queue slot must be an integer in [0, ${QUEUE_SLOTS}), got ${slot}`);
+    }
+    return stream;
+  }
+
   /** What partition `p`'s stream captures: one `rt.queue.<slot>.>` per slot it owns, ascending. */
   subjectsOf(partition: number): string[] {
     const out: string[] = [];

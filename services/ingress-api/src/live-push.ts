@@ -1,5 +1,5 @@
 import { type LiveReply, subjects } from '@herald/proto';
-import { type NatsRequester, replyJson } from '@herald/queue';
+import { type NatsRequester, type RequestOutcome, replyJson } from '@herald/queue';
 import type { MsgHdrs } from 'nats';
 
 export type LiveOutcome =
@@ -21,6 +21,8 @@ export interface LiveEvent {
   /** The payload's original JSON text as UTF-8 bytes. */
   payload: Uint8Array;
   headers: MsgHdrs;
+  /** `subjects.live(account, recipient)` when the caller has it already; built here when absent. */
+  subject?: string | undefined;
 }
 
 /** Pushes an event to every edge holding a socket of the recipient; the first reply wins. */
@@ -29,12 +31,25 @@ export async function pushLive(
   event: LiveEvent,
   timeoutMs: number,
 ): Promise<LiveOutcome> {
-  const outcome = await requester.request(
-    subjects.live(event.account, event.recipient),
+  return liveOutcomeOf(await requestLive(requester, event, timeoutMs));
+}
+
+/** The live push's request (pushLive's first half): ingress's deliver awaits it itself. */
+export function requestLive(
+  requester: NatsRequester,
+  event: LiveEvent,
+  timeoutMs: number,
+): Promise<RequestOutcome> {
+  return requester.request(
+    event.subject ?? subjects.live(event.account, event.recipient),
     event.payload,
     event.headers,
     timeoutMs,
   );
+}
+
+/** What a live push's request outcome means (pushLive's second half). */
+export function liveOutcomeOf(outcome: RequestOutcome): LiveOutcome {
   switch (outcome.kind) {
     case 'no_responders':
       return { kind: 'offline' };

@@ -1,0 +1,103 @@
+import { randomUUID } from 'node:crypto';
+import { EventHeaders, recipientSubjects, subjects } from '@herald/proto';
+import { type NatsServer, startNatsServer } from '@herald/testkit';
+import { connect, type Msg, type NatsConnection } from 'nats';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EventMsgHdrs } from '../src/event-headers.js';
+import { NatsRequester } from '../src/nats-requester.js';
+import { enqueue, enqueueOutcome, enqueueRequest, type QueuedEvent } from '../src/publish.js';
+import { QueueLayout } from '../src/queue-layout.js';
+import { ensureQueueStream } from '../src/queue-stream.js';
+import { TurnPublisher } from '../src/turn-publisher.js';
+
+const ACCOUNT = '0b6a5d3e-7c41-4f2a-9d0e-1a2b3c4d5e6f';
+let server: NatsServer;
+let nc: NatsConnection;
+let peer: NatsConnection;
+const layout = new QueueLayout(4);
+
+beforeAll(async () => {
+  server = await startNatsServer();
+  [nc, peer] = await Promise.all([
+    connect({ servers: server.url }),
+    connect({ servers: server.url }),
+  ]);
+  await ensureQueueStream(await nc.jetstreamManager(), { layout });
+});
+afterAll(async () => {
+  await Promise.all([nc?.close(), peer?.close()]);
+  await server?.stop();
+});
+
+/** What the stream stored under `subject`, as raw bytes and header text. */
+async function stored(subject: string, stream: string) {
+  const jsm = await nc.jetstreamManager();
+  const m = await jsm.streams.getMessage(stream, { last_by_subj: subject });
+  return { data: Buffer.from(m.data), headers: m.header.toString() };
+}
+
+/**
+ * The store and the `rt.queued` notice, once with the subjects built by enqueue (as before),
+ * once with `recipientSubjects` handed in, and once in enqueue's two halves (ingress's deliver): the same subjects, stored bytes,
+ * headers and notice bytes, and the notice's bytes are the ones a string payload encoded with
+ * TextEncoder had (nats.js's encoding of the old `JSON.stringify` payload).
+ */
+describe('enqueue wire (real nats-server with JetStream)', () => {
+  it('stores and announces the same bytes with and without precomputed subjects', async () => {
+    const publisher = new TurnPublisher(nc);
+    const requester = new NatsRequester(nc, { publisher });
+    const notices: Msg[] = [];
+    const sub = peer.subscribe('rt.queued.>', { callback: (_e, m) => notices.push(m) });
+    await peer.flush();
+    const seen: { data: Buffer; headers: string }[] = [];
+    // One recipient (one stream and subject), three events: each is the last stored when read.
+    const recipient = randomUUID();
+    for (const [precomputed, halves] of [
+      [false, false],
+      [true, false],
+      [true, true],
+    ] as const) {
+      const id = randomUUID();
+      const names = recipientSubjects(ACCOUNT, recipient);
+      const stream = layout.streamOf(ACCOUNT, recipient);
+      expect(layout.streamOfSlot(names.slot)).toBe(stream);
+      const headers = new EventMsgHdrs()
+        .add(EventHeaders.id, id)
+        .add(EventHeaders.ts, '1700000000000');
+      const queued: QueuedEvent = {
+        account: ACCOUNT,
+        recipient,
+        id,
+        payload: new TextEncoder().encode('{"hello":"wörld"}'),
+        headers,
+        msgId: `${ACCOUNT}:k-${id}`,
+        stream,
+        subjects: precomputed ? names : undefined,
+      };
+      // enqueue whole (as before), or in the halves ingress's deliver awaits itself.
+      const outcome = halves
+        ? enqueueOutcome(publisher, queued, await enqueueRequest(requester, queued, 2_000))
+        : await enqueue(publisher, requester, queued, 2_000);
+      expect(outcome).toMatchObject({ kind: 'stored', duplicate: false });
+      const got = await stored(subjects.queue(ACCOUNT, recipient), stream);
+      seen.push({
+        data: got.data,
+        headers: got.headers.replaceAll(id, '<id>').replaceAll(`k-${id}`, '<k>'),
+      });
+      await peer.flush();
+      await nc.flush();
+      await new Promise((r) => setTimeout(r, 50));
+      const notice = notices.find(
+        (m) => m.subject === subjects.queued(ACCOUNT, recipient) && m.string().includes(id),
+      );
+      expect(notice).toBeDefined();
+      expect(Buffer.from(notice?.data ?? [])).toEqual(
+        Buffer.from(new TextEncoder().encode(JSON.stringify({ v: 1, id }))),
+      );
+    }
+    expect(seen[1]).toEqual(seen[0]);
+    expect(seen[2]).toEqual(seen[0]);
+    expect(seen[0]?.data.toString()).toBe('{"hello":"wörld"}');
+    sub.unsubscribe();
+  });
+});
