@@ -1,24 +1,10 @@
-import { type CoreNatsServer, startCoreNatsServer } from '@herald/testkit';
-import { connect, type Msg, type NatsConnection } from 'nats';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect, type Msg } from 'nats';
+import { describe, expect, it } from 'vitest';
 import { NatsRequester } from '../src/nats-requester.js';
 import { TurnPublisher } from '../src/turn-publisher.js';
+import { useCorePair } from './core-pair.js';
 
-let server: CoreNatsServer;
-let nc: NatsConnection;
-let peer: NatsConnection;
-
-beforeAll(async () => {
-  server = await startCoreNatsServer();
-  [nc, peer] = await Promise.all([
-    connect({ servers: server.url }),
-    connect({ servers: server.url }),
-  ]);
-});
-afterAll(async () => {
-  await Promise.all([nc?.close(), peer?.close()]);
-  await server?.stop();
-});
+const pair = useCorePair();
 
 const text = (m: Msg) => new TextDecoder().decode(m.data);
 const turnEnd = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -26,8 +12,8 @@ const turnEnd = () => new Promise<void>((resolve) => setImmediate(resolve));
 /** Collects what arrives on `subject` until `count` messages came. */
 async function collect(subject: string, count: number) {
   const got: string[] = [];
-  const sub = peer.subscribe(subject, { max: count });
-  await peer.flush();
+  const sub = pair.peer.subscribe(subject, { max: count });
+  await pair.peer.flush();
   const done = (async () => {
     for await (const m of sub) got.push(text(m));
     return got;
@@ -37,19 +23,19 @@ async function collect(subject: string, count: number) {
 
 describe('TurnPublisher (real nats-server)', () => {
   it('hands a turn’s publishes to the connection at the turn’s end, in call order', async () => {
-    const publisher = new TurnPublisher(nc);
+    const publisher = new TurnPublisher(pair.nc);
     const { done } = await collect('turn.order', 5);
-    const before = nc.stats().outMsgs;
+    const before = pair.nc.stats().outMsgs;
     for (let i = 0; i < 5; i++) publisher.publish('turn.order', `m${i}`);
     // Nothing has left yet: the turn is not over.
-    expect(nc.stats().outMsgs).toBe(before);
+    expect(pair.nc.stats().outMsgs).toBe(before);
     await turnEnd();
-    expect(nc.stats().outMsgs).toBe(before + 5);
+    expect(pair.nc.stats().outMsgs).toBe(before + 5);
     expect(await done).toEqual(['m0', 'm1', 'm2', 'm3', 'm4']);
   });
 
   it('keeps the call order across turns', async () => {
-    const publisher = new TurnPublisher(nc);
+    const publisher = new TurnPublisher(pair.nc);
     const { done } = await collect('turn.turns', 3);
     publisher.publish('turn.turns', 'a');
     await turnEnd();
@@ -59,7 +45,7 @@ describe('TurnPublisher (real nats-server)', () => {
   });
 
   it('tells onError when the connection refuses the publish, and drops it silently without one', async () => {
-    const closed = await connect({ servers: server.url });
+    const closed = await connect({ servers: pair.url });
     await closed.close();
     const publisher = new TurnPublisher(closed);
     const errors: unknown[] = [];
@@ -73,11 +59,11 @@ describe('TurnPublisher (real nats-server)', () => {
 
 describe('NatsRequester over a TurnPublisher (real nats-server)', () => {
   it('gets the reply, the no-responders status and a closed connection as plain outcomes', async () => {
-    const sub = peer.subscribe('turn.echo', {
+    const sub = pair.peer.subscribe('turn.echo', {
       callback: (_err, m) => m.respond(new TextEncoder().encode(`echo ${text(m)}`)),
     });
-    await peer.flush();
-    const requester = new NatsRequester(nc, { publisher: new TurnPublisher(nc) });
+    await pair.peer.flush();
+    const requester = new NatsRequester(pair.nc, { publisher: new TurnPublisher(pair.nc) });
     const body = (s: string) => new TextEncoder().encode(s);
     const outcomes = await Promise.all([
       requester.request('turn.echo', body('1'), undefined, 5000),
@@ -91,7 +77,7 @@ describe('NatsRequester over a TurnPublisher (real nats-server)', () => {
     ]);
     sub.unsubscribe();
 
-    const closed = await connect({ servers: server.url });
+    const closed = await connect({ servers: pair.url });
     const onClosed = new NatsRequester(closed, { publisher: new TurnPublisher(closed) });
     // The reply subscription exists before the close, so the refusal comes from the publish.
     const first = onClosed.request('turn.nobody', body('x'), undefined, 5000);

@@ -1,24 +1,10 @@
-import { type CoreNatsServer, startCoreNatsServer } from '@herald/testkit';
 import { connect, headers, type Msg, type NatsConnection, NatsError } from 'nats';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EventMsgHdrs } from '../src/event-headers.js';
 import { TurnPublisher } from '../src/turn-publisher.js';
+import { useCorePair } from './core-pair.js';
 
-let server: CoreNatsServer;
-let nc: NatsConnection;
-let peer: NatsConnection;
-
-beforeAll(async () => {
-  server = await startCoreNatsServer();
-  [nc, peer] = await Promise.all([
-    connect({ servers: server.url }),
-    connect({ servers: server.url }),
-  ]);
-});
-afterAll(async () => {
-  await Promise.all([nc?.close(), peer?.close()]);
-  await server?.stop();
-});
+const pair = useCorePair();
 
 const turnEnd = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -90,27 +76,27 @@ describe("TurnPublisher's turn bytes (real nats-server)", () => {
   it('hands nats.js the bytes its publish writes, with the same refusals and counters', async () => {
     const received: Record<string, string[]> = { old: [], wire: [] };
     let side = 'old';
-    const sub = peer.subscribe('wire.>', {
+    const sub = pair.peer.subscribe('wire.>', {
       callback: (_e, m: Msg) =>
         received[side]?.push(
           `${m.subject} ${m.reply ?? ''} ${m.headers ? [...m.headers.keys()].map((k) => `${k}=${m.headers?.get(k)}`).join('&') : '-'} ${Buffer.from(m.data).toString('base64')}`,
         ),
     });
-    await peer.flush();
+    await pair.peer.flush();
     const errors: Record<string, string[]> = { old: [], wire: [] };
-    const old = await wireBytes(nc, async () => {
-      oneTurn(new TurnPublisher(nc, { wire: false }), errors.old as string[]);
+    const old = await wireBytes(pair.nc, async () => {
+      oneTurn(new TurnPublisher(pair.nc, { wire: false }), errors.old as string[]);
       await turnEnd();
     });
-    await nc.flush();
-    await peer.flush();
+    await pair.nc.flush();
+    await pair.peer.flush();
     side = 'wire';
-    const wire = await wireBytes(nc, async () => {
-      oneTurn(new TurnPublisher(nc), errors.wire as string[]);
+    const wire = await wireBytes(pair.nc, async () => {
+      oneTurn(new TurnPublisher(pair.nc), errors.wire as string[]);
       await turnEnd();
     });
-    await nc.flush();
-    await peer.flush();
+    await pair.nc.flush();
+    await pair.peer.flush();
     sub.unsubscribe();
     expect(wire.bytes.toString('latin1')).toBe(old.bytes.toString('latin1'));
     expect(wire.bytes.equals(old.bytes)).toBe(true);
@@ -125,7 +111,7 @@ describe("TurnPublisher's turn bytes (real nats-server)", () => {
 
   it('refuses every message of a turn on a closed connection, and still builds built payloads', async () => {
     for (const wire of [false, true]) {
-      const closed = await connect({ servers: server.url });
+      const closed = await connect({ servers: pair.url });
       await closed.close();
       const publisher = new TurnPublisher(closed, { wire });
       const errors: string[] = [];
