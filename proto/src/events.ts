@@ -41,3 +41,19 @@ export function unprovenLiveMsgId(account: string, eventId: string): string {
 /** Core-NATS notice published after an event is stored in the queue (see subjects.queued). */
 export const QueuedNotice = z.object({ v: z.literal(1), id: z.string() });
 export type QueuedNotice = z.infer<typeof QueuedNotice>;
+
+/**
+ * A recipient's recorded ack floor (socket-edge, in the queue's floor bucket): the event at
+ * stream sequence `seq` of `stream`, whose Herald-Id is `id`, and every earlier event of the
+ * recipient there, were acked. Recorded for consumers whose state lives in nats-server's memory,
+ * which a nats-server restart loses; the edge that re-creates such a consumer deletes the events
+ * up to `seq` first, once the event at `seq` is found with the same subject and id (the proof
+ * that the stream is the one the floor was read from), so they are not delivered again.
+ */
+export const QueueAckFloor = z.object({
+  v: z.literal(1),
+  stream: z.string().min(1),
+  seq: z.number().int().positive(),
+  id: z.string().min(1),
+});
+export type QueueAckFloor = z.infer<typeof QueueAckFloor>;

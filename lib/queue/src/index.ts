@@ -1,3 +1,13 @@
+export {
+  DEFAULT_QUEUE_FLOOR_TTL_DAYS,
+  deleteUpToFloor,
+  ensureQueueFloorBucket,
+  parseQueueFloorKey,
+  QUEUE_FLOOR_BUCKET,
+  type QueueFloorBucketOptions,
+  QueueFloors,
+  queueFloorKey,
+} from './ack-floors.js';
 export { EventMsgHdrs } from './event-headers.js';
 export {
   isConsumerNotFound,

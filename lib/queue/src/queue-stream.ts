@@ -1,4 +1,5 @@
 import type { JetStreamManager, StreamConfig, StreamInfo } from 'nats';
+import { ensureQueueFloorBucket } from './ack-floors.js';
 import { isStreamNameInUse, isStreamNotFound } from './jetstream-errors.js';
 import { retireLegacyQueueStream } from './legacy-queue.js';
 import { QueueLayout } from './queue-layout.js';
@@ -22,6 +23,8 @@ export interface EnsureQueueStreamOptions extends QueueStreamOptions {
   allowShrink?: boolean;
   /** The partitioned layout (QUEUE_PARTITIONS). Default: the default layout. */
   layout?: QueueLayout;
+  /** Days a recorded ack floor is kept (ack-floors.ts); applies when the bucket is created. Default 30. */
+  floorTtlDays?: number;
 }
 
 export interface EnsuredQueueStreams {
@@ -73,6 +76,10 @@ export async function ensureQueueStream(
   // cluster's meta leader, and start-up is not in a hurry.
   for (let p = 0; p < layout.partitions; p++)
     results.push(await ensurePartition(jsm, layout, p, opts));
+  await ensureQueueFloorBucket(jsm.jetstream(), {
+    ...(opts.replicas === undefined ? {} : { replicas: opts.replicas }),
+    ...(opts.floorTtlDays === undefined ? {} : { ttlDays: opts.floorTtlDays }),
+  });
   const changes = new Set(results.map((r) => r.change));
   return {
     info: (results[0] as { info: StreamInfo }).info,

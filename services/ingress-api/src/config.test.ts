@@ -29,6 +29,7 @@ describe('loadConfig', () => {
       QUEUE_SHRINK_LIMITS: false,
       QUEUE_MAX_BYTES: -1,
       QUEUE_MAX_MSG_BYTES: 65_536 + 1024,
+      QUEUE_FLOOR_TTL_DAYS: 30,
       NATS_REPLICAS: 1,
       RATE_LEASE_MS: 1000,
       RATE_LEASE_BATCH_MS: 100,
@@ -88,6 +89,17 @@ describe('loadConfig', () => {
       'QUEUE_DEPTH_SCAN_CACHE_MS ("60001")',
     ])
       expect(message).toContain(name);
+  });
+
+  it('bounds QUEUE_FLOOR_TTL_DAYS to 1..3650, naming the variable at either edge', () => {
+    expect(load({ QUEUE_FLOOR_TTL_DAYS: '1' }).QUEUE_FLOOR_TTL_DAYS).toBe(1);
+    expect(load({ QUEUE_FLOOR_TTL_DAYS: '3650' }).QUEUE_FLOOR_TTL_DAYS).toBe(3650);
+    expect(problems({ ...base, QUEUE_FLOOR_TTL_DAYS: '0' })).toContain(
+      'QUEUE_FLOOR_TTL_DAYS ("0")',
+    );
+    expect(problems({ ...base, QUEUE_FLOOR_TTL_DAYS: '3651' })).toContain(
+      'QUEUE_FLOOR_TTL_DAYS ("3651")',
+    );
   });
 
   it('derives QUEUE_MAX_MSG_BYTES from PAYLOAD_LIMIT_BYTES, or takes an explicit one', () => {

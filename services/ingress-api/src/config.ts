@@ -80,6 +80,12 @@ export const Env = CommonEnv.extend({
     .int('must be an integer byte count')
     .positive('must be a positive byte count')
     .optional(),
+  /**
+   * Days a recipient's recorded ack floor (the queue's floor bucket, written by the edges for
+   * memory-state consumers) is kept after its last write; applies when the bucket is created.
+   * Keep it above the retention interval. Default 30.
+   */
+  QUEUE_FLOOR_TTL_DAYS: envInt(30, 1, 3650),
   /** Replicas of the queue stream and the KV buckets: 1 on one server, 3 in a cluster. */
   NATS_REPLICAS: envInt(1, 1, 5),
   /** How long dispatch tokens leased from a key's shared bucket stay usable (unused ones are forfeited), ms. Default 1000. */

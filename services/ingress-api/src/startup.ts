@@ -31,6 +31,7 @@ export async function ensureJetStreamResources(
     | 'QUEUE_MAX_PER_RECIPIENT'
     | 'QUEUE_MAX_BYTES'
     | 'QUEUE_MAX_MSG_BYTES'
+    | 'QUEUE_FLOOR_TTL_DAYS'
     | 'NATS_REPLICAS'
     | 'IDEMPOTENCY_TTL_MS'
     | 'QUEUE_SHRINK_LIMITS'
@@ -46,6 +47,7 @@ export async function ensureJetStreamResources(
     // Same window as Idempotency-Key entries, so JetStream's dedup backs them up for as long.
     duplicateWindowMs: config.IDEMPOTENCY_TTL_MS,
     allowShrink: config.QUEUE_SHRINK_LIMITS,
+    floorTtlDays: config.QUEUE_FLOOR_TTL_DAYS,
     layout,
   }).catch((err: unknown) => {
     throw jetStreamError(`the queue streams (${layout.partitions} partitions)`, err);

@@ -1,0 +1,141 @@
+/**
+ * Recorded ack floors: what lets a recipient consumer keep its state in nats-server's memory
+ * (QUEUE_CONSUMER_MEMORY, the edge's default) without a nats-server restart delivering again
+ * everything it had acked.
+ *
+ * A memory-state consumer is not written anywhere, so a restart loses it, and the edge re-creates
+ * it from the recipient's first stored event. Acked events stay stored until retention deletes
+ * them (weekly), so without a record all of them would come again. The edge therefore records,
+ * once a drain has caught up, one acked event of the recipient at or below the consumer's ack
+ * floor as the server reports it (a KV entry per recipient, one small append, where a file-state
+ * consumer rewrites a state file up to 10 times a second while it drains); an edge that later
+ * finds the recipient's consumer new deletes the events up to that one before consuming. What was
+ * acked after the last record is delivered again: at least once, clients drop repeats by id.
+ */
+import { assertToken, EventHeaders, QueueAckFloor } from '@herald/proto';
+import type { JetStreamClient, JetStreamManager, KV } from 'nats';
+import { isNotFound } from './jetstream-errors.js';
+
+/** The KV bucket of recorded floors, one key per recipient (stream `KV_HERALD_QUEUE_FLOORS`). */
+export const QUEUE_FLOOR_BUCKET = 'HERALD_QUEUE_FLOORS';
+/** How long a floor is kept after its last write, days (it is rewritten at every drain). */
+export const DEFAULT_QUEUE_FLOOR_TTL_DAYS = 30;
+
+const MS_PER_DAY = 86_400_000;
+
+export interface QueueFloorBucketOptions {
+  /** Replicas, as the queue streams'. Default 1. */
+  replicas?: number;
+  /** Days a floor is kept after its last write (the bucket's max_age). Default 30. */
+  ttlDays?: number;
+}
+
+/** The floor's key: `<account>.<recipient>`, both checked as subject tokens. */
+export function queueFloorKey(account: string, recipient: string): string {
+  return `${assertToken('account', account)}.${assertToken('recipient', recipient)}`;
+}
+
+/** Parses a floor's key back into its account and recipient; undefined for any other key. */
+export function parseQueueFloorKey(
+  key: string,
+): { account: string; recipient: string } | undefined {
+  const m = /^([0-9a-f-]{36})\.([0-9a-f-]{36})$/.exec(key);
+  return m?.[1] && m[2] ? { account: m[1], recipient: m[2] } : undefined;
+}
+
+/**
+ * Creates the floor bucket (file storage, one value per key, direct gets), or leaves an existing
+ * one as it is. Called with the queue streams (ensureQueueStream).
+ */
+export async function ensureQueueFloorBucket(
+  js: JetStreamClient,
+  opts: QueueFloorBucketOptions = {},
+): Promise<void> {
+  await js.views.kv(QUEUE_FLOOR_BUCKET, {
+    history: 1,
+    replicas: opts.replicas ?? 1,
+    ttl: (opts.ttlDays ?? DEFAULT_QUEUE_FLOOR_TTL_DAYS) * MS_PER_DAY,
+    allow_direct: true,
+  });
+}
+
+/**
+ * The socket edge's side of the bucket: read a recipient's floor, record a new one. Bound lazily
+ * and without an API call (the bucket is ingress's to create); a failed call is the caller's to
+ * log, and a missing floor only means acked events may come again.
+ */
+export class QueueFloors {
+  readonly #js: JetStreamClient;
+  readonly #timeoutMs: number;
+  #kv: Promise<KV> | undefined;
+
+  constructor(js: JetStreamClient, timeoutMs: number) {
+    this.#js = js;
+    this.#timeoutMs = timeoutMs;
+  }
+
+  #bucket(): Promise<KV> {
+    this.#kv ??= this.#js.views
+      .kv(QUEUE_FLOOR_BUCKET, { bindOnly: true, allow_direct: true, timeout: this.#timeoutMs })
+      .catch((err: unknown) => {
+        this.#kv = undefined;
+        throw err;
+      });
+    return this.#kv;
+  }
+
+  /** The recipient's recorded floor; undefined when none is (or it does not parse). */
+  async read(account: string, recipient: string): Promise<QueueAckFloor | undefined> {
+    const kv = await this.#bucket();
+    const entry = await kv.get(queueFloorKey(account, recipient));
+    if (entry?.operation !== 'PUT' || entry.value.length === 0) return undefined;
+    let value: unknown;
+    try {
+      value = JSON.parse(entry.string());
+    } catch {
+      return undefined;
+    }
+    const parsed = QueueAckFloor.safeParse(value);
+    return parsed.success ? parsed.data : undefined;
+  }
+
+  /** Every recorded key, once each (retention's walk; an ordered consumer on the bucket). */
+  async keys(): Promise<AsyncIterable<string>> {
+    const kv = await this.#bucket();
+    return kv.keys();
+  }
+
+  /** Records `floor` as the recipient's (stored by JetStream when this resolves). */
+  async record(account: string, recipient: string, floor: QueueAckFloor): Promise<void> {
+    const kv = await this.#bucket();
+    await kv.put(queueFloorKey(account, recipient), JSON.stringify(QueueAckFloor.parse(floor)));
+  }
+}
+
+/**
+ * Deletes the recipient's events up to a recorded floor, when the floor is of this stream: the
+ * event at `floor.seq` must be there, on the recipient's subject, with the recorded id. A stream
+ * deleted and made again reuses sequences, and a floor of its predecessor would otherwise delete
+ * undelivered events; when that event is gone (retention deleted it, and everything before it
+ * with it) there is nothing to delete. Returns how many events were deleted.
+ */
+export async function deleteUpToFloor(
+  jsm: JetStreamManager,
+  stream: string,
+  subject: string,
+  floor: QueueAckFloor,
+): Promise<number> {
+  if (floor.stream !== stream) return 0;
+  let at: Awaited<ReturnType<JetStreamManager['streams']['getMessage']>>;
+  try {
+    at = await jsm.streams.getMessage(stream, { seq: floor.seq });
+  } catch (err) {
+    if (isNotFound(err)) return 0;
+    throw err;
+  }
+  if (at.subject !== subject || at.header?.get(EventHeaders.id) !== floor.id) return 0;
+  // A filtered purge keeps `seq` and above. Safe with a consumer delivering meanwhile on 2.10+
+  // (2.9 before 2.9.15 dropped its ack-pending set): everything purged was acked.
+  const { purged } = await jsm.streams.purge(stream, { filter: subject, seq: floor.seq + 1 });
+  return purged;
+}
