@@ -18,7 +18,7 @@ describe('loadConfig', () => {
       QUEUE_CHECK_CONCURRENCY: 32,
       ACK_WAIT_MS: 1000,
       MAX_ACK_PENDING: 64,
-      QUEUE_CONSUMER_MEMORY: false,
+      QUEUE_CONSUMER_MEMORY: true,
       KEY_CACHE_TTL_MS: 5000,
       AUTH_TIMEOUT_MS: 2000,
       MAX_SOCKETS: 50_000,

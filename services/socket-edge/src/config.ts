@@ -75,10 +75,12 @@ export const Env = CommonEnv.extend({
    * Recipient consumers this edge creates keep their state in nats-server's memory, not in a file
    * it rewrites up to 10 times a second per draining consumer (the largest cost of nats-server in a
    * reconnect storm). Such a consumer is lost when nats-server restarts: the edge creates it again,
-   * and events it had acked that retention had not deleted yet are delivered again (clients drop
-   * repeats by id). Existing consumers keep the state they were created with. Default false.
+   * first deleting the events up to the ack floor it recorded after the recipient's last drain
+   * (lib/queue ack-floors.ts), so only what was acked after that record comes again (clients drop
+   * repeats by id). `false`: file state, which survives a restart, at that CPU cost. Existing
+   * consumers keep the state they were created with. Default true.
    */
-  QUEUE_CONSUMER_MEMORY: envBool(false),
+  QUEUE_CONSUMER_MEMORY: envBool(true),
   /** How long a key verification is reused, ms (revocations invalidate at once). Default 5000. */
   KEY_CACHE_TTL_MS: envInt(5000, 0, 300_000),
   /** How long auth's refusal of a key is reused, ms, so a retried bad key costs no lookup. Default 5000. */

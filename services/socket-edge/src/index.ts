@@ -22,7 +22,13 @@ import {
   HeraldError,
   SUBPROTOCOL,
 } from '@herald/proto';
-import { checkQueueLayout, NatsRequester, QueueLayout, QueueLayoutMismatch } from '@herald/queue';
+import {
+  checkQueueLayout,
+  NatsRequester,
+  QueueFloors,
+  QueueLayout,
+  QueueLayoutMismatch,
+} from '@herald/queue';
 import type { JetStreamManager, NatsConnection } from 'nats';
 import pLimit from 'p-limit';
 import type { Registry } from 'prom-client';
@@ -124,6 +130,8 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
   const js = nc.jetstream();
   const jsm = nc.jetstreamManager({ checkAPI: false });
   const requester = new NatsRequester(nc);
+  // nats.js's own JetStream API timeout, as the queue lookup's.
+  const floors = new QueueFloors(js, 5000);
   const layout = new QueueLayout(config.QUEUE_PARTITIONS);
   const unproven = new UnprovenStore({ nc, requester, layout, metrics, logger });
   const limitChecks = queueCheckLimiter(config.QUEUE_CHECK_CONCURRENCY, metrics);
@@ -144,6 +152,7 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
     logger,
     limitChecks,
     requester,
+    floors,
     unproven,
   };
   const sessions = new RecipientRegistry(

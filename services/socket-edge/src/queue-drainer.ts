@@ -1,5 +1,11 @@
 import type { Logger } from '@herald/kit';
-import { isNotFound, type NatsRequester, type QueueLayout, queueConsumerName } from '@herald/queue';
+import {
+  isNotFound,
+  type NatsRequester,
+  type QueueFloors,
+  type QueueLayout,
+  queueConsumerName,
+} from '@herald/queue';
 import type {
   Consumer,
   ConsumerMessages,
@@ -25,6 +31,12 @@ import { drainSubscription } from './subscription-drain.js';
 const ORPHAN_WAIT_MAX_MS = 2000;
 /** Delay before retrying a queue check that failed (JetStream unreachable), ms. */
 const RETRY_MS = 2000;
+/**
+ * After a drain caught up: delays before reading the consumer's ack floor to record it, ms. The
+ * acks travel as plain publishes and nats-server applies them apart from API requests, so the
+ * floor is read a little later, and again later if it has not reached the last ack yet.
+ */
+const FLOOR_READ_DELAYS_MS = [250, 1000] as const;
 
 export interface QueueDrainerOptions {
   /** max_messages of consume(). */
@@ -52,6 +64,8 @@ export interface QueueDrainerDeps {
   sockets: () => Iterable<EdgeSocket>;
   metrics: EdgeMetrics;
   logger: Logger;
+  /** Recorded ack floors, for consumers whose state is in nats-server's memory (ack-floors.ts). */
+  floors?: QueueFloors;
   /** Runs a queue check when one of the edge's QUEUE_CHECK_CONCURRENCY slots is free. */
   limitChecks: <T>(check: () => Promise<T>) => Promise<T>;
   /**
@@ -98,6 +112,13 @@ export class QueueDrainer {
   #keepAlive: NodeJS.Timeout | undefined;
   #retry: NodeJS.Timeout | undefined;
   #previous: Promise<void> | undefined;
+  /** The consumer being drained keeps its state in memory: its ack floor is recorded. */
+  #memoryState = false;
+  /** The last acked delivery of a drain that caught up, waiting to be recorded as the floor. */
+  #floorCandidate: { seq: number; id: string } | undefined;
+  #floorTimer: NodeJS.Timeout | undefined;
+  /** Highest floor recorded by this session. */
+  #recordedSeq = 0;
 
   constructor(deps: QueueDrainerDeps) {
     this.#deps = deps;
@@ -118,6 +139,7 @@ export class QueueDrainer {
         publishDelivered(deps.nc, deps.account, deps.recipient, id);
       },
       () => pacer.pump(),
+      (msg, id) => this.#caughtUp(msg, id),
     );
     const pacer = new QueuePacer(
       (msg) => this.#hasRoomFor(msg),
@@ -217,9 +239,10 @@ export class QueueDrainer {
     }
   }
 
-  async #consume({ consumer, ackPending }: FoundConsumer): Promise<void> {
+  async #consume({ consumer, ackPending, memoryState }: FoundConsumer): Promise<void> {
     this.#state = 'consuming';
     this.#consumer = consumer;
+    this.#memoryState = memoryState;
     if (ackPending > 0 && this.#deps.options.ackWaitMs <= ORPHAN_WAIT_MAX_MS) {
       await this.#letOrphansExpire();
     }
@@ -320,6 +343,71 @@ export class QueueDrainer {
       if (isNotFound(err) && this.#consumer === consumer) this.#forget();
     } finally {
       this.#verifying = false;
+    }
+  }
+
+  /**
+   * Every delivery was acked. When that was the last stored event (nothing pending on the consumer
+   * when it came, nothing waiting in the pacer) and the consumer's state is in memory, its floor is
+   * recorded shortly, so that a nats-server restart does not bring back what was acked up to here.
+   */
+  #caughtUp(msg: JsMsg, id: string): void {
+    if (!this.#memoryState || !this.#deps.floors || this.#parts?.pacer.waiting) return;
+    let info: JsMsg['info'];
+    try {
+      info = msg.info;
+    } catch {
+      return;
+    }
+    if (info.pending !== 0 || info.streamSequence <= this.#recordedSeq) return;
+    this.#floorCandidate = { seq: info.streamSequence, id };
+    if (!this.#floorTimer) this.#scheduleFloor(0);
+  }
+
+  #scheduleFloor(attempt: number): void {
+    const delay = FLOOR_READ_DELAYS_MS[attempt];
+    if (delay === undefined) {
+      this.#floorCandidate = undefined;
+      return;
+    }
+    this.#floorTimer = setTimeout(() => {
+      this.#floorTimer = undefined;
+      void this.#recordFloor(attempt);
+    }, delay);
+    this.#floorTimer.unref();
+  }
+
+  /**
+   * Records the candidate as the recipient's floor once the consumer's ack floor, as nats-server
+   * reports it, is at or above it. The server's floor covers every session's deliveries (a socket
+   * on another edge may hold an earlier event unacked), which this session's own view does not.
+   */
+  async #recordFloor(attempt: number): Promise<void> {
+    const candidate = this.#floorCandidate;
+    const floors = this.#deps.floors;
+    if (!candidate || !floors) return;
+    try {
+      const jsm = await this.#deps.jsm;
+      const info = await jsm.consumers.info(this.#stream, this.#name);
+      if (this.#floorCandidate !== candidate || info.config.mem_storage !== true) return;
+      if (info.ack_floor.stream_seq < candidate.seq) {
+        this.#scheduleFloor(attempt + 1);
+        return;
+      }
+      this.#floorCandidate = undefined;
+      await floors.record(this.#deps.account, this.#deps.recipient, {
+        v: 1,
+        stream: this.#stream,
+        seq: candidate.seq,
+        id: candidate.id,
+      });
+      this.#recordedSeq = Math.max(this.#recordedSeq, candidate.seq);
+    } catch (err) {
+      if (this.#floorCandidate === candidate) this.#floorCandidate = undefined;
+      this.#deps.logger.debug(
+        { err: String(err), consumer: this.#name },
+        'ack floor not recorded: acked events may come again after a nats-server restart',
+      );
     }
   }
 

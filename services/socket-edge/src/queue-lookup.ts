@@ -1,8 +1,10 @@
 import type { Logger } from '@herald/kit';
 import { subjects } from '@herald/proto';
 import {
+  deleteUpToFloor,
   isNotFound,
   type NatsRequester,
+  type QueueFloors,
   queueConsumerConfig,
   queueConsumerName,
   storesAnythingFor,
@@ -39,12 +41,20 @@ export interface QueueLookupDeps {
    * release (its storage cannot be changed).
    */
   memoryState?: boolean;
+  /**
+   * Recorded ack floors (lib/queue ack-floors.ts): a memory-state consumer that has delivered
+   * nothing yet (new, or re-created after a nats-server restart) first has the events up to the
+   * recipient's recorded floor deleted. Without it such a consumer starts at the first stored event.
+   */
+  floors?: QueueFloors;
 }
 
 export interface FoundConsumer {
   consumer: Consumer;
   /** Its num_ack_pending when found: deliveries another session (or a dead edge) has not settled. */
   ackPending: number;
+  /** Its state is in nats-server's memory (lost on a restart): the drain records its ack floor. */
+  memoryState: boolean;
 }
 
 /**
@@ -107,5 +117,40 @@ export async function findQueueConsumer(deps: QueueLookupDeps): Promise<FoundCon
       });
     }
   }
-  return { consumer: js.consumers.getPullConsumerFor(info), ackPending: info.num_ack_pending };
+  const memoryState = info.config.mem_storage === true;
+  if (memoryState && deps.floors && info.delivered.stream_seq === 0)
+    await skipRecordedFloor(deps, deps.floors, jsm, subject, name);
+  return {
+    consumer: js.consumers.getPullConsumerFor(info),
+    ackPending: info.num_ack_pending,
+    memoryState,
+  };
+}
+
+/**
+ * Deletes what the recipient's recorded floor says was acked, before the new consumer delivers it
+ * again. Best effort: when it fails, those events are delivered again (at least once holds).
+ */
+async function skipRecordedFloor(
+  deps: QueueLookupDeps,
+  floors: QueueFloors,
+  jsm: JetStreamManager,
+  subject: string,
+  name: string,
+): Promise<void> {
+  try {
+    const floor = await floors.read(deps.account, deps.recipient);
+    if (!floor) return;
+    const deleted = await deleteUpToFloor(jsm, deps.stream, subject, floor);
+    if (deleted > 0)
+      deps.logger.info(
+        { consumer: name, deleted },
+        'acked events up to the recorded floor deleted',
+      );
+  } catch (err) {
+    deps.logger.warn(
+      { err: String(err), consumer: name },
+      'recorded ack floor not applied: acked events may be delivered again',
+    );
+  }
 }

@@ -20,6 +20,11 @@ export class QueuePacer {
     this.#write = write;
   }
 
+  /** Deliveries waiting for room. */
+  get waiting(): number {
+    return this.#paced.length;
+  }
+
   /** Writes the delivery now if nothing waits before it and there is room, else queues it. */
   offer(msg: JsMsg): void {
     if (this.#paced.length > 0 || this.#paused || !this.#hasRoomFor(msg)) {

@@ -56,6 +56,7 @@ export class QueuedDeliveries {
   readonly #inFlight = new Map<string, InFlight>();
   readonly #onAcked: (id: string) => void;
   readonly #onSettled: () => void;
+  readonly #onAllAcked: ((msg: JsMsg, id: string) => void) | undefined;
   /** While the drainer stops: naks are kept here and sent by it, after its cleanup. */
   #held: JsMsg[] | undefined;
   /** Proven deliveries whose ack waits for {@link flushAcks}, with the ids they prove. */
@@ -67,10 +68,17 @@ export class QueuedDeliveries {
   /**
    * @param onAcked an event was acked (metrics, status record)
    * @param onSettled an event was acked or nakked: sockets may have room again
+   * @param onAllAcked acks went out and nothing is in flight any more: `msg` (whose id is `id`) is
+   *   the last delivery acked
    */
-  constructor(onAcked: (id: string) => void, onSettled: () => void) {
+  constructor(
+    onAcked: (id: string) => void,
+    onSettled: () => void,
+    onAllAcked?: (msg: JsMsg, id: string) => void,
+  ) {
     this.#onAcked = onAcked;
     this.#onSettled = onSettled;
+    this.#onAllAcked = onAllAcked;
   }
 
   get size(): number {
@@ -130,6 +138,8 @@ export class QueuedDeliveries {
       return;
     }
     for (const id of ids) this.#onAcked(id);
+    if (this.#onAllAcked && this.#inFlight.size === 0 && !this.#held)
+      this.#onAllAcked(msgs[msgs.length - 1] as JsMsg, ids[ids.length - 1] as string);
   }
 
   /** Nakks (into the hold, if holding) everything still in flight. */

@@ -11,7 +11,13 @@ import {
   subjects,
   type VerifiedKey,
 } from '@herald/proto';
-import { QueueLayout, queueConsumerName, queueStreamConfig, queueStreamOf } from '@herald/queue';
+import {
+  ensureQueueFloorBucket,
+  QueueLayout,
+  queueConsumerName,
+  queueStreamConfig,
+  queueStreamOf,
+} from '@herald/queue';
 import { makeCerts, type NatsServer, startNatsServer, type TestCerts } from '@herald/testkit';
 import {
   type ConsumerInfo,
@@ -161,6 +167,8 @@ export async function startStack(stream: Partial<StreamConfig> = {}): Promise<St
       ...stream,
     });
   }
+  // The floor bucket, as ingress makes it with the streams (ensureQueueStream).
+  await ensureQueueFloorBucket(nc.jetstream());
   const auth = new AuthResponder(nc);
   return {
     nats,
