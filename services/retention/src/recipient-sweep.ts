@@ -93,7 +93,11 @@ export async function sweepRecipient(
  * At retention's API rate, purges would hold the lock most of the time and stall ingress's
  * publishes during the weekly run; deletes interleave with them.
  */
-async function deleteAcked(ctx: SweepContext, subject: string, floor: number): Promise<number> {
+export async function deleteAcked(
+  ctx: SweepContext,
+  subject: string,
+  floor: number,
+): Promise<number> {
   let deleted = 0;
   let from = 0;
   while (floor > 0 && !ctx.stopping()) {

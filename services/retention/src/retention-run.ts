@@ -1,8 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@herald/kit';
 import { type QueuedNotice, subjects } from '@herald/proto';
-import { measureQueueDepth, QueueApi, type QueueDepth, QueueLayout } from '@herald/queue';
+import {
+  isStreamNotFound,
+  measureQueueDepth,
+  QueueApi,
+  type QueueDepth,
+  QueueFloors,
+  QueueLayout,
+} from '@herald/queue';
 import type { JetStreamManager, NatsConnection } from 'nats';
+import { sweepRecordedFloors } from './floor-sweep.js';
 import { RateLimiter } from './rate-limiter.js';
 import { type SweepContext, type SweepHooks, sweepRecipient } from './recipient-sweep.js';
 import type { RunLock } from './run-lock.js';
@@ -162,6 +170,26 @@ export async function runRetention(
     if (found === 0) {
       summary.reason = 'the queue stream does not exist yet (no partition): nothing to do';
       return finish();
+    }
+    if (!stopReason()) {
+      try {
+        summary.events_purged += await sweepRecordedFloors({
+          ...base,
+          floors: new QueueFloors(deps.nc.jetstream(), opts.apiTimeoutMs),
+          layout,
+          apis: new Map(apis.map((api) => [api.stream, api])),
+          take: () => limiter.take(),
+        });
+      } catch (err) {
+        // No floor bucket yet (ingress makes it with the streams): nothing was recorded.
+        if (!isStreamNotFound(err) && !/stream not found/i.test(String(err))) {
+          summary.errors++;
+          deps.logger.warn(
+            { err: String(err) },
+            'the recorded floors pass failed; the next run retries it',
+          );
+        }
+      }
     }
     const late = stopReason();
     if (late && summary.outcome === 'completed') {

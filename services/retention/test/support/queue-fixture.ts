@@ -127,15 +127,24 @@ export async function storedIds(
   account: string,
   recipient: string,
 ): Promise<string[]> {
-  const ids: string[] = [];
+  return (await stored(jsm, account, recipient)).map((e) => e.id);
+}
+
+/** The recipient's stored events, in stream order: sequence and Herald-Id. */
+export async function stored(
+  jsm: JetStreamManager,
+  account: string,
+  recipient: string,
+): Promise<{ seq: number; id: string }[]> {
+  const events: { seq: number; id: string }[] = [];
   let seq = 0;
   for (;;) {
     const query = { next_by_subj: subjects.queue(account, recipient), seq } as never;
     const msg = await jsm.streams
       .getMessage(queueStreamOf(account, recipient), query)
       .catch(() => undefined);
-    if (!msg) return ids;
-    ids.push(msg.header.get(EventHeaders.id));
+    if (!msg) return events;
+    events.push({ seq: msg.seq, id: msg.header.get(EventHeaders.id) });
     seq = msg.seq + 1;
   }
 }
