@@ -16,8 +16,8 @@ import { assertToken, EventHeaders, QueueAckFloor } from '@herald/proto';
 import type { JetStreamClient, JetStreamManager, KV } from 'nats';
 import { isNotFound } from './jetstream-errors.js';
 
-/** The KV bucket of recorded floors, one key per recipient (stream `KV_HERALD_QUEUE_FLOORS`). */
-export const QUEUE_FLOOR_BUCKET = 'HERALD_QUEUE_FLOORS';
+/** The KV bucket of recorded floors, one key per recipient (stream `KV_herald_queue_floors`). */
+export const QUEUE_FLOOR_BUCKET = 'herald_queue_floors';
 /** How long a floor is kept after its last write, days (it is rewritten at every drain). */
 export const DEFAULT_QUEUE_FLOOR_TTL_DAYS = 30;
 
