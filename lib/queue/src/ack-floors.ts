@@ -87,7 +87,12 @@ export class QueueFloors {
   /** The recipient's recorded floor; undefined when none is (or it does not parse). */
   async read(account: string, recipient: string): Promise<QueueAckFloor | undefined> {
     const kv = await this.#bucket();
-    const entry = await kv.get(queueFloorKey(account, recipient));
+    const entry = await kv.get(queueFloorKey(account, recipient)).catch((err: unknown) => {
+      // No responders to the direct get: the bucket does not exist (an ingress of an earlier
+      // release made the streams), so nothing was recorded.
+      if ((err as { code?: unknown }).code === '503') return null;
+      throw err;
+    });
     if (entry?.operation !== 'PUT' || entry.value.length === 0) return undefined;
     let value: unknown;
     try {
