@@ -34,9 +34,10 @@ const RETRY_MS = 2000;
 /**
  * After a drain caught up: delays before reading the consumer's ack floor to record it, ms. The
  * acks travel as plain publishes and nats-server applies them apart from API requests, so the
- * floor is read a little later, and again later if it has not reached the last ack yet.
+ * floor is read a little later, and again later (twice) if it has not reached the last ack yet; a
+ * newer candidate starts the delays again.
  */
-const FLOOR_READ_DELAYS_MS = [250, 1000] as const;
+const FLOOR_READ_DELAYS_MS = [250, 1000, 5000] as const;
 
 export interface QueueDrainerOptions {
   /** max_messages of consume(). */
@@ -361,7 +362,8 @@ export class QueueDrainer {
     }
     if (info.pending !== 0 || info.streamSequence <= this.#recordedSeq) return;
     this.#floorCandidate = { seq: info.streamSequence, id };
-    if (!this.#floorTimer) this.#scheduleFloor(0);
+    clearTimeout(this.#floorTimer);
+    this.#scheduleFloor(0);
   }
 
   #scheduleFloor(attempt: number): void {
