@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { subjects } from '@herald/proto';
 import {
   QUEUE_FLOOR_BUCKET,
   QueueFloors,
@@ -13,7 +12,7 @@ import {
   ACCOUNT_A,
   consumerInfo,
   openClient,
-  queueEvent,
+  queueMany as queueManyFor,
   type RunningEdge,
   type Stack,
   sleep,
@@ -40,16 +39,8 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function queueMany(recipient: string, count: number, from = 0) {
-  const ids: string[] = [];
-  const seqs: number[] = [];
-  for (let n = from; n < from + count; n++) {
-    const id = randomUUID();
-    ids.push(id);
-    seqs.push(await queueEvent(stack, ACCOUNT_A, recipient, `{"n":${n}}`, id));
-  }
-  return { ids, seqs };
-}
+const queueMany = (recipient: string, count: number, from = 0) =>
+  queueManyFor(stack, ACCOUNT_A, recipient, count, from);
 
 /** The recorded floor, read straight from the bucket. */
 async function recordedFloor(recipient: string): Promise<unknown> {
@@ -198,42 +189,34 @@ describe('recorded ack floors (QUEUE_CONSUMER_MEMORY, the default)', () => {
       return client.events.map((e) => e.id);
     };
 
-    // Another id at that sequence (the stream was made again since): nothing is deleted.
-    const other = randomUUID();
-    const a = await queueMany(other, 4);
-    await floors.record(ACCOUNT_A, other, {
-      v: 1,
-      stream: queueStreamOf(ACCOUNT_A, other),
-      seq: a.seqs[1] as number,
-      id: randomUUID(),
-    });
-    expect(await connectAndCount(other, 4)).toEqual(a.ids);
-
-    // Another stream's floor (the queue's partitions changed): nothing is deleted.
-    const moved = randomUUID();
-    const b = await queueMany(moved, 4);
-    await floors.record(ACCOUNT_A, moved, {
-      v: 1,
-      stream: 'HERALD_QUEUE_ELSEWHERE',
-      seq: b.seqs[1] as number,
-      id: b.ids[1] as string,
-    });
-    expect(await connectAndCount(moved, 4)).toEqual(b.ids);
-
-    // The recorded event itself: it and everything before it are deleted, the rest delivered.
-    const same = randomUUID();
-    const c = await queueMany(same, 4);
-    await floors.record(ACCOUNT_A, same, {
-      v: 1,
-      stream: queueStreamOf(ACCOUNT_A, same),
-      seq: c.seqs[1] as number,
-      id: c.ids[1] as string,
-    });
-    expect(await connectAndCount(same, 2)).toEqual(c.ids.slice(2));
-    expect(await stored(same, c.seqs[0] as number)).toBe(false);
-    expect(await stored(same, c.seqs[1] as number)).toBe(false);
+    // Each recipient gets 4 events and a floor recorded at its second one, spelled three ways.
+    const cases = [
+      // Another id at that sequence (the stream was made again since): nothing is deleted.
+      { floor: (stream: string, _id: string) => ({ stream, id: randomUUID() }), left: 4 },
+      // Another stream's floor (the queue's partitions changed): nothing is deleted.
+      {
+        floor: (_stream: string, id: string) => ({ stream: 'HERALD_QUEUE_ELSEWHERE', id }),
+        left: 4,
+      },
+      // The recorded event itself: it and everything before it are deleted, the rest delivered.
+      { floor: (stream: string, id: string) => ({ stream, id }), left: 2 },
+    ];
+    const queued: { recipient: string; ids: string[]; seqs: number[] }[] = [];
+    for (const { floor, left } of cases) {
+      const recipient = randomUUID();
+      const { ids, seqs } = await queueMany(recipient, 4);
+      queued.push({ recipient, ids, seqs });
+      await floors.record(ACCOUNT_A, recipient, {
+        v: 1,
+        seq: seqs[1] as number,
+        ...floor(queueStreamOf(ACCOUNT_A, recipient), ids[1] as string),
+      });
+      expect(await connectAndCount(recipient, left)).toEqual(ids.slice(4 - left));
+    }
+    const [other, , same] = queued as [(typeof queued)[0], (typeof queued)[0], (typeof queued)[0]];
+    expect(await stored(same.recipient, same.seqs[0] as number)).toBe(false);
+    expect(await stored(same.recipient, same.seqs[1] as number)).toBe(false);
     // Only the recipient's subject is touched.
-    expect(await stored(other, a.seqs[0] as number)).toBe(true);
-    expect(subjects.queue(ACCOUNT_A, same)).not.toBe(subjects.queue(ACCOUNT_A, other));
+    expect(await stored(other.recipient, other.seqs[0] as number)).toBe(true);
   });
 });

@@ -390,6 +390,24 @@ export async function queueEvent(
   return ack.seq;
 }
 
+/** Queues `count` events for the recipient (payloads `{"n":from}`, …), as ingress does. */
+export async function queueMany(
+  stack: Stack,
+  account: string,
+  recipient: string,
+  count: number,
+  from = 0,
+): Promise<{ ids: string[]; seqs: number[] }> {
+  const ids: string[] = [];
+  const seqs: number[] = [];
+  for (let n = from; n < from + count; n++) {
+    const id = randomUUID();
+    ids.push(id);
+    seqs.push(await queueEvent(stack, account, recipient, `{"n":${n}}`, id));
+  }
+  return { ids, seqs };
+}
+
 export async function consumerInfo(
   stack: Stack,
   account: string,

@@ -9,6 +9,7 @@ import {
   metric,
   openClient,
   queueEvent,
+  queueMany as queueManyFor,
   type RunningEdge,
   type Stack,
   sendLive,
@@ -34,19 +35,8 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function queueMany(
-  recipient: string,
-  count: number,
-): Promise<{ ids: string[]; seqs: number[] }> {
-  const ids: string[] = [];
-  const seqs: number[] = [];
-  for (let n = 0; n < count; n++) {
-    const id = randomUUID();
-    ids.push(id);
-    seqs.push(await queueEvent(stack, ACCOUNT_A, recipient, `{"n":${n}}`, id));
-  }
-  return { ids, seqs };
-}
+const queueMany = (recipient: string, count: number) =>
+  queueManyFor(stack, ACCOUNT_A, recipient, count);
 
 const ackFloor = async (recipient: string) =>
   (await consumerInfo(stack, ACCOUNT_A, recipient))?.ack_floor.stream_seq ?? -1;
