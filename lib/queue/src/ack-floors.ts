@@ -13,8 +13,9 @@
  * acked after the last record is delivered again: at least once, clients drop repeats by id.
  */
 import { assertToken, EventHeaders, QueueAckFloor } from '@herald/proto';
-import type { JetStreamClient, JetStreamManager, KV } from 'nats';
+import type { JetStreamClient, JetStreamManager, KV, NatsConnection } from 'nats';
 import { isNotFound } from './jetstream-errors.js';
+import { NatsRequester, replyJson } from './nats-requester.js';
 
 /** The KV bucket of recorded floors, one key per recipient (stream `KV_herald_queue_floors`). */
 export const QUEUE_FLOOR_BUCKET = 'herald_queue_floors';
@@ -22,6 +23,9 @@ export const QUEUE_FLOOR_BUCKET = 'herald_queue_floors';
 export const DEFAULT_QUEUE_FLOOR_TTL_DAYS = 30;
 
 const MS_PER_DAY = 86_400_000;
+const EMPTY = new Uint8Array(0);
+/** The header nats.js's KV puts on a delete or purge marker (a value has none). */
+const KV_OPERATION = 'KV-Operation';
 
 export interface QueueFloorBucketOptions {
   /** Replicas, as the queue streams'. Default 1. */
@@ -66,11 +70,14 @@ export async function ensureQueueFloorBucket(
  */
 export class QueueFloors {
   readonly #js: JetStreamClient;
+  readonly #requester: NatsRequester;
   readonly #timeoutMs: number;
   #kv: Promise<KV> | undefined;
 
-  constructor(js: JetStreamClient, timeoutMs: number) {
-    this.#js = js;
+  /** @param requester the service's own, when it has one (else one of its own is made) */
+  constructor(nc: NatsConnection, timeoutMs: number, requester = new NatsRequester(nc)) {
+    this.#js = nc.jetstream();
+    this.#requester = requester;
     this.#timeoutMs = timeoutMs;
   }
 
@@ -84,23 +91,34 @@ export class QueueFloors {
     return this.#kv;
   }
 
-  /** The recipient's recorded floor; undefined when none is (or it does not parse). */
+  /**
+   * The recipient's recorded floor; undefined when none is (or it does not parse). A direct get of
+   * the key's last value over the NatsRequester rather than nats.js's `kv.get`, for the reason
+   * the queue probe (lookup.ts) uses it: the usual answer in a reconnect storm, 404 (nothing
+   * recorded yet), becomes a NatsError with a captured stack inside nats.js.
+   */
   async read(account: string, recipient: string): Promise<QueueAckFloor | undefined> {
-    const kv = await this.#bucket();
-    const entry = await kv.get(queueFloorKey(account, recipient)).catch((err: unknown) => {
-      // No responders to the direct get: the bucket does not exist (an ingress of an earlier
-      // release made the streams), so nothing was recorded.
-      if ((err as { code?: unknown }).code === '503') return null;
-      throw err;
-    });
-    if (entry?.operation !== 'PUT' || entry.value.length === 0) return undefined;
-    let value: unknown;
-    try {
-      value = JSON.parse(entry.string());
-    } catch {
-      return undefined;
+    const outcome = await this.#requester.request(
+      `$JS.API.DIRECT.GET.KV_${QUEUE_FLOOR_BUCKET}.$KV.${QUEUE_FLOOR_BUCKET}.${queueFloorKey(account, recipient)}`,
+      EMPTY,
+      undefined,
+      this.#timeoutMs,
+    );
+    // No responders: the bucket does not exist (an ingress of an earlier release made the
+    // streams), so nothing was recorded.
+    if (outcome.kind === 'no_responders') return undefined;
+    if (outcome.kind !== 'reply') {
+      throw new Error(
+        `floor lookup: ${outcome.kind === 'error' ? outcome.reason : 'JetStream did not answer'}`,
+      );
     }
-    const parsed = QueueAckFloor.safeParse(value);
+    const { msg } = outcome;
+    const code = msg.headers?.code ?? 0;
+    if (code === 404) return undefined;
+    if (code >= 400) throw new Error(`floor lookup: ${code} ${msg.headers?.description ?? ''}`);
+    // A deleted or purged key's last value is its marker.
+    if (msg.headers?.get(KV_OPERATION) || msg.data.length === 0) return undefined;
+    const parsed = QueueAckFloor.safeParse(replyJson(msg));
     return parsed.success ? parsed.data : undefined;
   }
 

@@ -26,7 +26,7 @@ const DAY_NS = 86_400_000 * 1_000_000;
 
 describe('recorded ack floors (lib/queue ack-floors.ts, a real nats-server)', () => {
   it('reads no floor and refuses to record while the bucket does not exist', async () => {
-    const floors = new QueueFloors(nc.jetstream(), 2000);
+    const floors = new QueueFloors(nc, 2000);
     const recipient = randomUUID();
     expect(await floors.read(account, recipient)).toBeUndefined();
     await expect(
@@ -49,7 +49,7 @@ describe('recorded ack floors (lib/queue ack-floors.ts, a real nats-server)', ()
   });
 
   it('keeps the last floor per recipient, and ignores a value that is not a floor', async () => {
-    const floors = new QueueFloors(nc.jetstream(), 2000);
+    const floors = new QueueFloors(nc, 2000);
     const recipient = randomUUID();
     await floors.record(account, recipient, { v: 1, stream: 'S', seq: 3, id: 'a' });
     await floors.record(account, recipient, { v: 1, stream: 'S', seq: 9, id: 'b' });
@@ -64,6 +64,12 @@ describe('recorded ack floors (lib/queue ack-floors.ts, a real nats-server)', ()
     expect(await floors.read(account, garbled)).toBeUndefined();
     await kv.put(queueFloorKey(account, garbled), 'not json');
     expect(await floors.read(account, garbled)).toBeUndefined();
+    // A deleted floor reads as none (its last value is the delete marker).
+    const deleted = randomUUID();
+    await floors.record(account, deleted, { v: 1, stream: 'S', seq: 4, id: 'd' });
+    expect(await floors.read(account, deleted)).toEqual({ v: 1, stream: 'S', seq: 4, id: 'd' });
+    await kv.delete(queueFloorKey(account, deleted));
+    expect(await floors.read(account, deleted)).toBeUndefined();
 
     const keys: string[] = [];
     for await (const key of await floors.keys()) keys.push(key);

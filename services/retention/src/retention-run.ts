@@ -175,7 +175,7 @@ export async function runRetention(
       try {
         summary.events_purged += await sweepRecordedFloors({
           ...base,
-          floors: new QueueFloors(deps.nc.jetstream(), opts.apiTimeoutMs),
+          floors: new QueueFloors(deps.nc, opts.apiTimeoutMs),
           layout,
           apis: new Map(apis.map((api) => [api.stream, api])),
           take: () => limiter.take(),

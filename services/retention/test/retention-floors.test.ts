@@ -20,7 +20,7 @@ afterAll(async () => {
  */
 describe('retention run: recorded ack floors', () => {
   it('deletes up to a recorded floor of a recipient with no consumer, and nothing when the event there is another', async () => {
-    const floors = new QueueFloors(f.nc.jetstream(), 5000);
+    const floors = new QueueFloors(f.nc, 5000);
     const a = uuid();
     const [lost, remade, elsewhere] = [uuid(), uuid(), uuid()];
     for (const r of [lost, remade, elsewhere]) await dispatchMany(f.nc, a, r, 5);

@@ -131,7 +131,7 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
   const jsm = nc.jetstreamManager({ checkAPI: false });
   const requester = new NatsRequester(nc);
   // nats.js's own JetStream API timeout, as the queue lookup's.
-  const floors = new QueueFloors(js, 5000);
+  const floors = new QueueFloors(nc, 5000, requester);
   const layout = new QueueLayout(config.QUEUE_PARTITIONS);
   const unproven = new UnprovenStore({ nc, requester, layout, metrics, logger });
   const limitChecks = queueCheckLimiter(config.QUEUE_CHECK_CONCURRENCY, metrics);

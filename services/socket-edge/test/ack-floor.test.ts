@@ -179,7 +179,7 @@ describe('recorded ack floors (QUEUE_CONSUMER_MEMORY, the default)', () => {
   });
 
   it('applies a recorded floor only when the event at its sequence is the recorded one', async () => {
-    const floors = new QueueFloors(stack.js, 5000);
+    const floors = new QueueFloors(stack.nc, 5000);
     const connectAndCount = async (recipient: string, expected: number) => {
       const client = openClient(stack, edge.port, { recipient, v1: true });
       await client.opened;
