@@ -130,8 +130,56 @@ export class QueueFloors {
 
   /** Records `floor` as the recipient's (stored by JetStream when this resolves). */
   async record(account: string, recipient: string, floor: QueueAckFloor): Promise<void> {
-    const kv = await this.#bucket();
-    await kv.put(queueFloorKey(account, recipient), JSON.stringify(QueueAckFloor.parse(floor)));
+    // A JetStream publish to the key's subject, answered with the stream's ack (what kv.put
+    // sends), over the NatsRequester: nats.js builds a NatsError at the end of every request.
+    const body = new TextEncoder().encode(JSON.stringify(QueueAckFloor.parse(floor)));
+    const ack = await this.#api(
+      `$KV.${QUEUE_FLOOR_BUCKET}.${queueFloorKey(account, recipient)}`,
+      body,
+      'floor record',
+    );
+    if (ack === undefined || typeof (ack as { seq?: unknown }).seq !== 'number')
+      throw new Error('floor record: JetStream did not store it');
+  }
+
+  /**
+   * A consumer's ack floor (its `ack_floor.stream_seq`) and whether its state is in memory, from
+   * `CONSUMER.INFO` over the NatsRequester; undefined when the consumer does not exist.
+   */
+  async consumerFloor(
+    stream: string,
+    consumer: string,
+  ): Promise<{ ackFloor: number; memoryState: boolean } | undefined> {
+    const info = (await this.#api(
+      `$JS.API.CONSUMER.INFO.${stream}.${consumer}`,
+      EMPTY,
+      'consumer info',
+    )) as { ack_floor?: { stream_seq?: number }; config?: { mem_storage?: boolean } } | undefined;
+    if (!info) return undefined;
+    return {
+      ackFloor: info.ack_floor?.stream_seq ?? 0,
+      memoryState: info.config?.mem_storage === true,
+    };
+  }
+
+  /** One JetStream call: its JSON answer, undefined for a 404, an Error for anything else. */
+  async #api(subject: string, body: Uint8Array, what: string): Promise<unknown> {
+    const outcome = await this.#requester.request(subject, body, undefined, this.#timeoutMs);
+    if (outcome.kind === 'no_responders') throw new Error(`${what}: no stream answers`);
+    if (outcome.kind !== 'reply') {
+      throw new Error(
+        `${what}: ${outcome.kind === 'error' ? outcome.reason : 'JetStream did not answer'}`,
+      );
+    }
+    const answer = replyJson(outcome.msg) as
+      | { error?: { code?: number; description?: string } }
+      | undefined;
+    if (answer?.error) {
+      if (answer.error.code === 404) return undefined;
+      throw new Error(`${what}: ${answer.error.description ?? answer.error.code}`);
+    }
+    if (answer === undefined) throw new Error(`${what}: malformed answer`);
+    return answer;
   }
 }
 

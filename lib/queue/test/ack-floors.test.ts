@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type NatsServer, startNatsServer } from '@herald/testkit';
-import { connect, type NatsConnection } from 'nats';
+import { AckPolicy, connect, type NatsConnection } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ensureQueueFloorBucket,
@@ -70,6 +70,21 @@ describe('recorded ack floors (lib/queue ack-floors.ts, a real nats-server)', ()
     expect(await floors.read(account, deleted)).toEqual({ v: 1, stream: 'S', seq: 4, id: 'd' });
     await kv.delete(queueFloorKey(account, deleted));
     expect(await floors.read(account, deleted)).toBeUndefined();
+
+    // A consumer's floor, as the edge reads it before recording one; none for a missing consumer.
+    const jsm = await nc.jetstreamManager();
+    await jsm.streams.add({ name: 'FLOORS_T', subjects: ['floors.t.>'] });
+    for (let n = 0; n < 3; n++) await nc.jetstream().publish('floors.t.a', new Uint8Array(1));
+    await jsm.consumers.add('FLOORS_T', {
+      durable_name: 'c',
+      ack_policy: AckPolicy.Explicit,
+      mem_storage: true,
+    });
+    const consumer = await nc.jetstream().consumers.get('FLOORS_T', 'c');
+    const first = await consumer.next();
+    await first?.ackAck();
+    expect(await floors.consumerFloor('FLOORS_T', 'c')).toEqual({ ackFloor: 1, memoryState: true });
+    expect(await floors.consumerFloor('FLOORS_T', 'none')).toBeUndefined();
 
     const keys: string[] = [];
     for await (const key of await floors.keys()) keys.push(key);

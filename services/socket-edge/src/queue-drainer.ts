@@ -389,10 +389,9 @@ export class QueueDrainer {
     const floors = this.#deps.floors;
     if (!candidate || !floors) return;
     try {
-      const jsm = await this.#deps.jsm;
-      const info = await jsm.consumers.info(this.#stream, this.#name);
-      if (this.#floorCandidate !== candidate || info.config.mem_storage !== true) return;
-      if (info.ack_floor.stream_seq < candidate.seq) {
+      const info = await floors.consumerFloor(this.#stream, this.#name);
+      if (this.#floorCandidate !== candidate || info?.memoryState !== true) return;
+      if (info.ackFloor < candidate.seq) {
         this.#scheduleFloor(attempt + 1);
         return;
       }
