@@ -118,7 +118,9 @@ export async function findQueueConsumer(deps: QueueLookupDeps): Promise<FoundCon
     }
   }
   const memoryState = info.config.mem_storage === true;
-  if (memoryState && deps.floors && info.delivered.stream_seq === 0)
+  // Nothing delivered yet: the consumer sequence, not the stream one (a new consumer reports
+  // the stream's first sequence minus one there, which is 0 only while nothing was ever deleted).
+  if (memoryState && deps.floors && info.delivered.consumer_seq === 0)
     await skipRecordedFloor(deps, deps.floors, jsm, subject, name);
   return {
     consumer: js.consumers.getPullConsumerFor(info),

@@ -189,6 +189,16 @@ describe('recorded ack floors (QUEUE_CONSUMER_MEMORY, the default)', () => {
       return client.events.map((e) => e.id);
     };
 
+    // Streams whose head was deleted (as everywhere retention ran): a new consumer there reports
+    // the stream's first sequence minus one as delivered, not 0.
+    const headless = async (recipient: string) => {
+      const stream = queueStreamOf(ACCOUNT_A, recipient);
+      let other = randomUUID();
+      while (queueStreamOf(ACCOUNT_A, other) !== stream) other = randomUUID();
+      await queueMany(other, 1);
+      await stack.jsm.streams.purge(stream);
+      expect((await stack.jsm.streams.info(stream)).state.first_seq).toBeGreaterThan(1);
+    };
     // Each recipient gets 4 events and a floor recorded at its second one, spelled three ways.
     const cases = [
       // Another id at that sequence (the stream was made again since): nothing is deleted.
@@ -201,9 +211,12 @@ describe('recorded ack floors (QUEUE_CONSUMER_MEMORY, the default)', () => {
       // The recorded event itself: it and everything before it are deleted, the rest delivered.
       { floor: (stream: string, id: string) => ({ stream, id }), left: 2 },
     ];
+    const recipients = cases.map(() => randomUUID());
+    // All before any case queues, so no purge touches another case's events.
+    for (const recipient of recipients) await headless(recipient);
     const queued: { recipient: string; ids: string[]; seqs: number[] }[] = [];
-    for (const { floor, left } of cases) {
-      const recipient = randomUUID();
+    for (const [i, { floor, left }] of cases.entries()) {
+      const recipient = recipients[i] as string;
       const { ids, seqs } = await queueMany(recipient, 4);
       queued.push({ recipient, ids, seqs });
       await floors.record(ACCOUNT_A, recipient, {
