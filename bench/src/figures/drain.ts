@@ -15,12 +15,14 @@ import {
 import { percentile } from '../stats.js';
 import { type BenchContext, HANDSHAKE_TIMEOUT_MS } from './context.js';
 import { meterCpu, PROCESSES } from './cpu-meter.js';
-import { connectUrl } from './herald-wire.js';
+import { connectUrl, rawWsUrl } from './herald-wire.js';
 import { queueEvents, queueLayout, resetQueue } from './queue-prep.js';
 
 export const SUBJECTS = {
   herald: 'Herald socket-edge (herald.v1, client acks)',
   raw: 'baseline: nats.js ordered-consumer replay',
+  /** (b)'s sockets alone: the same load generator opening as many TLS WebSockets at once. */
+  connects: 'baseline: raw ws server, the same connects (no events)',
 } as const;
 
 /** Tracks one recipient's drain: distinct event ids seen and when the last expected one came. */
@@ -93,6 +95,8 @@ export async function drain(ctx: BenchContext): Promise<FigureResult> {
     phase('queue');
     const rawMany = await metered(ctx, PROCESSES.nats, () => replay(ctx, many, each));
     phase('raw replay');
+    const rawOpens = await connectStorm(ctx, many);
+    phase('raw ws connects');
     // Herald's drain metered twice over: every server process (CPU per delivered event) and
     // nats-server alone (its cost per queued recipient).
     const { result: heraldMany, cpuSeconds } = await meterCpu(ctx.servers, PROCESSES.nats, () =>
@@ -118,6 +122,8 @@ export async function drain(ctx: BenchContext): Promise<FigureResult> {
       rows.add(openP50, SUBJECTS.herald, 'herald', 'ms', percentile(heraldMany.openTimes, 50));
       rows.add(openP99, SUBJECTS.herald, 'herald', 'ms', percentile(heraldMany.openTimes, 99));
     }
+    rows.add(openP50, SUBJECTS.connects, 'baseline', 'ms', percentile(rawOpens, 50));
+    rows.add(openP99, SUBJECTS.connects, 'baseline', 'ms', percentile(rawOpens, 99));
     if (heraldMany.afterOpenTimes)
       rows.add(
         afterOpenP99,
@@ -266,6 +272,33 @@ async function reconnect(
       failedConnects: out.failed,
       ...(out.firstError === undefined ? {} : { firstError: out.firstError }),
     };
+  } finally {
+    await fleet.close();
+  }
+}
+
+/**
+ * (b)'s connects without Herald: one TLS WebSocket per recipient to the raw ws baseline, all at
+ * once, through the same fleet settings. Per socket, ms from the start until it opened (the time
+ * bound if it never did): what the load generator and TLS alone cost the storm on this machine.
+ */
+async function connectStorm(ctx: BenchContext, recipients: string[]): Promise<number[]> {
+  const bound = ctx.config.drainTimeoutMs;
+  const openAt = recipients.map(() => Number.POSITIVE_INFINITY);
+  const fleet = new WsFleet({
+    url: (i) => rawWsUrl(ctx.baselines.rawWsOrigin, recipients[i] as string),
+    tls: ctx.tls,
+    addresses: ctx.addresses,
+    concurrency: Math.min(recipients.length, ctx.config.drainConnectConcurrency),
+    handshakeTimeoutMs: HANDSHAKE_TIMEOUT_MS,
+    onOpen: (i) => {
+      openAt[i] = performance.now();
+    },
+  });
+  const start = performance.now();
+  try {
+    await fleet.grow(recipients.length);
+    return openAt.map((t) => Math.min(t - start, bound));
   } finally {
     await fleet.close();
   }
