@@ -150,6 +150,18 @@ export class QueueDrainer {
   }
 
   /**
+   * The session's second look, QUEUE_RECHECK_MS after its start, for an event whose notice crossed
+   * a cluster before the session's interest did: a check when idle, nothing when already consuming,
+   * since the running pull delivers whatever was stored since (the consumer was found or created
+   * moments ago, so there is nothing to verify either). In a reconnect storm this was a consumer
+   * info per recipient.
+   */
+  recheck(): void {
+    if (this.#state === 'consuming') return;
+    this.kick();
+  }
+
+  /**
    * Something may have been queued: check the queue unless already consuming it (then only make
    * sure the consumer still exists, since retention may have reaped it).
    */

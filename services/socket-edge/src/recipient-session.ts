@@ -184,7 +184,7 @@ export class RecipientSession {
     this.#recheck = setTimeout(() => {
       // A fired Timeout kept in a field stays on the heap as long as the session: drop it.
       this.#recheck = undefined;
-      this.#drainer.kick();
+      this.#drainer.recheck();
     }, this.#deps.recheckMs);
     this.#recheck.unref();
   }

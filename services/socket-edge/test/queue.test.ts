@@ -229,6 +229,35 @@ describe('the race between "no responders" and the connect', () => {
     }
   });
 
+  it('does not look the consumer up again at the re-check when the drain is already running', async () => {
+    // File-state consumers: a memory consumer's floor record reads the consumer's info as well.
+    const rechecking = await startEdge(stack, {
+      QUEUE_RECHECK_MS: '300',
+      QUEUE_CONSUMER_MEMORY: 'false',
+    });
+    const infos: string[] = [];
+    const watch = stack.nc.subscribe('$JS.API.CONSUMER.INFO.>', {
+      callback: (_err, msg) => infos.push(msg.subject),
+    });
+    try {
+      const recipient = randomUUID();
+      await queueMany(recipient, 3);
+      await stack.nc.flush();
+      const client = openClient(stack, rechecking.port, { recipient, v1: true });
+      await client.opened;
+      await waitUntil('the queued events', () => client.events.length === 3);
+      // Past the re-check, with the run still consuming: the pull delivers anything stored since,
+      // so the re-check costs the server nothing (it was a consumer info per connect).
+      await sleep(700);
+      await stack.nc.flush();
+      expect(infos).toEqual([]);
+      client.ws.close();
+    } finally {
+      watch.unsubscribe();
+      await rechecking.close();
+    }
+  });
+
   /**
    * Plays ingress for one event: a live request, and on no responders (or no reply) a queue
    * publish plus notice. Returns how the event went.
