@@ -235,12 +235,15 @@ describe('the race between "no responders" and the connect', () => {
       QUEUE_RECHECK_MS: '300',
       QUEUE_CONSUMER_MEMORY: 'false',
     });
+    const recipient = randomUUID();
+    // This recipient's consumer only: other tests' sessions on the main edge may still read theirs.
     const infos: string[] = [];
     const watch = stack.nc.subscribe('$JS.API.CONSUMER.INFO.>', {
-      callback: (_err, msg) => infos.push(msg.subject),
+      callback: (_err, msg) => {
+        if (msg.subject.includes(recipient)) infos.push(msg.subject);
+      },
     });
     try {
-      const recipient = randomUUID();
       await queueMany(recipient, 3);
       await stack.nc.flush();
       const client = openClient(stack, rechecking.port, { recipient, v1: true });
