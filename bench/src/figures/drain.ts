@@ -213,6 +213,16 @@ interface DrainOutcome {
   firstError?: string;
 }
 
+/** How (b)'s sockets are opened, Herald's and the connect-only baseline's alike. */
+function stormSettings(ctx: BenchContext, sockets: number) {
+  return {
+    tls: ctx.tls,
+    addresses: ctx.addresses,
+    concurrency: Math.min(sockets, ctx.config.drainConnectConcurrency),
+    handshakeTimeoutMs: HANDSHAKE_TIMEOUT_MS,
+  };
+}
+
 /** Opens one herald.v1 socket per recipient, all at once, acking every event as the SDK does. */
 async function reconnect(
   ctx: BenchContext,
@@ -229,10 +239,7 @@ async function reconnect(
   const fleet = new WsFleet({
     url: (i) => connectUrl(ctx.stack, recipients[i] as string),
     protocols: [SUBPROTOCOL],
-    tls: ctx.tls,
-    addresses: ctx.addresses,
-    concurrency: Math.min(recipients.length, ctx.config.drainConnectConcurrency),
-    handshakeTimeoutMs: HANDSHAKE_TIMEOUT_MS,
+    ...stormSettings(ctx, recipients.length),
     onOpen: (i) => {
       (drains[i] as Drain).openAt = performance.now();
     },
@@ -287,10 +294,7 @@ async function connectStorm(ctx: BenchContext, recipients: string[]): Promise<nu
   const openAt = recipients.map(() => Number.POSITIVE_INFINITY);
   const fleet = new WsFleet({
     url: (i) => rawWsUrl(ctx.baselines.rawWsOrigin, recipients[i] as string),
-    tls: ctx.tls,
-    addresses: ctx.addresses,
-    concurrency: Math.min(recipients.length, ctx.config.drainConnectConcurrency),
-    handshakeTimeoutMs: HANDSHAKE_TIMEOUT_MS,
+    ...stormSettings(ctx, recipients.length),
     onOpen: (i) => {
       openAt[i] = performance.now();
     },
