@@ -6,6 +6,7 @@ export * from './connections.js';
 export * from './dashboard.js';
 export * from './errors.js';
 export * from './events.js';
+export * from './live-batch.js';
 export * from './notify.js';
 export * from './plans.js';
 export * from './socket.js';

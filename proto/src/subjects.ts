@@ -8,7 +8,7 @@
 const TOKEN = /^[0-9a-f-]{36}$/;
 
 /** Throws when a value cannot be one subject token (an account or recipient id). */
-export function assertToken(kind: 'account' | 'recipient', value: string): string {
+export function assertToken(kind: 'account' | 'recipient' | 'edge', value: string): string {
   if (!TOKEN.test(value)) {
     throw new TypeError(
       `${kind} must be a lower-case UUID to be used in a subject, got ${JSON.stringify(value)}`,
@@ -128,6 +128,17 @@ export const subjects = {
   dispatchBatch: (account: string) => `rt.dispatch.batch.${assertToken('account', account)}`,
   /** What ingress subscribes to (in a queue group) to serve every account's batch dispatches. */
   dispatchBatchAll: 'rt.dispatch.batch.*',
+  /**
+   * A batch's question to every edge: which of these recipients do you hold a socket of?
+   * (proto/live-batch.ts, step 1). Every edge subscribes to {@link subjects.liveHoldersAll}.
+   */
+  liveHolders: (account: string) => `rt.holders.${assertToken('account', account)}`,
+  liveHoldersAll: 'rt.holders.*',
+  /** A batch's live events for one edge (proto/live-batch.ts, step 2): a request that edge answers. */
+  edgeLive: (edge: string, account: string) =>
+    `rt.edgelive.${assertToken('edge', edge)}.${assertToken('account', account)}`,
+  /** What one edge subscribes to for step 2, every account. */
+  edgeLiveAll: (edge: string) => `rt.edgelive.${assertToken('edge', edge)}.*`,
   /** Key verification request/reply served by the auth service. */
   authVerify: 'rt.auth.verify',
   /** Broadcast when a key is revoked or an account changes: callers drop cached verifications. */
@@ -168,6 +179,12 @@ export function accountOfDispatchSubject(subject: string): string | undefined {
   if (parts.length !== 3 || parts[0] !== 'rt' || parts[1] !== 'dispatch') return undefined;
   const account = parts[2];
   return account !== undefined && TOKEN.test(account) ? account : undefined;
+}
+
+/** The account token of a subject of the form `<...prefix>.<account>` ending in one; else undefined. */
+export function accountOfLastToken(subject: string): string | undefined {
+  const account = subject.slice(subject.lastIndexOf('.') + 1);
+  return TOKEN.test(account) ? account : undefined;
 }
 
 /** Splits a batch dispatch subject back into its account token; undefined when it is not one. */

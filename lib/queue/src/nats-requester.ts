@@ -13,6 +13,8 @@ export type RequestOutcome =
 interface Waiting {
   settle: (outcome: RequestOutcome) => void;
   timer: NodeJS.Timeout;
+  /** A gathering request's handler of each answer: true once it has every answer it waits for. */
+  each?: ((msg: Msg) => boolean) | undefined;
 }
 
 /**
@@ -44,6 +46,31 @@ export class NatsRequester {
     headers: MsgHdrs | undefined,
     timeoutMs: number,
   ): Promise<RequestOutcome> {
+    return this.#send(subject, payload, headers, timeoutMs, undefined);
+  }
+
+  /**
+   * A request every subscriber answers (a scatter-gather): `each` sees every answer as it comes and
+   * returns true once it has all it waits for, which resolves the request with that last answer.
+   * Resolves `timeout` when `timeoutMs` passes first (the answers seen so far were all handed to
+   * `each`), `no_responders` when nobody subscribes.
+   */
+  gather(
+    subject: string,
+    payload: Uint8Array,
+    timeoutMs: number,
+    each: (msg: Msg) => boolean,
+  ): Promise<RequestOutcome> {
+    return this.#send(subject, payload, undefined, timeoutMs, each);
+  }
+
+  #send(
+    subject: string,
+    payload: Uint8Array,
+    headers: MsgHdrs | undefined,
+    timeoutMs: number,
+    each: ((msg: Msg) => boolean) | undefined,
+  ): Promise<RequestOutcome> {
     try {
       this.#sub ??= this.#nc.subscribe(`${this.#prefix}.*`, {
         callback: (err, msg) => {
@@ -63,7 +90,7 @@ export class NatsRequester {
         resolve(outcome);
       };
       const timer = setTimeout(() => settle({ kind: 'timeout' }), timeoutMs);
-      this.#waiting.set(token, { settle, timer });
+      this.#waiting.set(token, { settle, timer, each });
       // A literal per case, not a spread: two objects fewer per request on the hot path.
       const reply = `${this.#prefix}.${token}`;
       const options = headers ? { reply, headers } : { reply };
@@ -85,7 +112,8 @@ export class NatsRequester {
     if (!waiting) return; // a second responder's answer, or one after the timeout
     // The server answers a request nobody subscribes to with an empty 503 status message.
     const noResponders = msg.data.length === 0 && msg.headers?.code === 503;
-    waiting.settle(noResponders ? { kind: 'no_responders' } : { kind: 'reply', msg });
+    if (noResponders) waiting.settle({ kind: 'no_responders' });
+    else if (!waiting.each || waiting.each(msg)) waiting.settle({ kind: 'reply', msg });
   }
 }
 
