@@ -84,6 +84,11 @@ export class ConnectionCounts {
     return sum;
   }
 
+  /** Edges alive as far as this edge has heard (their heartbeats), itself included. */
+  edgesAlive(): number {
+    return 1 + this.#liveness.othersAlive();
+  }
+
   /** This edge's sockets in `pool`. */
   own(pool: string): number {
     return this.#own.get(pool) ?? 0;

@@ -31,6 +31,11 @@ export class RecipientRegistry {
     this.#create = create;
   }
 
+  /** The recipient's session on this edge, if any (open, or still opening its first socket). */
+  get(account: string, recipient: string): RecipientSession | undefined {
+    return this.#sessions.get(account)?.get(recipient);
+  }
+
   /**
    * Holds the recipient's session (creating it) for a connect that passed every check; the
    * caller awaits `session.ready()`, then calls {@link attach} with the opened socket or

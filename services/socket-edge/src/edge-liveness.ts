@@ -57,6 +57,14 @@ export class EdgeLiveness {
     return this.#opts.now() - seen <= this.#opts.timeoutMs;
   }
 
+  /** How many other edges are alive now (heard from within `timeoutMs`). */
+  othersAlive(): number {
+    const now = this.#opts.now();
+    let alive = 0;
+    for (const seen of this.#lastSeen.values()) if (now - seen <= this.#opts.timeoutMs) alive++;
+    return alive;
+  }
+
   #key(): string {
     return `${ALIVE_POOL}.${this.#opts.edgeId}`;
   }

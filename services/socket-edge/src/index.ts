@@ -41,6 +41,7 @@ import { RecipientRegistry } from './connection-registry.js';
 import { EdgeSocket } from './edge-socket.js';
 import { parseAck, selectProtocol } from './framing.js';
 import { startHeartbeat } from './heartbeat.js';
+import { serveLiveBatches } from './live-batch.js';
 import { createEdgeMetrics, type EdgeMetrics } from './metrics.js';
 import type { ProofLedgerOptions } from './proof-ledger.js';
 import { natsReadiness } from './readiness.js';
@@ -163,6 +164,7 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
   let closing = false;
   let closed: Promise<void> | undefined;
   let stopHeartbeat = () => {};
+  let liveBatches: { stop(): void } | undefined;
   const countsBinding = counts
     ? bindCountsInBackground(counts, {
         nc,
@@ -221,6 +223,15 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
       });
       await countsBinding?.bind();
       opsServer = await startOpsServer(config, createOpsHandler(registry, ready));
+      liveBatches ??= serveLiveBatches({
+        nc,
+        edgeId: id,
+        sessions,
+        // Without the cap's counts (a custom gate) this edge knows of no other: ingress then takes
+        // the first answer, and a recipient held elsewhere gets its events from the queue instead.
+        edgesAlive: () => counts?.edgesAlive() ?? 1,
+        logger,
+      });
       const bound = await listen(server, port, config.HOST, config.LISTEN_BACKLOG);
       stopHeartbeat();
       stopHeartbeat = startHeartbeat(() => sessions.sockets(), config.HEARTBEAT_INTERVAL_MS);
@@ -232,6 +243,8 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
         const serverClosed = server.listening ? closeServer(server) : Promise.resolve();
         stopHeartbeat();
         stopRevocations();
+        // A batch's events for these sockets are queued from now on (same ids).
+        liveBatches?.stop();
         // Taken before closeAll forgets them; a connect admitted from now on closes itself (closing).
         const open = [...sessions.sockets()].map((s) => s.ws);
         await sessions.closeAll();

@@ -8,6 +8,12 @@ export interface LiveDeliveryHooks {
   reply: (sockets: number) => void;
   /** No socket proved receipt in time, or every one closed first: store the event for the next connect. */
   store: (event: EdgeEvent) => void;
+  /**
+   * Every socket's write failed before one completed, or no socket took it: the event is not sent
+   * (a batch answers 0 for it at once and abandons it; a live request goes unanswered, and its
+   * sender times out). Called at most once; a write completing after all still calls `reply`.
+   */
+  unsent?: () => void;
 }
 
 /**
@@ -25,6 +31,9 @@ export class LiveDelivery {
   #proven = false;
   #replied = false;
   #stored = false;
+  /** Answered "not sent" already (a batch's): a write completing later changes nothing. */
+  #abandoned = false;
+  #saidUnsent = false;
 
   constructor(event: EdgeEvent, hooks: LiveDeliveryHooks) {
     this.#event = event;
@@ -38,13 +47,14 @@ export class LiveDelivery {
       if (failed) return;
       failed = true;
       this.#failed++;
+      if (!this.#replied && this.#failed >= this.#handed) this.#unsent();
       this.#storeIfUnproven();
     };
     return {
       live: true,
       written: () => {
         this.#hooks.wrote();
-        if (this.#replied) return;
+        if (this.#replied || this.#abandoned) return;
         this.#replied = true;
         this.#hooks.reply(this.#handed);
         this.#storeIfUnproven();
@@ -60,6 +70,31 @@ export class LiveDelivery {
   /** A socket took the write. Called synchronously after its write, before any Delivery callback. */
   handed(): void {
     this.#handed++;
+  }
+
+  /**
+   * Every socket has been offered the write: with none taking it, the event is unsent at once.
+   * Called once, after the last {@link handed}.
+   */
+  offered(): void {
+    if (this.#handed === 0) this.#unsent();
+  }
+
+  /**
+   * Gives up on an event no write has completed for yet (the batch answered it "not sent", and
+   * its sender queues it): a later completion neither answers nor stores it. True if it was
+   * abandoned, false if it had already been answered "sent".
+   */
+  abandon(): boolean {
+    if (this.#replied) return false;
+    this.#abandoned = true;
+    return true;
+  }
+
+  #unsent(): void {
+    if (this.#replied || this.#abandoned || this.#saidUnsent) return;
+    this.#saidUnsent = true;
+    this.#hooks.unsent?.();
   }
 
   /**

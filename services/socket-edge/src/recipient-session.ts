@@ -9,7 +9,7 @@ import {
 } from '@herald/proto';
 import { TurnPublisher } from '@herald/queue';
 import { JSONCodec, type Msg, type NatsConnection, type Subscription } from 'nats';
-import { edgeEventOf } from './edge-event.js';
+import { type EdgeEvent, edgeEventOf } from './edge-event.js';
 import type { EdgeSocket } from './edge-socket.js';
 import { EventFrames } from './framing.js';
 import { LiveDelivery } from './live-delivery.js';
@@ -128,6 +128,11 @@ export class RecipientSession {
   /** No socket and no pending connect: the session can close. */
   get idle(): boolean {
     return this.#sockets.length === 0 && this.#pending === 0;
+  }
+
+  /** At least one socket is open and the session is not closing: a live event can be written. */
+  get holding(): boolean {
+    return this.#sockets.length > 0 && !this.#closed;
   }
 
   /** Subscribing failed (NATS unavailable): the session takes no more connects. */
@@ -249,16 +254,35 @@ export class RecipientSession {
    */
   #deliverLive(msg: Msg): void {
     const event = edgeEventOf(msg.headers, msg.data, () => ({ id: randomUUID(), ts: Date.now() }));
+    this.pushLive(event, {
+      sent: (sockets) => {
+        if (msg.reply) replyPublisher(this.#deps.nc).publish(msg.reply, liveReply(sockets));
+      },
+    });
+  }
+
+  /**
+   * Writes a live event to every socket of the session. `sent` is called once the first write
+   * completed, with how many sockets the frame was handed to (the event is then "sent", and
+   * stored for the next connect if no socket proves receipt in time); `unsent` when no write can
+   * complete (none took it, or every one failed first; see {@link LiveDeliveryHooks.unsent}). The
+   * returned delivery can be abandoned while unanswered (a batch's answer without it).
+   */
+  pushLive(
+    event: EdgeEvent,
+    answer: { sent: (sockets: number) => void; unsent?: () => void },
+  ): LiveDelivery {
     const frames = new EventFrames(event);
     const { metrics, unproven } = this.#deps;
     const live = new LiveDelivery(event, {
       wrote: () => metrics.liveDeliveries.inc(),
-      reply: (sockets) => {
-        if (msg.reply) replyPublisher(this.#deps.nc).publish(msg.reply, liveReply(sockets));
-      },
+      reply: answer.sent,
+      unsent: answer.unsent,
       store: (e) => unproven.store(this.account, this.recipient, e),
     });
     for (const socket of this.#sockets) if (socket.write(frames, live.forSocket())) live.handed();
+    live.offered();
+    return live;
   }
 
   #onNotice(msg: Msg): void {
