@@ -6,9 +6,10 @@ import { type Caller, createAuthorise } from './authorise.js';
 import { type AcceptedEvent, acceptBatch, type BatchLimits } from './batch-accept.js';
 import { createIdempotentBatch } from './batch-idempotency.js';
 import { mapBounded } from './bounded.js';
-import type { Deliver } from './deliver.js';
+import type { Deliver, PushedLive } from './deliver.js';
 import type { DispatchInput } from './dispatch.js';
 import type { IdempotencyStore } from './idempotency.js';
+import type { LiveBatchItem, PushLiveBatch } from './live-batch.js';
 import type { DispatchRateLimiter } from './rate-limiter.js';
 import { type DispatchResult, fromError } from './results.js';
 
@@ -20,6 +21,11 @@ export interface BatchDispatchDeps {
   store: IdempotencyStore;
   /** The single dispatch's deliver step (with its status records), run once per event. */
   deliver: Deliver;
+  /**
+   * The batch's live push in two messages per batch (BATCH_LIVE=grouped); absent, each event's
+   * deliver step pushes it live on its own (per_event).
+   */
+  pushLiveBatch?: PushLiveBatch | undefined;
   logger: Logger;
   limits: BatchLimits & {
     /** Events delivered at once (BATCH_CONCURRENCY). */
@@ -74,13 +80,21 @@ export function createBatchDispatch(deps: BatchDispatchDeps) {
         if (indices) indices.push(index);
         else byRecipient.set(event.recipient, [index]);
       });
+      const pushed = deps.pushLiveBatch
+        ? await pushLive(deps.pushLiveBatch, account, admitted, byRecipient, ids.id, deps.now())
+        : undefined;
       await mapBounded([...byRecipient.values()], limits.concurrency, async (indices) => {
         for (const index of indices) {
           const event = admitted[index];
           if (!event?.ok) continue;
           const target = { key, account, recipient: event.recipient, payload: event.payload };
           try {
-            results[index] = await deps.deliver(target, ids.id(index), ids.msgId(index));
+            results[index] = await deps.deliver(
+              target,
+              ids.id(index),
+              ids.msgId(index),
+              pushed?.get(index),
+            );
           } catch (err) {
             results[index] = resultOfError(err, logger, { transport: 'batch', index });
           }
@@ -118,6 +132,37 @@ export function createBatchDispatch(deps: BatchDispatchDeps) {
 }
 
 export type DispatchBatch = ReturnType<typeof createBatchDispatch>;
+
+/**
+ * Pushes every deliverable event of the batch live at once (live-batch.ts); by batch index, how
+ * each push went, for its deliver step to answer `sent` or queue it.
+ */
+async function pushLive(
+  push: PushLiveBatch,
+  account: string,
+  admitted: readonly AcceptedEvent[],
+  byRecipient: ReadonlyMap<string, readonly number[]>,
+  idOf: (index: number) => string,
+  ts: number,
+): Promise<Map<number, PushedLive>> {
+  const indices: number[] = [];
+  const items: LiveBatchItem[] = [];
+  for (const [recipient, ofRecipient] of byRecipient) {
+    for (const index of ofRecipient) {
+      const event = admitted[index];
+      if (!event?.ok) continue;
+      indices.push(index);
+      items.push({ recipient, id: idOf(index), ts, payload: event.payload });
+    }
+  }
+  const outcomes = await push(account, items);
+  const pushed = new Map<number, PushedLive>();
+  indices.forEach((index, at) => {
+    const live = outcomes[at];
+    if (live) pushed.set(index, { ts, live });
+  });
+  return pushed;
+}
 
 /** Why this batch's key may not address `recipient` (the dashboard's reserved one); none if it may. */
 function recipientRefusal(key: VerifiedKey, recipient: string): HeraldError | undefined {

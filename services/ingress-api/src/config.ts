@@ -105,6 +105,14 @@ export const Env = CommonEnv.extend({
   BATCH_MAX_BYTES: envInt(MIB, 256, 64 * MIB),
   /** How many of a batch's events are delivered at once (live pushes, queue publishes). Default 64. */
   BATCH_CONCURRENCY: envInt(64, 1, 10_000),
+  /**
+   * How a batch's events are pushed live: `grouped` asks every edge once which recipients it holds
+   * and sends each holding edge one message with their events (two messages per batch); `per_event`
+   * sends one live request per event, as a single dispatch does. Default grouped.
+   */
+  BATCH_LIVE: z
+    .enum(['grouped', 'per_event'], { error: 'must be grouped or per_event' })
+    .default('grouped'),
   /** Most event ids one `POST /events/status` may name. Default 100. */
   STATUS_IDS_MAX: envInt(100, 1, 1000),
   /** How long `POST /events/status` waits for the status service, ms. Default 2000. */

@@ -11,13 +11,20 @@ import {
   type RecipientDepth,
 } from '@herald/queue';
 import type { MsgHdrs } from 'nats';
-import { liveOutcomeOf, requestLive } from './live-push.js';
+import { type LiveOutcome, liveOutcomeOf, requestLive } from './live-push.js';
 import type { IngressMetrics } from './metrics.js';
 import { planCapApplies, planQueueFull } from './plan-queue-cap.js';
 import { type DispatchResult, errorResult, queued, sent } from './results.js';
 import type { Target } from './target.js';
 
 export type { Target } from './target.js';
+
+/** An event whose live push already happened (a batch's, live-batch.ts): its time and outcome. */
+export interface PushedLive {
+  /** Epoch ms at which ingress accepted it: the queued copy carries the same. */
+  ts: number;
+  live: LiveOutcome;
+}
 
 export interface DeliverDeps {
   /** Where the `rt.queued` notice goes (the dispatcher's TurnPublisher). */
@@ -42,7 +49,7 @@ export interface DeliverDeps {
 }
 
 /**
- * Step 4 of a dispatch: push live, else queue. A 200 means an edge confirmed a socket write; a 202
+ * Step 4 of a dispatch: push live (unless `pushed` says how a batch's push went), else queue. A 200 means an edge confirmed a socket write; a 202
  * means JetStream acked the store; anything that confirms neither is an error status. The event's
  * headers (id, timestamp) are built once and carried to both.
  */
@@ -53,20 +60,23 @@ export function createDeliver(deps: DeliverDeps) {
     target: Target,
     id: string,
     msgId: string,
+    pushed?: PushedLive,
   ): Promise<DispatchResult> {
-    const eventHeaders = headersOf(id, deps.now());
+    const eventHeaders = headersOf(id, pushed?.ts ?? deps.now());
     const { account, recipient, payload } = target;
     // The live, queue and notice subjects and the queue's stream from one check of the tokens.
     const names = recipientSubjects(account, recipient);
     // Plain literals, not spreads of `target`: copying the key along was measurable per event.
     // pushLive and enqueue in halves: their requests awaited here, one async layer fewer each.
-    const live = liveOutcomeOf(
-      await requestLive(
-        requester,
-        { account, recipient, payload, headers: eventHeaders, subject: names.live },
-        limits.liveTimeoutMs,
-      ),
-    );
+    const live =
+      pushed?.live ??
+      liveOutcomeOf(
+        await requestLive(
+          requester,
+          { account, recipient, payload, headers: eventHeaders, subject: names.live },
+          limits.liveTimeoutMs,
+        ),
+      );
     if (live.kind === 'sent') return sent(id);
     if (live.kind !== 'offline') {
       logger.warn(

@@ -15,6 +15,7 @@ import type { IngressConfig } from './config.js';
 import { createDeliver } from './deliver.js';
 import { fingerprintOf, IdempotencyStore } from './idempotency.js';
 import { createIdempotentDelivery } from './idempotent-delivery.js';
+import { createLiveBatch } from './live-batch.js';
 import type { IngressMetrics } from './metrics.js';
 import type { DispatchRateLimiter } from './rate-limiter.js';
 import type { DispatchResult } from './results.js';
@@ -60,6 +61,9 @@ export interface Dispatcher {
   /** The batch path (batch.ts): one result per event, in order; throws a whole-request refusal. */
   dispatchBatch(input: DispatchInput): Promise<DispatchResult[]>;
 }
+
+/** nats-server's default max_payload, for a connection whose INFO is not known yet. */
+const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
 
 /**
  * Wires the named steps of a dispatch: accept (parse + validate) → authorise → idempotency →
@@ -133,6 +137,16 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       rateLimiter: deps.rateLimiter,
       store,
       deliver,
+      pushLiveBatch:
+        config.BATCH_LIVE === 'grouped'
+          ? createLiveBatch({
+              requester,
+              timeoutMs: config.LIVE_TIMEOUT_MS,
+              // nats-server refuses a message over its max_payload: larger live batches are split.
+              maxMessageBytes: nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD,
+              logger,
+            })
+          : undefined,
       logger,
       limits: {
         ...limits,

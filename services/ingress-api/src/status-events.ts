@@ -7,10 +7,11 @@ interface Dispatched {
   recipient: string;
 }
 
-type Deliver<T extends Dispatched> = (
+type Deliver<T extends Dispatched, P> = (
   target: T,
   id: string,
   msgId: string,
+  pushed?: P,
 ) => Promise<DispatchResult>;
 
 /**
@@ -20,12 +21,12 @@ type Deliver<T extends Dispatched> = (
  * the dispatch never waits on the status pipeline, and nothing here can fail a dispatch (a lost
  * record costs a figure on the dashboard, never an event).
  */
-export function withStatusEvents<T extends Dispatched>(
+export function withStatusEvents<T extends Dispatched, P>(
   batcher: Pick<StatusBatcher, 'add'>,
-  deliver: Deliver<T>,
-): Deliver<T> {
-  return async (target, id, msgId) => {
-    const result = await deliver(target, id, msgId);
+  deliver: Deliver<T, P>,
+): Deliver<T, P> {
+  return async (target, id, msgId, pushed) => {
+    const result = await deliver(target, id, msgId, pushed);
     const event = statusOf(result, target, id);
     if (event) batcher.add(event);
     return result;
