@@ -56,7 +56,7 @@ export function createLiveBatch(opts: LiveBatchOptions) {
       slotOf.set(item.recipient, recipients.length);
       recipients.push(item.recipient);
     }
-    const holders = await askHolders(account, recipients);
+    const holders = await askAllHolders(account, recipients);
     if (holders.size === 0) return outcomes;
     // Each edge gets the events of the recipients it holds, in the batch's order. A recipient held
     // on several edges (tabs on different edges) is sent to each, as a live request reaches every
@@ -82,7 +82,40 @@ export function createLiveBatch(opts: LiveBatchOptions) {
     return outcomes;
   };
 
-  /** Step 1: edge id → the recipients' slots it holds; only edges that hold any. */
+  /**
+   * Step 1 in as many questions as fit nats-server's max_payload (one, below about 25,000
+   * recipients): edge id → the recipients' slots it holds; only edges that hold any.
+   */
+  async function askAllHolders(
+    account: string,
+    recipients: readonly string[],
+  ): Promise<Map<string, Set<number>>> {
+    const perQuestion = Math.max(1, Math.floor(maxTail / RECIPIENT_BYTES));
+    if (recipients.length <= perQuestion) return askHolders(account, recipients);
+    const parts: Promise<Map<string, Set<number>>>[] = [];
+    for (let from = 0; from < recipients.length; from += perQuestion) {
+      const offset = from;
+      parts.push(
+        askHolders(account, recipients.slice(from, from + perQuestion)).then(
+          (held) =>
+            new Map(
+              [...held].map(([edge, slots]) => [edge, new Set([...slots].map((s) => s + offset))]),
+            ),
+        ),
+      );
+    }
+    const holders = new Map<string, Set<number>>();
+    for (const part of await Promise.all(parts)) {
+      for (const [edge, slots] of part) {
+        const all = holders.get(edge);
+        if (all) for (const slot of slots) all.add(slot);
+        else holders.set(edge, slots);
+      }
+    }
+    return holders;
+  }
+
+  /** One step-1 question: edge id → the recipients' slots it holds; only edges that hold any. */
   async function askHolders(
     account: string,
     recipients: readonly string[],
@@ -188,6 +221,8 @@ export function createLiveBatch(opts: LiveBatchOptions) {
 
 /** The head's JSON for one event: recipient, id, ts, byte count and punctuation, generously. */
 const EVENT_HEAD_BYTES = 160;
+/** One recipient id in a step-1 question: a quoted UUID and its comma. */
+const RECIPIENT_BYTES = 39;
 /** The head's fixed part and the NATS protocol line, generously. */
 const HEAD_ROOM_BYTES = 1024;
 

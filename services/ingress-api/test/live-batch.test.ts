@@ -160,4 +160,16 @@ describe('a batch pushed live in two messages (real nats-server, stand-in edges)
     );
     for (const b of edge.batches) expect(b.payloads.every((p) => p === payload)).toBe(true);
   });
+
+  it('splits the question of who holds what when the recipients do not fit one message', async () => {
+    const recipients = Array.from({ length: 5 }, () => randomUUID());
+    const [, held1, , , held4] = recipients as [string, string, string, string, string];
+    await fakeEdge({ held: [held1, held4], edges: 1 });
+    // Room for two recipient ids per question: three questions.
+    const outcomes = await pusher(2000, 1024 + 2 * 39)(
+      ACCOUNT,
+      recipients.map((r) => item(r)),
+    );
+    expect(outcomes.map((o) => o.kind)).toEqual(['offline', 'sent', 'offline', 'offline', 'sent']);
+  });
 });
