@@ -221,8 +221,8 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
         if (err instanceof QueueLayoutMismatch) throw err;
         logger.warn({ err: String(err) }, 'could not check the queue layout at start');
       });
-      await countsBinding?.bind();
-      opsServer = await startOpsServer(config, createOpsHandler(registry, ready));
+      // Answering batches before the heartbeat starts: other edges count this one from its first
+      // heartbeat, and ingress waits for as many answers as they count.
       liveBatches ??= serveLiveBatches({
         nc,
         edgeId: id,
@@ -232,6 +232,8 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
         edgesAlive: () => counts?.edgesAlive() ?? 1,
         logger,
       });
+      await countsBinding?.bind();
+      opsServer = await startOpsServer(config, createOpsHandler(registry, ready));
       const bound = await listen(server, port, config.HOST, config.LISTEN_BACKLOG);
       stopHeartbeat();
       stopHeartbeat = startHeartbeat(() => sessions.sockets(), config.HEARTBEAT_INTERVAL_MS);
@@ -243,8 +245,6 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
         const serverClosed = server.listening ? closeServer(server) : Promise.resolve();
         stopHeartbeat();
         stopRevocations();
-        // A batch's events for these sockets are queued from now on (same ids).
-        liveBatches?.stop();
         // Taken before closeAll forgets them; a connect admitted from now on closes itself (closing).
         const open = [...sessions.sockets()].map((s) => s.ws);
         await sessions.closeAll();
@@ -255,6 +255,9 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
         countsBinding?.stop();
         // Deletes this edge's counts so its sockets stop counting at once, not after the TTL.
         await counts?.close();
+        // Answered until the heartbeat is gone (with nothing held once the sessions closed), so
+        // ingress never waits for an edge that other edges still count.
+        liveBatches?.stop();
         verifier.close();
         await nc
           .drain()
