@@ -49,9 +49,10 @@ export interface DeliverDeps {
 }
 
 /**
- * Step 4 of a dispatch: push live (unless `pushed` says how a batch's push went), else queue. A 200 means an edge confirmed a socket write; a 202
- * means JetStream acked the store; anything that confirms neither is an error status. The event's
- * headers (id, timestamp) are built once and carried to both.
+ * Step 4 of a dispatch: push live (unless `pushed` says how a batch's push went), else queue. A
+ * 200 means an edge confirmed a socket write; a 202 means JetStream acked the store; anything that
+ * confirms neither is an error status. The event's headers (id, timestamp) are built once and
+ * carried to both.
  */
 export function createDeliver(deps: DeliverDeps) {
   const { publisher, requester, metrics, logger, limits } = deps;
