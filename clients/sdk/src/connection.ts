@@ -186,13 +186,16 @@ export class Connection {
 
   /**
    * The socket failed before opening: find out whether the URL is wrong (stop, say so) or the
-   * network is (keep retrying, say so once per outage). The retry is already scheduled.
+   * network is, or the answer cannot be read (keep retrying, say so once per outage). The retry
+   * is already scheduled.
    */
   async #diagnose(): Promise<void> {
     if (this.#probe) return; // one probe at a time; the retries keep going meanwhile
     // Once accepted the URL is right, and this outage was reported: nothing left to learn.
     if (this.#everAccepted && this.#networkReported) return;
     const url = this.#deps.url;
+    // Without the query: it holds the key.
+    const endpoint = url.slice(0, url.indexOf('?'));
     this.#probe = new AbortController();
     const result = await probeSocketUrl(url, this.#deps.options.fetch, this.#probe.signal);
     this.#probe = undefined;
@@ -200,7 +203,6 @@ export class Connection {
     if (result === 'wrong_endpoint' && !this.#everAccepted) {
       this.#detach();
       this.#clearTimer();
-      const endpoint = url.slice(0, url.indexOf('?'));
       this.#stop(
         new HeraldError(
           'wrong_endpoint',
@@ -216,6 +218,18 @@ export class Connection {
         new HeraldError(
           'network_error',
           `Could not reach ${new URL(url).host} (DNS, refused connection or TLS): retrying with backoff`,
+          { field: 'wsUrl' },
+        ),
+      );
+    }
+    // Something answered that this page may not read: a proxy before an edge that is restarting
+    // looks the same as a wrong URL on another server, so the socket is retried, never given up.
+    if (result === 'unverified' && !this.#networkReported) {
+      this.#networkReported = true;
+      this.#emitError(
+        new HeraldError(
+          'endpoint_unverified',
+          `${endpoint} answered over HTTP, but not as a Herald socket endpoint this page can read (cross-origin, no CORS): retrying with backoff. If it persists, check that options.wsUrl is socket-edge's URL (make dev: wss://localhost:8444)`,
           { field: 'wsUrl' },
         ),
       );

@@ -7,10 +7,14 @@ import type { ErrorCode } from '@herald/proto/wire';
  * - `unexpected_response`: an answer that is not Herald's (a proxy's error page, say);
  * - `websocket_unavailable`: no WebSocket in this runtime and none injected;
  * - `wrong_endpoint`: the socket URL answers HTTP but is not a Herald socket endpoint (a 404, or
- *   another server), so retrying cannot help.
+ *   another server), so retrying cannot help;
+ * - `endpoint_unverified`: a socket failed before opening and its URL answered HTTP with a status
+ *   this page may not read (cross-origin, without CORS: a proxy while the edge restarts, or a
+ *   `wsUrl` on another server); the SDK keeps retrying.
  */
 export type ClientErrorCode =
   | 'wrong_endpoint'
+  | 'endpoint_unverified'
   | 'network_error'
   | 'timeout'
   | 'unexpected_response'
@@ -26,7 +30,8 @@ export type HeraldErrorCode = ErrorCode | ClientErrorCode | (string & {});
  * What went wrong, for `onError` callbacks that branch without knowing every code:
  * - `wrong_endpoint`: the URL is not Herald's (a wrong `wsUrl`/`baseUrl`); fix the configuration;
  * - `refused`: Herald answered with a refusal code (bad key, Origin, plan, parameters, cap);
- * - `unavailable`: Herald answered but cannot serve now (4503, 4500, 5xx); the SDK retries;
+ * - `unavailable`: Herald answered but cannot serve now (4503, 4500, 5xx), or something answered
+ *   whose status cannot be read (`endpoint_unverified`); the SDK retries;
  * - `network`: no answer at all (DNS, TCP, TLS, timeout); the SDK retries;
  * - `runtime`: this runtime cannot open a socket (no WebSocket, CSP).
  */
@@ -71,9 +76,12 @@ function kindOf(code: string, httpStatus: number, closeCode: number | undefined)
     case 'not_found':
       return 'wrong_endpoint';
     case 'unexpected_response':
-      // A close code means Herald's edge answered, only without a readable reason.
-      if (closeCode === undefined) return 'wrong_endpoint';
+      // A close code means Herald's edge answered, only without a readable reason. Without one,
+      // a 5xx that is not Herald's is a proxy's (its upstream restarting): retry, as for Herald's.
+      if (closeCode === undefined && httpStatus < 500) return 'wrong_endpoint';
       break;
+    case 'endpoint_unverified':
+      return 'unavailable';
     case 'network_error':
     case 'timeout':
       return 'network';

@@ -128,6 +128,9 @@ function unmatchedAsJson(): Middleware {
       );
     }
     if (ctx.status === 404) {
+      // Readable from any page: the SDK's probe of a socket URL mistakenly set to ingress-api
+      // reads this 404 to say "wrong endpoint" (clients/sdk/src/probe.ts). It holds no secret.
+      ctx.set('Access-Control-Allow-Origin', '*');
       throw new HeraldError(
         'not_found',
         `No route ${ctx.method} ${path}: dispatch events with POST ${NOTIFY_PATHS[0]}`,

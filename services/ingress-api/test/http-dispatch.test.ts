@@ -400,6 +400,17 @@ describe('routing and browser access', () => {
     expect(res.json.error.code).toBe('not_found');
   });
 
+  it("answers a socket probe's GET of /ws/connect with a 404 any page may read (the SDK's wrong endpoint)", async () => {
+    const res = await request(fx.baseUrl, {
+      method: 'GET',
+      path: '/ws/connect',
+      headers: { origin: 'https://app.example.com' },
+    });
+    expect(res.status).toBe(404);
+    expect(res.json.error.code).toBe('not_found');
+    expect(res.headers['access-control-allow-origin']).toBe('*');
+  });
+
   it('answers a wrong method on /notify with 405 method_not_allowed and Allow', async () => {
     const res = await request(fx.baseUrl, { method: 'GET', path: '/notify' });
     expect(res.status).toBe(405);

@@ -272,7 +272,7 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
 
 /**
  * The listener's plain HTTP side: /healthz and /readyz's status, else a JSON error naming the
- * socket endpoint. /metrics and the readiness checks are for operators: on the ops listener.
+ * socket endpoint, readable cross-origin. /metrics and the readiness checks are for operators: on the ops listener.
  */
 function httpHandler(registry: Registry, ready: ReadinessCheck): Handler {
   const ops = createOpsHandler(registry, ready, { public: true });
@@ -289,6 +289,9 @@ function httpHandler(registry: Registry, ready: ReadinessCheck): Handler {
     res.writeHead(error.status, {
       'content-type': 'application/json',
       'cache-control': 'no-store',
+      // The SDK's probe of a socket that failed before opening reads this status from any page
+      // (clients/sdk/src/probe.ts): it holds no secret, and no credential is ever sent for it.
+      'access-control-allow-origin': '*',
     });
     res.end(JSON.stringify(error.toBody()));
   };

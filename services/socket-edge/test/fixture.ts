@@ -234,7 +234,7 @@ export async function fetchText(
   stack: Stack,
   port: number,
   path: string,
-): Promise<{ status: number; body: string }> {
+): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
   const https = await import('node:https');
   return new Promise((resolve, reject) => {
     const req = https.get({ host: '127.0.0.1', port, path, ca: stack.certs.ca }, (res) => {
@@ -243,7 +243,7 @@ export async function fetchText(
       res.on('data', (c: string) => {
         body += c;
       });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
     });
     req.on('error', reject);
   });

@@ -176,5 +176,7 @@ describe('ops endpoints', () => {
     expect(JSON.parse(noUpgrade.body)).toMatchObject({
       error: { code: 'invalid_field', field: 'Upgrade' },
     });
+    // Readable from any page: the SDK's probe tells a live edge from a wrong URL by it.
+    expect(noUpgrade.headers['access-control-allow-origin']).toBe('*');
   });
 });

@@ -1,7 +1,10 @@
 import { readFileSync } from 'node:fs';
+import type http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
+import type { Duplex } from 'node:stream';
+import tls from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import { DispatchStatus } from '@herald/sdk';
 import { makeCerts } from '@herald/testkit';
@@ -36,6 +39,51 @@ async function servePage(): Promise<{ origin: string; close: () => Promise<void>
   return {
     origin: `https://127.0.0.1:${port}`,
     close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+/**
+ * A TLS proxy on an origin of its own, in front of the edge: while `down` it answers every
+ * request, upgrade or plain GET, with a bodiless 502 and no CORS headers (a proxy whose upstream is
+ * restarting); once up it forwards upgrades to the edge byte for byte. `upgrades` counts attempts.
+ */
+async function serveProxy(edgeUrl: string) {
+  const certs = await makeCerts();
+  const edge = new URL(edgeUrl);
+  const state = { down: true, upgrades: 0 };
+  const server = https.createServer(
+    { cert: readFileSync(certs.certFile), key: readFileSync(certs.keyFile) },
+    (_req, res) => void res.writeHead(502).end(),
+  );
+  server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    state.upgrades++;
+    if (state.down) {
+      socket.end('HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+      return;
+    }
+    const upstream = tls.connect({
+      host: edge.hostname,
+      port: Number(edge.port),
+      rejectUnauthorized: false,
+    });
+    const lines = [`${req.method} ${req.url} HTTP/1.1`];
+    for (let i = 0; i < req.rawHeaders.length; i += 2)
+      lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
+    upstream.write(`${lines.join('\r\n')}\r\n\r\n`);
+    if (head.length > 0) upstream.write(head);
+    upstream.pipe(socket).pipe(upstream);
+    upstream.on('error', () => socket.destroy());
+    socket.on('error', () => upstream.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    state,
+    wsUrl: `wss://127.0.0.1:${port}`,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
   };
 }
 
@@ -120,6 +168,49 @@ export function browserTests(ctx: () => SdkStack): void {
       await page.evaluate(() =>
         (window as never as { herald: { disconnect(): void } }).herald.disconnect(),
       );
+    });
+
+    it('a cross-origin proxy answering 502 before the edge is up is retried, not called a wrong endpoint, in Chromium', async () => {
+      const { stack, newKey, herald } = ctx();
+      const web = await newKey({ client: 'web', domain: site.origin });
+      const to = recipient();
+      const proxy = await serveProxy(stack.wsUrl);
+      try {
+        await page.goto(`${site.origin}/`);
+        await page.evaluate(
+          (cfg) => (window as never as { startHerald(c: typeof cfg): void }).startHerald(cfg),
+          { apiKey: web.key, wsUrl: proxy.wsUrl, recipient: to },
+        );
+        await page.waitForFunction(
+          () => (window as never as { heraldErrors: unknown[] }).heraldErrors.length > 0,
+          undefined,
+          { timeout: 20_000 },
+        );
+        // The page cannot read the proxy's 502 (another origin, no CORS): reported, and retried.
+        expect((await pageState()).errors).toEqual([
+          { code: 'endpoint_unverified', kind: 'unavailable', closeCode: null },
+        ]);
+        const attempts = proxy.state.upgrades;
+        await expect
+          .poll(() => proxy.state.upgrades, { timeout: 10_000 })
+          .toBeGreaterThan(attempts + 1);
+        // The edge is reachable again: the same subscription connects and receives.
+        proxy.state.down = false;
+        await page.locator('#state', { hasText: /^connected$/ }).waitFor({ timeout: 20_000 });
+        const result = await herald({ apiKey: web.key, client: 'web' }).notify({
+          recipient: to,
+          payload: { through: 'proxy' },
+          origin: site.origin,
+        });
+        expect(result.status).toBe(DispatchStatus.sent);
+        await page.locator('#events li', { hasText: 'proxy' }).waitFor({ timeout: 10_000 });
+        expect((await pageState()).errors).toHaveLength(1);
+      } finally {
+        await page.evaluate(() =>
+          (window as never as { herald?: { disconnect(): void } }).herald?.disconnect(),
+        );
+        await proxy.close();
+      }
     });
 
     it("docs/sdk.md's browser example, as written, connects and renders an event", async () => {

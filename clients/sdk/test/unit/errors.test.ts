@@ -6,6 +6,15 @@ import { settle, setup, uuid } from './helpers.js';
 const answer = (status: number, type: ResponseType = 'basic') =>
   (() => Promise.resolve({ status, type, body: null } as Response)) as typeof fetch;
 
+/**
+ * A browser's answers to a cross-origin probe of a host that answers without CORS: the CORS
+ * request fails as a TypeError (as for no answer at all), the no-cors one is opaque.
+ */
+const opaqueWithoutCors = ((_url: string, init: RequestInit) =>
+  init.mode === 'cors'
+    ? Promise.reject(new TypeError('Failed to fetch'))
+    : Promise.resolve({ status: 0, type: 'opaque', body: null } as Response)) as typeof fetch;
+
 describe('onError: typed socket errors, and no endless retry (fake timers)', () => {
   beforeEach(() => {
     vi.useFakeTimers();
@@ -18,7 +27,6 @@ describe('onError: typed socket errors, and no endless retry (fake timers)', () 
 
   it.each([
     ['a 404 (ingress-api, or any server without the path)', answer(404)],
-    ['an opaque answer (a browser no-cors request to a host that answered)', answer(0, 'opaque')],
     ['a 200 page', answer(200)],
   ])(
     'a socket URL that answers %s is a wrong endpoint: reported once, never retried',
@@ -40,7 +48,7 @@ describe('onError: typed socket errors, and no endless retry (fake timers)', () 
       last().serverClose(1006);
       await vi.advanceTimersByTimeAsync(60_000);
       // The probe never carries the key: the query is dropped.
-      expect(probed[0]).toBe('https://api.test/ws/connect no-cors');
+      expect(probed[0]).toBe('https://api.test/ws/connect cors');
       expect(errors.map((e) => [e.code, e.kind, e.field])).toEqual([
         ['wrong_endpoint', 'wrong_endpoint', 'wsUrl'],
       ]);
@@ -78,11 +86,46 @@ describe('onError: typed socket errors, and no endless retry (fake timers)', () 
     herald.disconnect();
   });
 
+  it('an answer the page may not read (cross-origin, no CORS) is retried, never given up: a proxy before a restarting edge', async () => {
+    const probed: string[] = [];
+    const { herald, sockets, last } = setup({
+      wsUrl: 'wss://api.test',
+      fetch: ((url: string, init: RequestInit) => {
+        probed.push(`${url} ${init.mode}`);
+        return opaqueWithoutCors(url, init);
+      }) as typeof fetch,
+    });
+    const errors: HeraldError[] = [];
+    herald.onError((e) => errors.push(e));
+    herald.subscribe(uuid());
+    await settle();
+    for (let i = 0; i < 4; i++) {
+      last().serverClose(1006);
+      await vi.advanceTimersByTimeAsync(1000);
+    }
+    // One probe, asked with CORS first and then without; reported once, retried throughout.
+    expect(probed.slice(0, 2)).toEqual([
+      'https://api.test/ws/connect cors',
+      'https://api.test/ws/connect no-cors',
+    ]);
+    expect(errors.map((e) => [e.code, e.kind, e.field])).toEqual([
+      ['endpoint_unverified', 'unavailable', 'wsUrl'],
+    ]);
+    expect(errors[0]?.message).toContain('wss://api.test/ws/connect answered');
+    expect(errors[0]?.message).not.toContain('hk_test');
+    expect(sockets.length).toBe(5);
+    // The edge is back: the socket opens on the next retry.
+    last().open();
+    await settle();
+    expect(herald.connected()).toBe(true);
+    herald.disconnect();
+  });
+
   it('probes once per outage of a URL that worked: later failures send no request', async () => {
     const probes: string[] = [];
     const { herald, last } = setup({
-      fetch: ((url: string) => {
-        probes.push(url);
+      fetch: ((url: string, init: RequestInit) => {
+        probes.push(`${url} ${init.mode}`);
         return Promise.reject(new TypeError('fetch failed'));
       }) as typeof fetch,
     });
@@ -94,7 +137,8 @@ describe('onError: typed socket errors, and no endless retry (fake timers)', () 
       last().serverClose(1006);
       await vi.advanceTimersByTimeAsync(1000);
     }
-    expect(probes).toHaveLength(1);
+    // One probe: its CORS request, and the no-cors one after it failed.
+    expect(probes.map((p) => p.split(' ')[1])).toEqual(['cors', 'no-cors']);
     herald.disconnect();
   });
 

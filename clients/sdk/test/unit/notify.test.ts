@@ -170,7 +170,8 @@ describe('notify (injected fetch)', () => {
       '<html>Bad Gateway</html>',
       {},
       { status: 'Failed to send/save notification', httpStatus: 502 },
-      { code: 'unexpected_response', httpStatus: 502 },
+      // A proxy's 5xx is its upstream restarting: unavailable (retry), as a Herald 5xx is.
+      { code: 'unexpected_response', httpStatus: 502, kind: 'unavailable' },
     ],
     [
       'a 200 that is not Herald',
@@ -178,7 +179,7 @@ describe('notify (injected fetch)', () => {
       '{"ok":true}',
       {},
       { status: 'Failed to send/save notification', httpStatus: 200 },
-      { code: 'unexpected_response' },
+      { code: 'unexpected_response', kind: 'wrong_endpoint' },
     ],
   ])('maps %s', async (_name, status, body, headers, expected, expectedError) => {
     const { fetch } = answering(status, body, headers);
