@@ -1,3 +1,4 @@
+import type { Logger } from '@herald/kit';
 import { AuthInvalidate, subjects } from '@herald/proto';
 import type { Kysely } from 'kysely';
 import { JSONCodec, type NatsConnection } from 'nats';
@@ -18,6 +19,22 @@ export async function publishInvalidation(nc: NatsConnection, msg: AuthInvalidat
 /** The broadcast after a key is revoked: its cached answers go, its sockets are re-checked. */
 export function revokedMessage(key: Pick<ApiKeySummary, 'id' | 'account_id'>): AuthInvalidate {
   return { v: 1, key_id: key.id, account_id: key.account_id, reason: 'revoked' };
+}
+
+/**
+ * Broadcasts the revocation of each of these keys (dashboard listener credentials a logout or a
+ * password reset deleted), so that the sockets opened with them close at once. A failed broadcast
+ * is logged: the rows are gone, so verification refuses the keys anyway once caches expire.
+ */
+export async function broadcastRevoked(
+  deps: { nc: NatsConnection; logger: Logger },
+  keys: readonly Pick<ApiKeySummary, 'id' | 'account_id'>[],
+): Promise<void> {
+  for (const key of keys) {
+    await publishInvalidation(deps.nc, revokedMessage(key)).catch((err: unknown) =>
+      deps.logger.warn({ err: String(err) }, 'could not broadcast a listener revocation'),
+    );
+  }
 }
 
 /** The broadcast for each Test key a reset replaced. */

@@ -36,16 +36,18 @@ export async function createResetToken(
 }
 
 /**
- * Uses a reset token: sets the new password hash and ends every session of the account, in one
- * transaction. The token is deleted whether it had expired or not; an unknown one is refused.
+ * Uses a reset token: sets the new password hash and ends every session of the account, with the
+ * dashboard listener credentials those logins minted, in one transaction. Resolves with those
+ * credentials, whose revocation the caller broadcasts so that their open sockets close at once.
+ * The token is deleted whether it had expired or not; an unknown one is refused.
  */
 export async function useResetToken(
   db: Kysely<AuthDb>,
   token: string,
   passwordHash: string,
   now: number,
-): Promise<void> {
-  await db.transaction().execute(async (trx) => {
+): Promise<{ id: string; account_id: string }[]> {
+  return db.transaction().execute(async (trx) => {
     const row = await trx
       .deleteFrom('password_resets')
       .where('token_hash', '=', sha256Hex(token))
@@ -63,6 +65,13 @@ export async function useResetToken(
       .set({ password_hash: passwordHash })
       .where('id', '=', row.account_id)
       .execute();
+    // Deleting the sessions would drop these too (cascade), but silently: named here to be revoked.
+    const listeners = await trx
+      .deleteFrom('dashboard_keys')
+      .where('account_id', '=', row.account_id)
+      .returning(['id', 'account_id'])
+      .execute();
     await trx.deleteFrom('sessions').where('account_id', '=', row.account_id).execute();
+    return listeners;
   });
 }

@@ -54,6 +54,7 @@ export interface Login {
   cookie: string;
   csrf: string;
   accountId: string;
+  email: string;
 }
 
 /**
@@ -187,12 +188,19 @@ export class BillingFixture {
     const email = `billing-${crypto.randomUUID()}@example.com`;
     const signup = await this.call('POST', '/v1/accounts', { body: { email, password: PASSWORD } });
     if (signup.status !== 201) throw new Error(`signup: ${JSON.stringify(signup.body)}`);
+    return this.login(email);
+  }
+
+  /** Another login (session) of an existing account. */
+  async login(email: string): Promise<Login> {
     const res = await this.call('POST', '/v1/sessions', { body: { email, password: PASSWORD } });
+    if (res.status !== 201) throw new Error(`login: ${JSON.stringify(res.body)}`);
     const setCookie = String(res.headers['set-cookie']?.[0] ?? '');
     return {
       cookie: setCookie.split(';')[0] ?? '',
       csrf: res.body.csrf,
       accountId: res.body.account_id,
+      email,
     };
   }
 

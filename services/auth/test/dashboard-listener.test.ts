@@ -8,6 +8,7 @@ import {
 } from '@herald/proto';
 import { JSONCodec, type Msg } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createResetToken } from '../src/password-resets.js';
 import { BillingFixture, DASHBOARD, type Login } from './billing-fixture.js';
 
 /**
@@ -158,6 +159,36 @@ describe('POST /v1/dashboard/listener', () => {
         ),
       'the listener revocation',
     );
+  });
+
+  it("ends with a password reset: every login's listener is deleted and its revocation broadcast", async () => {
+    const user = await f.newUser();
+    const second = await f.login(user.email);
+    const listeners = [await mint(user), await mint(second)];
+    const ids: string[] = [];
+    for (const l of listeners) {
+      const ok = await verify(l.api_key);
+      if (!ok.ok) throw new Error(ok.error.message);
+      ids.push(ok.key.id);
+    }
+    const { token } = await createResetToken(f.db, user.email, f.clock);
+    const reset = await f.call('POST', '/v1/password-resets', {
+      body: { token, password: 'another-long-password-42' },
+    });
+    expect(reset.status, JSON.stringify(reset.body)).toBe(204);
+    for (const l of listeners) {
+      expect(await verify(l.api_key)).toMatchObject({
+        ok: false,
+        error: { code: 'invalid_api_key' },
+      });
+    }
+    const revoked = (id: string) =>
+      f.invalidations.some(
+        (m) =>
+          JSON.stringify(m) ===
+          JSON.stringify({ v: 1, key_id: id, account_id: user.accountId, reason: 'revoked' }),
+      );
+    await f.waitFor(() => ids.every(revoked), "both logins' listener revocations");
   });
 });
 

@@ -3,7 +3,7 @@ import type Router from '@koa/router';
 import { createAccount, findAccount } from '../accounts.js';
 import { countActiveKeys } from '../api-keys.js';
 import { dropSessionListeners } from '../dashboard-keys.js';
-import { publishInvalidation, revokedMessage } from '../invalidation.js';
+import { broadcastRevoked } from '../invalidation.js';
 import { findPlan } from '../plan-catalogue.js';
 import { liveKeyStanding } from '../subscriptions.js';
 import { clearedSessionCookie, sessionCookie } from './cookies.js';
@@ -83,11 +83,7 @@ export function accountRoutes(router: Router<SessionState>, deps: AccountApiDeps
     // The login's dashboard listeners end with it: their sockets are closed at once.
     const listeners = await dropSessionListeners(db, ctx.state.session.id);
     await deleteSession(db, ctx.state.session.id);
-    for (const l of listeners) {
-      await publishInvalidation(deps.nc, revokedMessage(l)).catch((err) =>
-        deps.logger.warn({ err: String(err) }, 'could not broadcast a listener revocation'),
-      );
-    }
+    await broadcastRevoked(deps, listeners);
     ctx.set('Set-Cookie', clearedSessionCookie());
     ctx.status = 204;
   });

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { findAccount } from '../accounts.js';
 import { listApiKeys } from '../api-keys.js';
 import { mintDashboardKey } from '../dashboard-keys.js';
+import { broadcastRevoked } from '../invalidation.js';
 import { useResetToken } from '../password-resets.js';
 import type { AccountApiDeps } from './deps.js';
 import { parseBody, readJson } from './json-body.js';
@@ -135,7 +136,9 @@ export function dashboardRoutes(router: Router<SessionState>, deps: AccountApiDe
   router.post('/v1/password-resets', async (ctx) => {
     const body = parseBody(ResetBody, await readJson(ctx, settings.bodyLimitBytes));
     const hash = await hashPassword(body.password, settings.scryptLogN);
-    await useResetToken(db, body.token, hash, deps.now());
+    // Every login of the account ends, and the sockets of their dashboard listeners with them.
+    const listeners = await useResetToken(db, body.token, hash, deps.now());
+    await broadcastRevoked(deps, listeners);
     ctx.status = 204;
   });
 }
