@@ -472,6 +472,31 @@ describe('renewal and lapse', () => {
     expect(sub.period_end?.toISOString()).toBe(addOneMonth(end).toISOString());
   });
 
+  it.each([
+    ['hobby', 'startup'],
+    ['startup', 'hobby'],
+  ])(
+    'paying for %s → %s mid-period starts the new plan now and converts the unused days at the price ratio',
+    async (fromId, toId) => {
+      const from = TEST_CATALOGUE.plans.find((p) => p.id === fromId);
+      const to = TEST_CATALOGUE.plans.find((p) => p.id === toId);
+      if (!from || !to) throw new Error('the test catalogue has hobby and startup plans');
+      const user = await f.newUser();
+      const end = new Date(f.clock + 29 * DAY);
+      await setSubscription(f.db, user.accountId, { plan: from, period_end: end });
+      const started = await checkout(user, TEST_PHONES.succeeds, toId);
+      await f.sim.settle(started.provider_ref);
+      await f.waitFor(
+        async () => (await payment(user, started.id)).status === 'succeeded',
+        'the payment settled',
+      );
+      const sub = await subscription(user.accountId);
+      expect(sub.plan).toBe(toId);
+      const credit = Math.floor((29 * DAY * from.price.kes) / to.price.kes);
+      expect(sub.period_end?.getTime()).toBe(addOneMonth(new Date(f.clock)).getTime() + credit);
+    },
+  );
+
   it('after a lapse, a payment starts a new month from now', async () => {
     const user = await f.newUser();
     await setSubscription(f.db, user.accountId, {

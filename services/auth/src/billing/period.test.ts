@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addOneMonth, renewalBase } from './period.js';
+import { addOneMonth, paidPeriodEnd } from './period.js';
 
 describe('addOneMonth', () => {
   it.each([
@@ -13,16 +13,47 @@ describe('addOneMonth', () => {
   });
 });
 
-describe('renewalBase', () => {
+describe('paidPeriodEnd', () => {
+  const DAY = 86_400_000;
   const now = new Date('2026-06-01T00:00:00Z');
-  const later = new Date('2026-06-20T00:00:00Z');
-  const earlier = new Date('2026-05-20T00:00:00Z');
-  it('extends a running paid period from its end, not from today', () => {
-    expect(renewalBase(later, true, now)).toBe(later);
+  const free = { id: 'free', paid: false, price: { kes: 0 } };
+  const hobby = { id: 'hobby', paid: true, price: { kes: 1200 } };
+  const startup = { id: 'startup', paid: true, price: { kes: 6500 } };
+  const in29Days = new Date(now.getTime() + 29 * DAY);
+
+  it('renews the running plan from its period end, not from today', () => {
+    expect(paidPeriodEnd({ plan: hobby, end: in29Days }, hobby, now)).toEqual(
+      addOneMonth(in29Days),
+    );
   });
+
   it('starts from now when the period lapsed, there is none, or the plan is free', () => {
-    expect(renewalBase(earlier, true, now)).toBe(now);
-    expect(renewalBase(null, true, now)).toBe(now);
-    expect(renewalBase(later, false, now)).toBe(now);
+    const month = addOneMonth(now);
+    expect(paidPeriodEnd({ plan: hobby, end: new Date(now.getTime() - DAY) }, hobby, now)).toEqual(
+      month,
+    );
+    expect(paidPeriodEnd({ plan: undefined, end: null }, hobby, now)).toEqual(month);
+    expect(paidPeriodEnd({ plan: free, end: in29Days }, hobby, now)).toEqual(month);
+    expect(paidPeriodEnd({ plan: hobby, end: in29Days }, startup, new Date(in29Days))).toEqual(
+      addOneMonth(in29Days),
+    );
+  });
+
+  it.each([
+    ['an upgrade', hobby, startup, (29 * DAY * 1200) / 6500],
+    ['a downgrade', startup, hobby, (29 * DAY * 6500) / 1200],
+  ])(
+    '%s starts the new plan now and converts the unused days at the price ratio',
+    (_, from, to, creditMs) => {
+      const end = paidPeriodEnd({ plan: from, end: in29Days }, to, now);
+      expect(end.getTime()).toBe(addOneMonth(now).getTime() + Math.floor(creditMs));
+    },
+  );
+
+  it('converts time for time to a paid plan priced 0', () => {
+    const gift = { id: 'gift', paid: true, price: { kes: 0 } };
+    expect(paidPeriodEnd({ plan: hobby, end: in29Days }, gift, now).getTime()).toBe(
+      addOneMonth(now).getTime() + 29 * DAY,
+    );
   });
 });

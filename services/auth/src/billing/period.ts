@@ -20,10 +20,34 @@ export function addOneMonth(from: Date): Date {
   );
 }
 
+/** A plan's part in a period: its id, whether it is paid, its monthly price in KES. */
+interface PricedPlan {
+  id: string;
+  paid: boolean;
+  price: { kes: number };
+}
+
 /**
- * Where a paid month starts: at the current period's end while it is still running (renewing
- * early loses no day), else now (a lapsed or free account starts afresh).
+ * When a month of `bought`, paid now, ends, given the account's current plan and period end.
+ *
+ * - The plan that runs, renewed: a month from the current period's end (no day is lost).
+ * - Another paid plan while a paid one runs: the new plan starts now, for a month plus the unused
+ *   time of the running one converted at the ratio of the two monthly prices (KES, what M-Pesa
+ *   charges): 29 days of a 1,200 plan become 29 × 1,200 / 6,500 ≈ 5.4 days of a 6,500 one, and the
+ *   other way round. A switch neither hands out the dearer plan for the cheaper one's price nor
+ *   forfeits what was paid.
+ * - No plan, a free one, or a lapsed period: a month from now.
  */
-export function renewalBase(currentEnd: Date | null, paidPlan: boolean, now: Date): Date {
-  return paidPlan && currentEnd !== null && currentEnd.getTime() > now.getTime() ? currentEnd : now;
+export function paidPeriodEnd(
+  current: { plan: PricedPlan | undefined; end: Date | null },
+  bought: PricedPlan,
+  now: Date,
+): Date {
+  const running = current.plan?.paid === true && current.end !== null && current.end > now;
+  if (!running || !current.plan || !current.end) return addOneMonth(now);
+  if (current.plan.id === bought.id) return addOneMonth(current.end);
+  const unusedMs = current.end.getTime() - now.getTime();
+  // A paid plan priced 0 (a catalogue's choice) converts time for time.
+  const ratio = bought.price.kes > 0 ? current.plan.price.kes / bought.price.kes : 1;
+  return new Date(addOneMonth(now).getTime() + Math.floor(unusedMs * ratio));
 }

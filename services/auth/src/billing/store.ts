@@ -2,7 +2,7 @@ import type { PaymentStatus, PlanCatalogue } from '@herald/proto';
 import type { Kysely, Transaction } from 'kysely';
 import type { AuthDb } from '../db-schema.js';
 import { findPlan } from '../plan-catalogue.js';
-import { addOneMonth, renewalBase } from './period.js';
+import { paidPeriodEnd } from './period.js';
 import type { PaymentEventRow, PaymentRow } from './tables.js';
 
 /** One line of the audit trail, as written. */
@@ -142,8 +142,9 @@ export interface Settlement {
  * Moves a pending payment to its outcome, once: the UPDATE only matches while the status is
  * still `pending`, so whichever of the callbacks, queries and timeouts comes first wins and
  * every later one changes nothing (resolves undefined). A success starts or extends the
- * subscription by one month in the same transaction: from the current period's end while it
- * runs, else from now.
+ * subscription by one month in the same transaction (`paidPeriodEnd`): the same plan from the
+ * current period's end while it runs, another paid plan from now with the unused time of the
+ * running one converted at the price ratio, else from now.
  */
 export async function settlePayment(
   db: Kysely<AuthDb>,
@@ -183,8 +184,18 @@ export async function settlePayment(
       .where('account_id', '=', row.account_id)
       .forUpdate()
       .executeTakeFirst();
-    const paid = sub ? (findPlan(catalogue, sub.plan)?.paid ?? false) : false;
-    const periodEnd = addOneMonth(renewalBase(sub?.period_end ?? null, paid, now));
+    // The plan as paid for: a plan taken out of the catalogue while its payment was pending still
+    // gets its month, priced at what was paid.
+    const bought = findPlan(catalogue, row.plan) ?? {
+      id: row.plan,
+      paid: true,
+      price: { kes: row.amount_minor / 100 },
+    };
+    const periodEnd = paidPeriodEnd(
+      { plan: sub ? findPlan(catalogue, sub.plan) : undefined, end: sub?.period_end ?? null },
+      bought,
+      now,
+    );
     const values = { plan: row.plan, period_end: periodEnd, updated_at: now };
     await trx
       .insertInto('subscriptions')
