@@ -16,8 +16,11 @@ export const RATE_BUCKET = 'herald_dispatch_rate';
 
 /** Compare-and-set attempts per lease before letting the caller try again. */
 const CAS_ATTEMPTS = 5;
-/** Lease rounds one dispatch may wait through before it is refused (heavy local contention). */
-const TAKE_ATTEMPTS = 8;
+/**
+ * Renewals in a row that leased nothing (every compare-and-set lost to other instances) before
+ * the dispatches waiting for a token are refused with Retry-After 1 s.
+ */
+const STALLED_RENEWALS = 8;
 /** After the shared state failed to answer, how long to count locally before asking it again, ms. */
 const FALLBACK_MS = 5000;
 /** Most keys whose lease one instance remembers; the least recently used is forgotten first. */
@@ -43,7 +46,17 @@ interface Lease {
   emptyUntil: number;
   /** The lease renewed ahead of this one, spent once this one is used up or expired. */
   next: { tokens: number; expiresAt: number } | undefined;
+  /** The renewal in flight (at most one per key), which serves `waiters` when it lands. */
   pending: Promise<void> | undefined;
+  /** Dispatches that found the lease spent, first come first served. */
+  waiters: Waiter[];
+  /** Renewals in a row that ended with waiters left and nothing leased (CAS lost throughout). */
+  stalled: number;
+}
+
+interface Waiter {
+  resolve: () => void;
+  reject: (err: unknown) => void;
 }
 
 /**
@@ -56,8 +69,14 @@ interface Lease {
  *
  * The next lease is taken ahead, in the background, once half of the current one is spent or
  * it has a quarter of `leaseMs` left, so no dispatch waits for the shared state while the key
- * is busy (two KV round trips every lease were figure 1's periodic stall). An instance
- * therefore holds at most its lease and the one renewed ahead of it:
+ * is busy (two KV round trips every lease were figure 1's periodic stall). Dispatches that find
+ * the lease spent anyway (a burst arriving at once) queue, first come first served, behind the
+ * one renewal in flight; a renewal takes a token for each of them on top of the lease, as many
+ * as the shared bucket holds, and hands them out as soon as it lands, and renewals go on while
+ * dispatches wait and the bucket has tokens. So a burst is accepted up to what the shared bucket
+ * holds, whatever the lease size, and a dispatch is refused only when the bucket has no whole
+ * token, with Retry-After the wait for the next one. The waiters' tokens are spent the moment
+ * they are leased, so an instance still holds at most its lease and the one renewed ahead of it:
  * `maxLease + floor(maxLease / 2)` tokens (`maxHeld`). Accepted dispatches of a key over
  * any window of T seconds stay within `burst + rate × T + instances × maxHeld` (tokens leased
  * before the window): see docs/operations.md, "Caps and rate limits across instances". While the KV does not answer,
@@ -81,7 +100,8 @@ export class DispatchRateLimiter {
   /** Spends one of the key's tokens, or throws 403 `rate_limited` with its Retry-After. */
   async take(key: VerifiedKey): Promise<void> {
     const lease = this.#leaseOf(key.id);
-    for (let attempt = 0; attempt < TAKE_ATTEMPTS; attempt++) {
+    // Dispatches already waiting go first: a newcomer queues behind them.
+    if (lease.waiters.length === 0) {
       const now = this.#now();
       if (lease.tokens <= 0 || now >= lease.expiresAt) promoteNext(lease, now);
       if (lease.tokens > 0 && now < lease.expiresAt) {
@@ -91,16 +111,21 @@ export class DispatchRateLimiter {
       }
       if (now < lease.emptyUntil) throw limited(key, lease.emptyUntil - now);
       if (now < this.#fallbackUntil) return this.#takeLocally(key, now);
-      lease.pending ??= this.#renew(key, lease, 'due');
-      await lease.pending;
     }
-    // Other dispatches of this key on this instance kept taking the leased tokens first.
-    throw limited(key, 1000);
+    return new Promise<void>((resolve, reject) => {
+      lease.waiters.push({ resolve, reject });
+      // A renewal ahead already in flight serves the queue too when it lands.
+      lease.pending ??= this.#renew(key, lease, 'due');
+    });
   }
 
   /** Resolves once no lease renewal is in flight (tests read the shared state after it). */
   async settled(): Promise<void> {
-    await Promise.all([...this.#leases.values()].map((l) => l.pending));
+    for (;;) {
+      const pending = [...this.#leases.values()].flatMap((l) => (l.pending ? [l.pending] : []));
+      if (pending.length === 0) return;
+      await Promise.all(pending);
+    }
   }
 
   /**
@@ -127,6 +152,8 @@ export class DispatchRateLimiter {
         emptyUntil: 0,
         next: undefined,
         pending: undefined,
+        waiters: [],
+        stalled: 0,
       };
     }
     this.#leases.set(keyId, lease);
@@ -139,13 +166,65 @@ export class DispatchRateLimiter {
 
   /**
    * Leases tokens from the key's shared bucket into `lease.next`, or learns when it will hold one
-   * again. `due`: the lease ran out or expired (a dispatch waits); `grow`/`shrink`: renewed ahead
-   * with half of it spent, or with its life nearly over and more than half unspent.
+   * again, then serves the dispatches waiting. `due`: the lease ran out or expired (dispatches
+   * wait); `grow`/`shrink`: renewed ahead with half of it spent, or with its life nearly over and
+   * more than half unspent. Never rejects.
    */
   #renew(key: VerifiedKey, lease: Lease, why: 'due' | 'grow' | 'shrink'): Promise<void> {
     return this.#lease(key, lease, why).finally(() => {
       lease.pending = undefined;
+      this.#serve(key, lease);
     });
+  }
+
+  /**
+   * Hands the leased tokens to the waiting dispatches in arrival order. Those left over are
+   * refused when the shared bucket has no whole token (Retry-After: until it has one), counted
+   * locally while the shared state does not answer, and otherwise wait for another renewal.
+   */
+  #serve(key: VerifiedKey, lease: Lease): void {
+    const waiters = lease.waiters;
+    if (waiters.length === 0) return;
+    const now = this.#now();
+    let served = 0;
+    while (served < waiters.length) {
+      if (lease.tokens <= 0 || now >= lease.expiresAt) promoteNext(lease, now);
+      if (lease.tokens <= 0 || now >= lease.expiresAt) break;
+      const n = Math.min(lease.tokens, waiters.length - served);
+      lease.tokens -= n;
+      served += n;
+    }
+    const granted = waiters.splice(0, served);
+    for (const w of granted) w.resolve();
+    if (waiters.length === 0) {
+      lease.stalled = 0;
+      this.#renewAhead(key, lease, now);
+      return;
+    }
+    lease.stalled = served > 0 ? 0 : lease.stalled + 1;
+    if (now < lease.emptyUntil) {
+      this.#refuseWaiting(lease, limited(key, lease.emptyUntil - now));
+    } else if (now < this.#fallbackUntil) {
+      for (const w of waiters.splice(0)) {
+        try {
+          this.#takeLocally(key, now);
+          w.resolve();
+        } catch (err) {
+          w.reject(err);
+        }
+      }
+    } else if (lease.stalled >= STALLED_RENEWALS) {
+      // Other instances won every compare-and-set for a while: the bucket had tokens, but none
+      // could be leased. Try again shortly.
+      this.#refuseWaiting(lease, limited(key, 1000));
+    } else {
+      lease.pending = this.#renew(key, lease, 'due');
+    }
+  }
+
+  #refuseWaiting(lease: Lease, err: HeraldError): void {
+    lease.stalled = 0;
+    for (const w of lease.waiters.splice(0)) w.reject(err);
   }
 
   async #lease(key: VerifiedKey, lease: Lease, why: 'due' | 'grow' | 'shrink'): Promise<void> {
@@ -169,8 +248,11 @@ export class DispatchRateLimiter {
           lease.emptyUntil = now + msUntilToken(bucket.tokens, limits);
           return;
         }
-        const taken = Math.min(lease.size, Math.floor(bucket.tokens));
-        const next = encode({ tokens: bucket.tokens - taken, at: bucket.at });
+        // A token for each dispatch waiting, on top of the lease: they spend theirs on arrival.
+        const wanted = lease.waiters.length + lease.size;
+        const taken = Math.min(wanted, Math.floor(bucket.tokens));
+        const rest = bucket.tokens - taken;
+        const next = encode({ tokens: rest, at: bucket.at });
         try {
           if (entry?.operation === 'PUT') await kv.update(key.id, next, entry.revision);
           else await kv.create(key.id, next);
@@ -179,7 +261,8 @@ export class DispatchRateLimiter {
           throw err;
         }
         lease.next = { tokens: taken, expiresAt: this.#now() + this.#opts.leaseMs };
-        lease.emptyUntil = 0;
+        // Took the last whole token: once these are spent, refuse locally until the next is due.
+        lease.emptyUntil = rest < 1 ? now + msUntilToken(rest, limits) : 0;
         return;
       }
     } catch (err) {

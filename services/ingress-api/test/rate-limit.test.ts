@@ -119,6 +119,28 @@ describe('the dispatch rate limit across two ingress instances', () => {
     expect(limited).toBeGreaterThan(0);
   });
 
+  it('accepts a whole burst of concurrent requests to one instance, and only what refilled beyond it', async () => {
+    // The audit's Test key: 10/s, burst 100 (a lease of 1 token at a time). A key not seen
+    // lately starts with a full bucket.
+    const RATE = 10;
+    const BURST = 100;
+    const apiKey = rateKey(RATE, BURST, 'test');
+    const started = performance.now();
+    const replies = await Promise.all(
+      Array.from({ length: BURST + 30 }, () => dispatch(urls[0], apiKey)),
+    );
+    const elapsedMs = performance.now() - started;
+    const ok = replies.filter(accepted).length;
+    expect(ok).toBeGreaterThanOrEqual(BURST);
+    expect(ok).toBeLessThanOrEqual(BURST + Math.floor((RATE * elapsedMs) / 1000));
+    for (const r of replies.filter((r) => !accepted(r))) {
+      expect(r.status).toBe(403);
+      expect(r.json.error.code).toBe('rate_limited');
+      // The next token is 1 / RATE s away.
+      expect(r.headers['retry-after']).toBe('1');
+    }
+  });
+
   it('limits each key on its own', async () => {
     const busy = rateKey(0.5, 1);
     const calm = rateKey(0.5, 1);
