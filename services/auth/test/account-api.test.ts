@@ -1,4 +1,7 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import https from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { hashKey } from '@herald/access';
 import { closeServer, createLogger, createServer, listen } from '@herald/kit';
 import { AuthInvalidate, AuthVerifyReply, subjects } from '@herald/proto';
@@ -83,7 +86,7 @@ interface Reply {
 function call(
   method: string,
   path: string,
-  opts: { body?: unknown; headers?: Record<string, string> } = {},
+  opts: { body?: unknown; headers?: Record<string, string>; port?: number } = {},
 ): Promise<Reply> {
   const payload =
     opts.body === undefined
@@ -97,7 +100,15 @@ function call(
   };
   return new Promise((resolve, reject) => {
     const req = https.request(
-      { host: '127.0.0.1', port, path, method, headers, ca: certs.ca, servername: 'localhost' },
+      {
+        host: '127.0.0.1',
+        port: opts.port ?? port,
+        path,
+        method,
+        headers,
+        ca: certs.ca,
+        servername: 'localhost',
+      },
       (res) => {
         let text = '';
         res.setEncoding('utf8');
@@ -424,6 +435,108 @@ describe('CSRF protection', () => {
     });
     expect(foreign.headers['access-control-allow-origin']).toBeUndefined();
     expect(foreign.status).toBe(401);
+  });
+});
+
+describe('CSRF protection with the dashboard served (DASHBOARD_DIR)', () => {
+  // Found by an audit: the same-origin exemption compared Origin with koa's ctx.origin, which koa
+  // 3 made the Origin header itself, so any site could sign up, log in and make keys.
+  let dashService: AuthService;
+  let dashServer: ReturnType<typeof createServer>;
+  let dashPort: number;
+  let dir: string;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'herald-dashboard-'));
+    await writeFile(join(dir, 'index.html'), '<!doctype html><title>dashboard</title>');
+    const config = loadConfig({
+      DATABASE_URL: servers.pg.url,
+      NATS_URL: servers.nats?.url ?? '',
+      TLS_CERT_FILE: certs.certFile,
+      TLS_KEY_FILE: certs.keyFile,
+      ACCOUNT_API_ORIGIN: DASHBOARD,
+      PASSWORD_SCRYPT_LOG_N: '10',
+      DASHBOARD_DIR: dir,
+    });
+    dashService = createAuthService(config, { nc: authNc, db, logger, catalogue: TEST_CATALOGUE });
+    dashServer = createServer(config, dashService.handler);
+    dashPort = await listen(dashServer, 0, '127.0.0.1');
+  });
+
+  afterAll(async () => {
+    if (dashServer) await closeServer(dashServer);
+    await dashService?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  /** The page's own origin as a browser names it: the Host node's client sends, over https. */
+  const own = () => `https://127.0.0.1:${dashPort}`;
+  const post = (path: string, body: unknown, headers: Record<string, string>) =>
+    call('POST', path, { body, headers, port: dashPort });
+
+  /** Signs up and logs in through the dashboard's listener, as a page on `origin` would. */
+  async function userFrom(origin: string): Promise<Login> {
+    const email = `dash-${crypto.randomUUID()}@example.com`;
+    expect((await post('/v1/accounts', { email, password: PASSWORD }, { origin })).status).toBe(
+      201,
+    );
+    const res = await post('/v1/sessions', { email, password: PASSWORD }, { origin });
+    expect(res.status).toBe(201);
+    return {
+      cookie: String(res.headers['set-cookie']?.[0] ?? '').split(';')[0] ?? '',
+      csrf: res.body.csrf,
+      accountId: res.body.account_id,
+      setCookie: '',
+    };
+  }
+
+  it('serves the dashboard', async () => {
+    const page = await call('GET', '/', { port: dashPort });
+    expect(page.status).toBe(200);
+    expect(String(page.body)).toContain('<title>dashboard</title>');
+  });
+
+  it('refuses a foreign Origin on signup, login and key creation with 403 csrf_failed', async () => {
+    const user = await userFrom(own());
+    const email = `dash-${crypto.randomUUID()}@example.com`;
+    for (const origin of [
+      'https://evil.io',
+      // Lookalikes of the page's own origin: another port, plain http, and a suffix.
+      `https://127.0.0.1:${dashPort + 1}`,
+      `http://127.0.0.1:${dashPort}`,
+      `https://127.0.0.1:${dashPort}.evil.io`,
+      'null',
+    ]) {
+      const refusals = [
+        await post('/v1/accounts', { email, password: PASSWORD }, { origin }),
+        await post('/v1/sessions', { email: 'x@example.com', password: PASSWORD }, { origin }),
+        await post('/v1/keys/test', { client: 'mobile' }, as(user, { origin })),
+      ];
+      for (const res of refusals) {
+        expect(res.status, origin).toBe(403);
+        expect(res.body.error).toMatchObject({ code: 'csrf_failed', field: 'Origin' });
+      }
+    }
+    expect(
+      await db.selectFrom('accounts').select('id').where('email', '=', email).execute(),
+    ).toEqual([]);
+  });
+
+  it('accepts the dashboard it serves and ACCOUNT_API_ORIGIN', async () => {
+    for (const origin of [own(), DASHBOARD]) {
+      const user = await userFrom(origin);
+      const key = await post('/v1/keys/test', { client: 'mobile' }, as(user, { origin }));
+      expect(key.status, origin).toBe(201);
+    }
+  });
+
+  it('gives no same-origin pass where no dashboard is served', async () => {
+    const res = await call('POST', '/v1/accounts', {
+      body: { email: `own-${crypto.randomUUID()}@example.com`, password: PASSWORD },
+      headers: { origin: `https://127.0.0.1:${port}` },
+    });
+    expect(res.status).toBe(403);
+    expect(res.body.error).toMatchObject({ code: 'csrf_failed', field: 'Origin' });
   });
 });
 

@@ -32,7 +32,7 @@ export function originGuard(allowedOrigin: string, servesDashboard = false): Mid
     }
     // The dashboard served by this very listener over TLS (DASHBOARD_DIR) is same-origin: allowed
     // too. Only over TLS, so a page on plain http at the same host cannot pass for it.
-    const sameOrigin = servesDashboard && ctx.secure && origin === ctx.origin;
+    const sameOrigin = servesDashboard && ctx.secure && origin === ownOrigin(ctx);
     if (origin !== '' && isStateChanging(ctx.method) && origin !== allowedOrigin && !sameOrigin) {
       throw new HeraldError(
         'csrf_failed',
@@ -42,4 +42,21 @@ export function originGuard(allowedOrigin: string, servesDashboard = false): Mid
     }
     await next();
   };
+}
+
+/**
+ * The origin this request was addressed to: its scheme and Host (X-Forwarded-* behind a trusted
+ * proxy), normalised as browsers write an Origin (lower case, no default port). Not koa's
+ * `ctx.origin`: since koa 3 that is the request's Origin header itself, so comparing the two
+ * passed every Origin. A browser cannot choose the Host it sends, so a page on another site
+ * arrives with its own Origin and this listener's Host, which differ; a rebinding hostname does
+ * not help it either, as the TLS certificate would not name it. '' when the Host is unusable.
+ */
+function ownOrigin(ctx: { protocol: string; host: string }): string {
+  if (ctx.host === '') return '';
+  try {
+    return new URL(`${ctx.protocol}://${ctx.host}`).origin;
+  } catch {
+    return '';
+  }
 }
