@@ -5,7 +5,7 @@ import {
   dbReady,
   type Handler,
   type Logger,
-  natsReady,
+  natsAnswers,
 } from '@herald/kit';
 import type { PlanCatalogue } from '@herald/proto';
 import type { Kysely } from 'kysely';
@@ -80,11 +80,16 @@ export function createAuthService(config: AuthConfig, deps: AuthServiceDeps): Au
     timeoutMs: config.DASHBOARD_NOTICE_TIMEOUT_MS,
     now,
   });
-  const ready = async () => ({
-    nats: natsReady(deps.nc),
-    // Kysely is invariant in its schema type; the probe runs raw SQL and needs none.
-    postgres: await dbReady(deps.db as unknown as Kysely<unknown>),
-  });
+  const ready = async () => {
+    const [nats, postgres] = await Promise.all([
+      // A round trip, not the connection's state: a reconnecting client is neither closed nor
+      // draining, yet every verification and dispatch through it fails.
+      natsAnswers(deps.nc),
+      // Kysely is invariant in its schema type; the probe runs raw SQL and needs none.
+      dbReady(deps.db as unknown as Kysely<unknown>),
+    ]);
+    return { nats, postgres };
+  };
   // /metrics and the readiness checks are for operators: served by `opsHandler`, not publicly.
   const ops = createOpsHandler(registry, ready, { public: true });
   const billing = createBilling(config, { ...deps, catalogue, now, registry, forwarder });

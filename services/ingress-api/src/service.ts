@@ -9,7 +9,7 @@ import {
   createServer,
   type Logger,
   listen,
-  natsReady,
+  natsAnswers,
   type OpsServer,
   startOpsServer,
 } from '@herald/kit';
@@ -97,16 +97,21 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
     ...(deps.now ? { now: deps.now } : {}),
   });
   const bodyLimitBytes = config.PAYLOAD_LIMIT_BYTES + config.BODY_OVERHEAD_BYTES;
-  const ready = async () => ({
-    nats: natsReady(nc),
-    // Every partition: a missing one refuses a sixteenth of the recipients.
-    queue_stream: await jsm()
-      .then((m) => Promise.all(layout.streams.map((name) => m.streams.info(name))))
-      .then(
-        () => true,
-        () => false,
-      ),
-  });
+  const ready = async () => {
+    const [nats, queue_stream] = await Promise.all([
+      // A round trip, not the connection's state: a reconnecting client is neither closed nor
+      // draining, yet every dispatch through it fails.
+      natsAnswers(nc),
+      // Every partition: a missing one refuses a sixteenth of the recipients.
+      jsm()
+        .then((m) => Promise.all(layout.streams.map((name) => m.streams.info(name))))
+        .then(
+          () => true,
+          () => false,
+        ),
+    ]);
+    return { nats, queue_stream };
+  };
   const answer = createAnswer(metrics);
   const { app, listener } = createHttpApp(dispatcher, {
     bodyLimitBytes,

@@ -25,6 +25,7 @@ export {
   serviceMigrations,
 } from './migrations.js';
 export { connectNats, natsReady } from './nats.js';
+export { NATS_PROBE_TIMEOUT_MS, natsAnswers } from './nats-readiness.js';
 export {
   createOpsHandler,
   createRegistry,

@@ -40,7 +40,10 @@ export async function connectNats(
   return nc;
 }
 
-/** True while the connection is usable (for /readyz). */
+/**
+ * False once the connection is closed or draining. Not a readiness check on its own: a connection
+ * that is reconnecting passes; /readyz uses `natsAnswers` (nats-readiness.ts).
+ */
 export function natsReady(nc: NatsConnection): boolean {
   return !nc.isClosed() && !nc.isDraining();
 }

@@ -1,5 +1,5 @@
 import type http from 'node:http';
-import { createOpsHandler, type Handler, natsReady } from '@herald/kit';
+import { createOpsHandler, type Handler, natsAnswers } from '@herald/kit';
 import type { NatsConnection } from 'nats';
 import type { Registry } from 'prom-client';
 
@@ -8,7 +8,7 @@ import type { Registry } from 'prom-client';
  * the named readiness checks are for operators, on the ops listener (`createRetentionOpsHandler`).
  */
 export function createRetentionHandler(nc: NatsConnection, registry: Registry): Handler {
-  const ops = createOpsHandler(registry, () => ({ nats: natsReady(nc) }), { public: true });
+  const ops = createOpsHandler(registry, natsCheck(nc), { public: true });
   return (req, res) => {
     if (ops(req, res)) return;
     res.writeHead(404, { 'content-type': 'application/json' });
@@ -29,5 +29,13 @@ export function createRetentionOpsHandler(
   nc: NatsConnection,
   registry: Registry,
 ): (req: http.IncomingMessage, res: http.ServerResponse) => boolean {
-  return createOpsHandler(registry, () => ({ nats: natsReady(nc) }));
+  return createOpsHandler(registry, natsCheck(nc));
+}
+
+/**
+ * NATS answers a round trip: the connection's state alone would pass a client that is reconnecting,
+ * which is neither closed nor draining.
+ */
+function natsCheck(nc: NatsConnection): () => Promise<{ nats: boolean }> {
+  return async () => ({ nats: await natsAnswers(nc) });
 }

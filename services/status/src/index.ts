@@ -5,7 +5,7 @@ import {
   dbReady,
   type Handler,
   type Logger,
-  natsReady,
+  natsAnswers,
 } from '@herald/kit';
 import { STATUS_STREAM, statusStreamConfig } from '@herald/proto';
 import { JsErrCode, jsErrCode } from '@herald/queue';
@@ -52,10 +52,12 @@ export function createStatusService(config: StatusConfig, deps: StatusServiceDep
   const metrics = createStatusMetrics(registry);
   let writer: StatusWriter | undefined;
   let subs: Subscription[] = [];
-  const ready = async () => ({
-    nats: natsReady(nc),
-    postgres: await dbReady(db as Kysely<unknown>),
-  });
+  const ready = async () => {
+    // A round trip, not the connection's state: a reconnecting client is neither closed nor
+    // draining, yet the writer and every status query through it fail.
+    const [nats, postgres] = await Promise.all([natsAnswers(nc), dbReady(db as Kysely<unknown>)]);
+    return { nats, postgres };
+  };
   return {
     // The TLS port says only whether the service is ready; /metrics and the named checks are for
     // operators, on the loopback ops listener.
