@@ -28,16 +28,6 @@ export const LiveReply = z.object({
 });
 export type LiveReply = z.infer<typeof LiveReply>;
 
-/**
- * The Nats-Msg-Id an edge gives a live event it stores because the client did not prove receipt
- * in time (or its socket closed first). Keyed by the event id, so several sockets or edges storing
- * the same unproven event within the stream's duplicate window store it once. The `evt` token keeps
- * it apart from ingress's `<account>:<idempotency-key>` ids.
- */
-export function unprovenLiveMsgId(account: string, eventId: string): string {
-  return `${account}:evt:${eventId}`;
-}
-
 /** Core-NATS notice published after an event is stored in the queue (see subjects.queued). */
 export const QueuedNotice = z.object({ v: z.literal(1), id: z.string() });
 export type QueuedNotice = z.infer<typeof QueuedNotice>;

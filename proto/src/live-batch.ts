@@ -11,7 +11,7 @@ import { z } from 'zod';
  * 2. **Write these events.** To each edge that holds some, ingress sends one {@link LiveBatchMeta}
  *    request on `subjects.edgeLive(edge, account)` with those recipients' events, and the edge
  *    answers {@link LiveBatchReply}: per event, how many sockets the frame was handed to when a
- *    write completed, else 0.
+ *    socket proved receipt, else 0.
  *
  * An event no edge confirmed is queued, exactly as a live request that found no responder: so an
  * answer that comes late, an edge ingress did not hear of, or a socket that opens in between
@@ -68,7 +68,7 @@ export type LiveBatchMeta = z.infer<typeof LiveBatchMeta>;
 /** An edge's answer to step 2, aligned with the request's events. */
 export const LiveBatchReply = z.object({
   v: z.literal(1),
-  /** Per event, the sockets its frame was handed to once a write completed; 0 = not sent. */
+  /** Per event, the sockets its frame was handed to once a socket proved receipt; 0 = not sent. */
   sockets: z.array(z.number().int().nonnegative()),
 });
 export type LiveBatchReply = z.infer<typeof LiveBatchReply>;

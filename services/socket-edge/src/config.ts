@@ -35,8 +35,9 @@ export const Env = CommonEnv.extend({
   /** Events a socket may hold written and not yet proven received before it is closed with 1013. Default 1000. */
   MAX_UNPROVEN_EVENTS: envInt(1000, 2, 1_000_000),
   /**
-   * How long a live event answered "sent" may stay unproven on every socket it went to before the
-   * edge stores it in the recipient's queue (same id), ms. Default 5000.
+   * How long a live event may wait for a socket's proof of receipt before the edge gives up on it
+   * (a batch then answers it 0 and ingress queues it; a single push's ingress has queued it after
+   * its own LIVE_TIMEOUT_MS already), ms. Default 5000.
    */
   LIVE_PROOF_TIMEOUT_MS: envInt(5000, 100, 600_000),
   /** Largest frame a client may send (they only send acks); larger closes the socket with 1009 (RFC 6455: too big). Default 4096. */

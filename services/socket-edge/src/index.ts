@@ -48,7 +48,6 @@ import { natsReadiness } from './readiness.js';
 import { RecipientSession, type RecipientSessionDeps } from './recipient-session.js';
 import { watchRevocations } from './revocation.js';
 import { SocketBudget } from './socket-budget.js';
-import { UnprovenStore } from './unproven-store.js';
 import { type Admission, createUpgradeHandler } from './upgrade-handler.js';
 
 export type { EdgeConfig } from './config.js';
@@ -134,7 +133,6 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
   // nats.js's own JetStream API timeout, as the queue lookup's.
   const floors = new QueueFloors(nc, 5000, requester);
   const layout = new QueueLayout(config.QUEUE_PARTITIONS);
-  const unproven = new UnprovenStore({ nc, requester, layout, metrics, logger });
   const limitChecks = queueCheckLimiter(config.QUEUE_CHECK_CONCURRENCY, metrics);
   // What every session shares; each builds its own deps object from it once.
   const sessionDeps: RecipientSessionDeps = {
@@ -154,7 +152,6 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
     limitChecks,
     requester,
     floors,
-    unproven,
   };
   const sessions = new RecipientRegistry(
     (account, recipient, previous) =>
@@ -250,8 +247,6 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
         await sessions.closeAll();
         await closeSockets(open, Math.min(2000, config.SHUTDOWN_TIMEOUT_MS / 4));
         wss.close();
-        // Live events the closed sockets never proved are being stored: NATS must stay up for it.
-        await unproven.flush();
         countsBinding?.stop();
         // Deletes this edge's counts so its sockets stop counting at once, not after the TTL.
         await counts?.close();

@@ -26,7 +26,7 @@ export interface LiveBatchServerDeps {
 /**
  * The edge's side of a batch's live push (proto/live-batch.ts): answers every batch's "which of
  * these recipients do you hold?", and writes the events ingress then sends this edge, answering
- * per event how many sockets took it once a write completed (0: not sent, ingress queues it).
+ * per event how many sockets took it once a socket proved receipt (0: not sent, ingress queues it).
  * The account comes from the subject, as for a live request, so a batch of account A only ever
  * reaches sessions of account A.
  */
@@ -85,8 +85,8 @@ export function serveLiveBatches(deps: LiveBatchServerDeps): { stop(): void } {
       if (answered) return;
       answered = true;
       clearTimeout(deadline);
-      // What is still unanswered counts as not sent: ingress queues it, and a write completing
-      // later neither answers nor stores it (the queued copy has the same id).
+      // What is still unanswered counts as not sent: ingress queues it, and a proof coming
+      // later does not answer it (the queued copy has the same id).
       for (const live of open) live?.abandon();
       if (msg.reply) msg.respond(json.encode({ v: 1, sockets } satisfies LiveBatchReply));
     };
@@ -102,7 +102,7 @@ export function serveLiveBatches(deps: LiveBatchServerDeps): { stop(): void } {
       const settle = (count: number) => {
         if (settled || answered) return;
         settled = true;
-        // Not sent: ingress queues it, so a write completing later must neither answer nor store.
+        // Not sent: ingress queues it, so a proof coming later must not answer it.
         if (count === 0) open[index]?.abandon();
         open[index] = undefined;
         sockets[index] = count;

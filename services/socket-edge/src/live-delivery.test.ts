@@ -1,63 +1,49 @@
 import { describe, expect, it } from 'vitest';
-import type { EdgeEvent } from './edge-event.js';
 import { LiveDelivery } from './live-delivery.js';
-
-const event: EdgeEvent = { id: 'e1', ts: 1, data: new Uint8Array() };
 
 function setup() {
   const replies: number[] = [];
-  const stored: EdgeEvent[] = [];
   let unsent = 0;
-  const live = new LiveDelivery(event, {
-    wrote: () => {},
+  let wrote = 0;
+  const live = new LiveDelivery({
+    wrote: () => wrote++,
     reply: (n) => replies.push(n),
-    store: (e) => stored.push(e),
     unsent: () => unsent++,
   });
-  return { live, replies, stored, unsent: () => unsent };
+  return { live, replies, unsent: () => unsent, wrote: () => wrote };
 }
 
 describe('LiveDelivery', () => {
-  it('replies once, and stores nothing when one socket proves receipt', () => {
-    const { live, replies, stored } = setup();
+  it('answers "sent" at the first proof, not at the write, with the sockets it was handed to', () => {
+    const { live, replies, wrote } = setup();
     const a = live.forSocket();
     live.handed();
     const b = live.forSocket();
     live.handed();
     a.written();
     b.written();
+    // Written is not delivered: an edge that dies now must leave the event with its sender.
+    expect(replies).toEqual([]);
+    expect(wrote()).toBe(2);
     a.overdue();
     b.proven();
     a.lost();
     expect(replies).toEqual([2]);
-    expect(stored).toEqual([]);
   });
 
-  it('stores once when every socket lost or let it go overdue', () => {
-    const { live, stored } = setup();
+  it('answers once however many sockets prove it', () => {
+    const { live, replies, unsent } = setup();
     const a = live.forSocket();
     live.handed();
     const b = live.forSocket();
     live.handed();
+    live.offered();
     a.written();
-    a.overdue();
-    expect(stored).toEqual([]);
-    b.lost();
-    a.lost();
-    expect(stored).toEqual([event]);
-  });
-
-  it('stores nothing that was never answered "sent" (the sender queues it)', () => {
-    const { live, replies, stored } = setup();
-    const a = live.forSocket();
-    live.handed();
-    a.lost();
-    expect(replies).toEqual([]);
-    expect(stored).toEqual([]);
-    // A write that completes after the loss is answered, and then stored.
-    a.written();
-    expect(replies).toEqual([1]);
-    expect(stored).toEqual([event]);
+    b.written();
+    a.proven();
+    b.proven();
+    expect(replies).toEqual([2]);
+    expect(unsent()).toBe(0);
   });
 
   it('says unsent at once when no socket took the write', () => {
@@ -67,41 +53,41 @@ describe('LiveDelivery', () => {
     expect(unsent()).toBe(1);
   });
 
-  it('says unsent once every socket failed before a write completed, not while one may still complete', () => {
+  it('says unsent once every socket lost it or let its proof go overdue, not while one may still prove it', () => {
     const { live, unsent, replies } = setup();
     const a = live.forSocket();
     live.handed();
     const b = live.forSocket();
     live.handed();
     live.offered();
+    a.written();
+    b.written();
     a.lost();
     expect(unsent()).toBe(0);
-    b.lost();
+    b.overdue();
     b.lost();
     expect(unsent()).toBe(1);
     expect(replies).toEqual([]);
   });
 
-  it('an abandoned delivery (a batch answered it not sent) neither answers nor stores a late write', () => {
-    const { live, replies, stored } = setup();
+  it('an abandoned delivery (a batch answered it not sent) does not answer a late proof', () => {
+    const { live, replies } = setup();
     const a = live.forSocket();
     live.handed();
     live.offered();
-    expect(live.abandon()).toBe(true);
     a.written();
-    a.lost();
+    expect(live.abandon()).toBe(true);
+    a.proven();
     expect(replies).toEqual([]);
-    expect(stored).toEqual([]);
   });
 
-  it('cannot abandon what was already answered sent: it stays stored if unproven', () => {
-    const { live, replies, stored } = setup();
+  it('cannot abandon what was already answered sent', () => {
+    const { live, replies } = setup();
     const a = live.forSocket();
     live.handed();
     a.written();
+    a.proven();
     expect(live.abandon()).toBe(false);
-    a.lost();
     expect(replies).toEqual([1]);
-    expect(stored).toEqual([event]);
   });
 });

@@ -8,8 +8,6 @@ export interface EdgeMetrics {
   queuedDeliveries: Counter;
   rejections: Counter<'code'>;
   slowConsumerCloses: Counter;
-  unprovenLiveStored: Counter;
-  unprovenLiveStoreFailures: Counter;
   activeDrainers: Gauge;
   queueChecksWaiting: Gauge;
   malformedClientFrames: Counter;
@@ -45,16 +43,6 @@ export function createEdgeMetrics(registry: Registry): EdgeMetrics {
     slowConsumerCloses: new Counter({
       name: 'herald_slow_consumer_closes_total',
       help: 'Sockets closed with 1013 because their unproven events or bytes reached MAX_UNPROVEN_EVENTS / MAX_UNPROVEN_BYTES',
-      registers,
-    }),
-    unprovenLiveStored: new Counter({
-      name: 'herald_unproven_live_stored_total',
-      help: 'Live events answered "sent" that no socket proved received in time, stored in the recipient queue',
-      registers,
-    }),
-    unprovenLiveStoreFailures: new Counter({
-      name: 'herald_unproven_live_store_failures_total',
-      help: 'Unproven live events this edge could not store (JetStream unavailable or queue full)',
       registers,
     }),
     activeDrainers: new Gauge({

@@ -15,7 +15,6 @@ import { EventFrames } from './framing.js';
 import { LiveDelivery } from './live-delivery.js';
 import type { EdgeMetrics } from './metrics.js';
 import { QueueDrainer, type QueueDrainerDeps } from './queue-drainer.js';
-import type { UnprovenStore } from './unproven-store.js';
 
 const json = JSONCodec();
 
@@ -61,8 +60,6 @@ export interface RecipientSessionDeps
   recheckMs: number;
   metrics: EdgeMetrics;
   logger: Logger;
-  /** Where live events answered "sent" and never proven received are stored. */
-  unproven: UnprovenStore;
 }
 
 /**
@@ -247,10 +244,9 @@ export class RecipientSession {
   }
 
   /**
-   * Writes a live event to every socket and replies {v:1, sockets} as soon as one write completed,
-   * `sockets` being how many sockets the frame was handed to. No reply when none completed: the
-   * sender then times out and queues the event. A replied event no socket proves received in time
-   * is stored for the next connect (see {@link LiveDelivery}).
+   * Writes a live event to every socket and replies {v:1, sockets} as soon as one socket proved
+   * receipt, `sockets` being how many sockets the frame was handed to. No reply when none does:
+   * the sender then times out and queues the event (see {@link LiveDelivery}).
    */
   #deliverLive(msg: Msg): void {
     const event = edgeEventOf(msg.headers, msg.data, () => ({ id: randomUUID(), ts: Date.now() }));
@@ -262,23 +258,22 @@ export class RecipientSession {
   }
 
   /**
-   * Writes a live event to every socket of the session. `sent` is called once the first write
-   * completed, with how many sockets the frame was handed to (the event is then "sent", and
-   * stored for the next connect if no socket proves receipt in time); `unsent` when no write can
-   * complete (none took it, or every one failed first; see {@link LiveDeliveryHooks.unsent}). The
-   * returned delivery can be abandoned while unanswered (a batch's answer without it).
+   * Writes a live event to every socket of the session. `sent` is called once the first socket
+   * proved receipt, with how many sockets the frame was handed to; `unsent` when no socket can
+   * prove it any more (none took it, or every one closed or failed first; see
+   * {@link LiveDeliveryHooks.unsent}). The returned delivery can be abandoned while unanswered (a
+   * batch's answer without it).
    */
   pushLive(
     event: EdgeEvent,
     answer: { sent: (sockets: number) => void; unsent?: () => void },
   ): LiveDelivery {
     const frames = new EventFrames(event);
-    const { metrics, unproven } = this.#deps;
-    const live = new LiveDelivery(event, {
+    const { metrics } = this.#deps;
+    const live = new LiveDelivery({
       wrote: () => metrics.liveDeliveries.inc(),
       reply: answer.sent,
       unsent: answer.unsent,
-      store: (e) => unproven.store(this.account, this.recipient, e),
     });
     for (const socket of this.#sockets) if (socket.write(frames, live.forSocket())) live.handed();
     live.offered();

@@ -66,7 +66,9 @@ export function readmeTests(ctx: () => SdkStack): void {
       const prelude = [
         'const apiKey = process.env.HERALD_TEST_KEY;',
         'const userId = process.env.USER_ID;',
-        "const showNotification = (p) => { console.log('EVENT', JSON.stringify(p)); process.exit(0); };",
+        // Exits a moment after the listener returns: the SDK acks then, and only that ack makes
+        // the dispatch a 200 (an app that dies inside its listener never had the event).
+        "const showNotification = (p) => { console.log('EVENT', JSON.stringify(p)); setTimeout(() => process.exit(0), 200); };",
       ].join('\n');
       const [imports, ...body] = code.split('\n');
       await writeFile(join(project, 'app.mjs'), `${imports}\n${prelude}\n${body.join('\n')}`);
