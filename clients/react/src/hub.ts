@@ -1,6 +1,6 @@
-import { type ConnectionState, Herald, type HeraldError, type HeraldEvent } from '@herald/sdk';
+import { type ConnectionState, Herald, HeraldError, type HeraldEvent } from '@herald/sdk';
 import { runForLeader } from './leader.js';
-import { type BellState, PersistedState, safeGet, safeSet } from './persisted.js';
+import { type BellState, PersistedState, SEEN_CAPACITY, safeGet, safeSet } from './persisted.js';
 import { Ringer } from './ringer.js';
 import type { BellItem } from './types.js';
 
@@ -40,8 +40,10 @@ export class BellHub {
   readonly #listeners = new Set<() => void>();
   readonly #newListeners = new Set<NewListener>();
   readonly #errorListeners = new Set<(error: HeraldError) => void>();
-  /** Ids this tab has already shown as new. */
+  /** Ids this tab has already shown as new, oldest first; bounded by #remember. */
   readonly #known = new Set<string>();
+  /** Why this tab could not open its socket (a bad userID or URL), told to bells that come later. */
+  #failure: HeraldError | undefined;
   #snapshot: Snapshot;
   #leading = false;
   #resign: (() => void) | undefined;
@@ -52,17 +54,17 @@ export class BellHub {
     this.#store = new PersistedState(`${PREFIX}:${user}`);
     this.#connectionKey = `${PREFIX}:${user}:connection`;
     const state = this.#store.read();
-    for (const item of state.items) this.#known.add(item.id);
+    for (const item of state.items) this.#remember(item.id);
     this.#snapshot = { state, connection: this.#storedConnection() };
   }
 
   /** Joins the election; the tab that wins opens the socket. Called once, from an effect. */
   start(): void {
     globalThis.addEventListener?.('storage', this.#onStorage);
-    const { wsUrl, userID } = this.#config;
-    this.#resign = runForLeader(`${PREFIX}:${wsUrl ?? ''}:${userID.toLowerCase()}`, () =>
-      this.#lead(),
-    );
+    const { apikey, wsUrl, userID } = this.#config;
+    // One leader per socket: tabs of the same user with different keys each need their own.
+    const name = `${PREFIX}:${wsUrl ?? ''}:${userID.toLowerCase()}:${keyTag(apikey)}`;
+    this.#resign = runForLeader(name, () => this.#lead());
   }
 
   dispose(): void {
@@ -74,6 +76,11 @@ export class BellHub {
 
   get leading(): boolean {
     return this.#leading;
+  }
+
+  /** How many ids this tab remembers having shown (bounded; a test reads it). */
+  get rememberedIds(): number {
+    return this.#known.size;
   }
 
   readonly subscribe = (listener: () => void): (() => void) => {
@@ -90,6 +97,14 @@ export class BellHub {
 
   onError(listener: (error: HeraldError) => void): () => void {
     this.#errorListeners.add(listener);
+    // The socket fails as the hub starts, before a bell's effect subscribes: tell late comers. A
+    // microtask later, so StrictMode's subscribe, unsubscribe, subscribe again reports it once.
+    const failure = this.#failure;
+    if (failure) {
+      queueMicrotask(() => {
+        if (this.#errorListeners.has(listener)) listener(failure);
+      });
+    }
     return () => this.#errorListeners.delete(listener);
   }
 
@@ -104,24 +119,29 @@ export class BellHub {
     // Whatever a previous leader left in storage (a closed tab writes nothing), this tab's socket
     // is not up yet: red until the SDK says connected.
     this.#setConnection('disconnected');
+    this.#failure = undefined;
     let herald: Herald | undefined;
     try {
       const { apikey, userID, baseUrl, wsUrl } = this.#config;
       herald = new Herald({ apiKey: apikey, client: 'web', baseUrl, wsUrl });
       herald.onConnectionChange((state) => this.#setConnection(state));
-      herald.onError((error) => {
-        for (const l of this.#errorListeners) l(error);
-      });
+      herald.onError((error) => this.#report(error));
       herald.subscribe(userID).listen((_payload, event) => this.#receive(event));
     } catch (err) {
       // A bad userID or URL: the bell stays red and says why, it never breaks the page.
       console.error(err);
+      this.#failure = setupError(err, herald !== undefined);
+      this.#report(this.#failure);
     }
     return () => {
       herald?.disconnect();
       this.#leading = false;
       this.#setConnection('disconnected');
     };
+  }
+
+  #report(error: HeraldError): void {
+    for (const l of this.#errorListeners) l(error);
   }
 
   #receive(event: HeraldEvent): void {
@@ -146,9 +166,23 @@ export class BellHub {
   #announce(items: BellItem[]): void {
     const fresh = items.filter((i) => !this.#known.has(i.id));
     if (fresh.length === 0) return;
-    for (const i of fresh) this.#known.add(i.id);
+    for (const i of fresh) this.#remember(i.id);
     const events = fresh.map((i) => ({ id: i.id, ts: i.ts, payload: i.data }));
     for (const l of this.#newListeners) l(fresh, events);
+  }
+
+  /**
+   * Remembers an id as shown, forgetting the oldest beyond as many as the stored `seen` list keeps
+   * (or the dropdown lists, if more), so a tab open for weeks stays flat. The stored items are the
+   * newest maxItems, so an id forgotten here has left them and no storage event shows it again.
+   */
+  #remember(id: string): void {
+    this.#known.add(id);
+    const capacity = Math.max(SEEN_CAPACITY, this.maxItems);
+    for (const oldest of this.#known) {
+      if (this.#known.size <= capacity) break;
+      this.#known.delete(oldest);
+    }
   }
 
   #setConnection(connection: ConnectionState): void {
@@ -170,6 +204,32 @@ export class BellHub {
     this.#snapshot = next;
     for (const l of this.#listeners) l();
   }
+}
+
+/**
+ * A bad option (`new Herald` threw) or a bad userID (`subscribe` threw), typed like the SDK's own
+ * errors so one `onError` handles both; the SDK's message says what to fix.
+ */
+function setupError(err: unknown, constructed: boolean): HeraldError {
+  if (err instanceof HeraldError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  return constructed
+    ? new HeraldError('invalid_recipient', message, { field: 'userID' })
+    : new HeraldError('invalid_field', message);
+}
+
+/**
+ * A short tag of the key for lock and channel names: any script of the origin can list those
+ * (`navigator.locks.query()`), so they never carry the key itself. FNV-1a, 32 bits: it only has
+ * to tell apart the few keys one origin uses.
+ */
+function keyTag(apikey: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < apikey.length; i++) {
+    h ^= apikey.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0).toString(36);
 }
 
 const hubs = new Map<

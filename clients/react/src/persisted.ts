@@ -11,7 +11,7 @@ export interface BellState {
 }
 
 /** How many ids are remembered for deduplication across tabs and reloads. */
-const SEEN_CAPACITY = 500;
+export const SEEN_CAPACITY = 500;
 
 export const EMPTY_STATE: BellState = /* @__PURE__ */ Object.freeze({
   items: [],

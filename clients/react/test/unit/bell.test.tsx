@@ -2,6 +2,8 @@
 import { NotificationBell, type NotificationBellProps } from '@herald/react';
 import { act, StrictMode } from 'react';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { acquireHub } from '../../src/hub.js';
+import { SEEN_CAPACITY } from '../../src/persisted.js';
 import {
   bell,
   click,
@@ -379,5 +381,74 @@ describe('NotificationBell (jsdom, fake sockets)', () => {
     await waitFor(() => expect(onError).toHaveBeenCalledTimes(1));
     expect(onError.mock.calls[0]?.[0]).toMatchObject({ code: 'invalid_api_key', kind: 'refused' });
     expect(bell(container).dataset.state).toBe('disconnected');
+  });
+
+  it('a bad userID is reported through onError (and the console), once, and the bell stays red', async () => {
+    const error = vi.spyOn(console, 'error').mockImplementation(() => {});
+    const onError = vi.fn();
+    const { container } = await show({ userID: 'not-a-uuid', onError });
+    await waitFor(() => expect(onError).toHaveBeenCalledTimes(1));
+    expect(onError.mock.calls[0]?.[0]).toMatchObject({
+      name: 'HeraldError',
+      code: 'invalid_recipient',
+      field: 'userID',
+      kind: 'refused',
+    });
+    expect(onError.mock.calls[0]?.[0].message).toMatch(/UUID v4/);
+    expect(error).toHaveBeenCalledTimes(1);
+    expect(bell(container).dataset.state).toBe('disconnected');
+    expect(fakes.sockets).toHaveLength(0);
+    // StrictMode subscribes, unsubscribes and subscribes again: still one report.
+    const strictError = vi.fn();
+    await show({ userID: 'not-a-uuid-either', onError: strictError }, true);
+    await waitFor(() => expect(strictError).toHaveBeenCalledTimes(1));
+    await act(() => new Promise((r) => setTimeout(r, 20)));
+    expect(strictError).toHaveBeenCalledTimes(1);
+  });
+
+  it('a bad URL is reported through onError too', async () => {
+    vi.spyOn(console, 'error').mockImplementation(() => {});
+    const onError = vi.fn();
+    await show({ wsUrl: 'http://edge.test', onError });
+    await waitFor(() => expect(onError).toHaveBeenCalledTimes(1));
+    expect(onError.mock.calls[0]?.[0]).toMatchObject({ code: 'invalid_field' });
+    expect(onError.mock.calls[0]?.[0].message).toMatch(/options\.wsUrl/);
+  });
+
+  it('tabs of one user with different keys elect a leader per key, under lock names without the key', async () => {
+    const request = vi.spyOn(navigator.locks, 'request');
+    await show();
+    await show({ apikey: `${KEY}-2` });
+    // The in-memory lock manager queues a second request for a name held: one name, one socket.
+    await waitFor(() => expect(fakes.sockets).toHaveLength(2));
+    const keys = fakes.sockets.map((s) => new URL(s.url).searchParams.get('api_key'));
+    expect(keys.sort()).toEqual([KEY, `${KEY}-2`]);
+    const names = request.mock.calls.map((c) => String(c[0]));
+    expect(new Set(names).size).toBe(2);
+    for (const name of names) expect(name).not.toContain(KEY.slice(8));
+  });
+
+  it('remembers a bounded number of shown ids, however many events a long-lived tab sees', async () => {
+    const { hub, release } = acquireHub({
+      apikey: KEY,
+      userID: user,
+      baseUrl: 'https://api.test',
+      wsUrl: 'wss://edge.test',
+    });
+    try {
+      const announced: string[] = [];
+      hub.onNew((items) => announced.push(...items.map((i) => i.id)));
+      const sock = await socket();
+      const total = SEEN_CAPACITY + 100;
+      await act(async () => {
+        sock.open();
+        for (let i = 0; i < total; i++) sock.event(`e${i}`, { title: `${i}` });
+      });
+      expect(announced).toHaveLength(total);
+      expect(hub.rememberedIds).toBe(SEEN_CAPACITY);
+    } finally {
+      release();
+      await act(() => new Promise((r) => setTimeout(r, 5)));
+    }
   });
 });
