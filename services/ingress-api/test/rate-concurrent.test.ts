@@ -1,12 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import { createLogger } from '@herald/kit';
-import { HeraldError, type VerifiedKey } from '@herald/proto';
+import { HeraldError } from '@herald/proto';
 import { type NatsServer, startNatsServer } from '@herald/testkit';
 import { connect, type KV, type NatsConnection } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DispatchRateLimiter, RATE_BUCKET } from '../src/rate-limiter.js';
 import { maxHeld, maxLease, retryAfterSeconds } from '../src/token-bucket.js';
-import { key, ROOMY_LIMITS } from './support/auth-responder.js';
+import { gatedKv, rateKey } from './support/rate-kv.js';
 
 // Concurrent dispatches of one key against a real KV bucket: a burst that fits in the bucket is
 // accepted whole, whatever the lease size, and a dispatch is refused only when the shared bucket
@@ -28,12 +27,6 @@ afterAll(async () => {
   await nc?.close();
   await nats?.stop();
 });
-
-function rateKey(dispatch_rate: number, dispatch_burst: number): VerifiedKey {
-  return key(`key-${randomUUID()}`, {
-    limits: { ...ROOMY_LIMITS, dispatch_rate, dispatch_burst },
-  });
-}
 
 function limiter(now: () => number, kvOf: () => Promise<KV> = async () => kv) {
   return new DispatchRateLimiter(kvOf, {
@@ -68,33 +61,6 @@ async function fire(takes: Promise<void>[]): Promise<Outcome> {
 const concurrently = (n: number, take: () => Promise<void>) =>
   fire(Array.from({ length: n }, () => take()));
 
-/** A KV whose reads wait while the gate is closed (a renewal held in flight). */
-function gatedKv() {
-  let open: Promise<void> = Promise.resolve();
-  let release = () => {};
-  const gated = new Proxy(kv, {
-    get(target, prop, receiver) {
-      if (prop === 'get') {
-        return async (k: string) => {
-          await open;
-          return target.get(k);
-        };
-      }
-      const value = Reflect.get(target, prop, receiver);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
-  return {
-    kv: async () => gated,
-    close() {
-      open = new Promise((r) => {
-        release = r;
-      });
-    },
-    open: () => release(),
-  };
-}
-
 describe('concurrent dispatches of one key (fake clock: no refill, no expiry)', () => {
   // The audit's Test key (10/s, burst 100: max lease 1 token), and a slow key whose next token
   // is 2 s away, so a Retry-After of 1 s would be a lie.
@@ -126,7 +92,7 @@ describe('concurrent dispatches of one key (fake clock: no refill, no expiry)', 
 
   it('serves takes that arrive while a renewal is in flight, in turn, up to the burst', async () => {
     const k = rateKey(4, 60);
-    const gate = gatedKv();
+    const gate = gatedKv(kv);
     const l = limiter(() => 3_000_000, gate.kv);
     gate.close();
     const first = Array.from({ length: 25 }, () => l.take(k));

@@ -1,12 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import { createLogger } from '@herald/kit';
-import type { VerifiedKey } from '@herald/proto';
 import { type NatsServer, startNatsServer } from '@herald/testkit';
 import { connect, type KV, type NatsConnection } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DispatchRateLimiter, RATE_BUCKET } from '../src/rate-limiter.js';
 import { maxHeld, maxLease } from '../src/token-bucket.js';
-import { key, ROOMY_LIMITS } from './support/auth-responder.js';
+import { gatedKv, rateKey } from './support/rate-kv.js';
 
 // One limiter (or two) on a real KV bucket, with a clock that only moves when a test moves it:
 // no refill and no expiry unless asked, so every count below is exact.
@@ -27,39 +25,6 @@ afterAll(async () => {
   await nc?.close();
   await nats?.stop();
 });
-
-function rateKey(dispatch_rate: number, dispatch_burst: number): VerifiedKey {
-  return key(`key-${randomUUID()}`, {
-    limits: { ...ROOMY_LIMITS, dispatch_rate, dispatch_burst },
-  });
-}
-
-/** The KV's view through a gate: while closed, every read of the shared state waits for it. */
-function gatedKv() {
-  let open: Promise<void> = Promise.resolve();
-  let release = () => {};
-  const gated = new Proxy(kv, {
-    get(target, prop, receiver) {
-      if (prop === 'get') {
-        return async (k: string) => {
-          await open;
-          return target.get(k);
-        };
-      }
-      const value = Reflect.get(target, prop, receiver);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
-  return {
-    kv: async () => gated,
-    close() {
-      open = new Promise((r) => {
-        release = r;
-      });
-    },
-    open: () => release(),
-  };
-}
 
 function limiter(clock: { now: number }, kvOf: () => Promise<KV> = async () => kv) {
   return new DispatchRateLimiter(kvOf, {
@@ -95,7 +60,7 @@ describe('the dispatch rate lease renewed ahead', () => {
 
   it('lets dispatches spend the lease while its renewal waits for the shared state', async () => {
     const k = rateKey(100, 1000);
-    const gate = gatedKv();
+    const gate = gatedKv(kv);
     const l = limiter({ now: 1_000_000 }, gate.kv);
     // Grow the lease to its largest (10) with the gate open.
     for (let i = 0; i < 40; i++) {
