@@ -56,6 +56,8 @@ export const ErrorCodes = {
   dashboard_key_scope: 403,
   /** The recipient is the account's dashboard recipient, which only dashboard credentials use. */
   reserved_recipient: 403,
+  /** The bytes received are not an HTTP/1.1 request (the listener's parser refused them). */
+  bad_request: 400,
   /** No such route. */
   not_found: 404,
   /** The route exists but not with this HTTP method (see the Allow header). */
@@ -72,8 +74,12 @@ export const ErrorCodes = {
   too_many_keys: 409,
   /** The Idempotency-Key was already used with a different body (recipient, payload or client). */
   idempotency_key_reused: 422,
+  /** The headers or the whole request did not arrive within the listener's timeouts. */
+  request_timeout: 408,
   /** The payload (or the whole body) is larger than the configured limit. */
   payload_too_large: 413,
+  /** The request's headers are larger than the listener accepts. */
+  headers_too_large: 431,
   /** The account's concurrent-connection cap is reached. */
   connection_limit: 429,
   /** The recipient's offline queue (or the whole store) is full; nothing older was dropped. */

@@ -42,6 +42,54 @@ function rawConnection(port: number, data: string) {
   return { socket, closed, received: () => received };
 }
 
+/** The JSON body of a raw HTTP answer, checking its Content-Type and Content-Length. */
+function jsonBody(answer: string) {
+  const [head = '', body = ''] = answer.split('\r\n\r\n');
+  expect(head).toMatch(/\r\ncontent-type: application\/json/i);
+  expect(head).toContain(`\r\nContent-Length: ${Buffer.byteLength(body)}\r\n`);
+  expect(head).toMatch(/\r\nConnection: close/);
+  return JSON.parse(body) as { error: { code: string; message: string } };
+}
+
+describe('createServer refusals of what the HTTP parser rejects', () => {
+  it('answers a 20 KB header 431 headers_too_large naming the limit, without echoing it', async () => {
+    const port = await start();
+    const secret = 's'.repeat(20_000);
+    const c = rawConnection(port, `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${secret}\r\n\r\n`);
+    const answer = await c.closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 431 /);
+    expect(answer).not.toContain('sssss');
+    expect(jsonBody(answer)).toEqual({
+      error: {
+        code: 'headers_too_large',
+        message: 'the request headers are over 16384 bytes: send fewer or smaller headers',
+      },
+    });
+  });
+
+  it('answers malformed HTTP 400 bad_request, without echoing it', async () => {
+    const port = await start();
+    const c = rawConnection(port, 'GARBAGE\u0001<script> / HTTP/1.1\r\nHost: x\r\n\r\n');
+    const answer = await c.closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(answer).not.toContain('script');
+    expect(jsonBody(answer).error.code).toBe('bad_request');
+  });
+
+  it('writes nothing over a response already started when the request times out', async () => {
+    const server = createServer(config, (_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'text/plain' });
+      res.write('started');
+    });
+    const port = await listen(server, 0, '127.0.0.1');
+    stop = () => closeServer(server);
+    const c = rawConnection(port, 'POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nhalf');
+    const answer = await c.closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    expect(answer).not.toContain('408');
+  });
+});
+
 describe('createServer timeouts', () => {
   it('answers 408 and closes a connection whose body stops half-way (13 of 1000 bytes)', async () => {
     const port = await start();
@@ -51,13 +99,22 @@ describe('createServer timeouts', () => {
     );
     // Without the timeout, the connection stays open for Node's 300 s default (the test's 5 s
     // timeout fails first).
-    expect(await c.closed).toMatch(/^HTTP\/1\.1 408 /);
+    const answer = await c.closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+    expect(jsonBody(answer)).toEqual({
+      error: {
+        code: 'request_timeout',
+        message: 'send the headers within 0.4 s and the whole request within 0.4 s',
+      },
+    });
   });
 
   it('closes a connection whose headers never end', async () => {
     const port = await start();
     const c = rawConnection(port, 'GET /ws/connect HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n');
-    expect(await c.closed).toMatch(/^HTTP\/1\.1 408 /);
+    const answer = await c.closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+    expect(jsonBody(answer).error.code).toBe('request_timeout');
   });
 
   it('keeps an idle keep-alive connection open past the request timeout', async () => {

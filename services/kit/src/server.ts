@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Server as NetServer } from 'node:net';
+import { answerClientError } from './client-error.js';
 import type { CommonEnv } from './config.js';
 
 export type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
@@ -24,7 +25,9 @@ export type ServerConfig = Pick<
  * A client that sends headers or a body too slowly is answered 408 and cut off (Node's own
  * request timeout is 300 s, so a half-sent body held its connection that long). Idle keep-alive
  * connections last HTTP_KEEP_ALIVE_TIMEOUT_MS: on Node 20 the header timer starts with a
- * request's first byte, so it does not cut idle keep-alive connections short.
+ * request's first byte, so it does not cut idle keep-alive connections short. Requests Node's
+ * parser refuses (too slow, headers too large, not HTTP) get the JSON error shape, not an empty
+ * body (see {@link answerClientError}).
  */
 export function createServer(config: ServerConfig, handler?: Handler): http.Server {
   const timeouts: http.ServerOptions = {
@@ -38,6 +41,14 @@ export function createServer(config: ServerConfig, handler?: Handler): http.Serv
     ? http.createServer(timeouts, handler)
     : https.createServer({ ...timeouts, ...tlsFiles(config) }, handler);
   server.keepAliveTimeout = config.HTTP_KEEP_ALIVE_TIMEOUT_MS;
+  server.on(
+    'clientError',
+    answerClientError({
+      requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
+      headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
+      maxHeaderSize: http.maxHeaderSize,
+    }),
+  );
   return server;
 }
 
