@@ -102,7 +102,10 @@ export interface UpgradeHandlerDeps {
 
 /**
  * The `upgrade` listener: authenticates a connect BEFORE it becomes a WebSocket. Checks, in
- * order: path (404), query parameters (400, or 401 without api_key), this process's socket budget
+ * order: path (404), the handshake itself (405 for a method other than GET, 400 `invalid_field`
+ * naming the Upgrade, Sec-WebSocket-Key or Sec-WebSocket-Version header: refused here, in JSON,
+ * rather than by ws in text/html, and over HTTP whatever the framing, since no WebSocket can open),
+ * query parameters (400, or 401 without api_key), this process's socket budget
  * (503), the key with auth (401, 503 when auth is unreachable), its use (expiry, client, Origin:
  * 401/403), the recipient it may open (a dashboard credential only its dashboard recipient, a
  * customer key never that one: 403), the connection gate (429). Then it waits until the recipient's session holds its NATS
@@ -136,6 +139,13 @@ async function admit(
       socket,
       new HeraldError('not_found', `No WebSocket endpoint at ${path}: connect to ${CONNECT_PATH}`),
     );
+    return;
+  }
+  const badHandshake = handshakeError(req);
+  if (badHandshake) {
+    metrics.rejections.inc({ code: badHandshake.code });
+    logger.debug({ code: badHandshake.code, path, field: badHandshake.field }, 'connect refused');
+    refuseUpgrade(socket, badHandshake);
     return;
   }
   const hold = new ConnectHold(deps.budget, deps.gate);
@@ -186,11 +196,53 @@ async function admit(
     opened = true;
     deps.onAdmitted({ ws, framing, params, key, origin, session: reserved, hold });
   });
-  // ws refused the handshake itself (bad WebSocket headers, client gone) and answered the client.
+  // ws refused the handshake itself (the client went away meanwhile); the headers were checked.
   if (!opened) {
     hold.release();
     deps.sessions.cancel(reserved);
   }
+}
+
+/** A Sec-WebSocket-Key: the base64 of 16 bytes (RFC 6455 §4.1), as ws accepts it. */
+const WEBSOCKET_KEY = /^[+/0-9A-Za-z]{22}==$/;
+
+/**
+ * The handshake checks ws would otherwise answer itself in text/html (RFC 6455 §4.2.1), as the
+ * JSON error to refuse with; undefined when the handshake is well formed. Never echoes a value.
+ */
+function handshakeError(req: http.IncomingMessage): HeraldError | undefined {
+  if (req.method !== 'GET') {
+    return new HeraldError(
+      'method_not_allowed',
+      `A WebSocket connect is a GET upgrade: send GET ${CONNECT_PATH}, not ${safeMethod(req.method)}`,
+      { field: 'method' },
+    );
+  }
+  if ((req.headers.upgrade ?? '').toLowerCase() !== 'websocket') {
+    return new HeraldError('invalid_field', 'Upgrade must be "websocket": open a WebSocket', {
+      field: 'Upgrade',
+    });
+  }
+  if (!WEBSOCKET_KEY.test(req.headers['sec-websocket-key'] ?? '')) {
+    return new HeraldError(
+      'invalid_field',
+      'Sec-WebSocket-Key must be the base64 of 16 random bytes (RFC 6455): use a WebSocket client',
+      { field: 'Sec-WebSocket-Key' },
+    );
+  }
+  if (req.headers['sec-websocket-version'] !== '13') {
+    return new HeraldError(
+      'invalid_field',
+      'Sec-WebSocket-Version must be 13 (RFC 6455): use a WebSocket client',
+      { field: 'Sec-WebSocket-Version' },
+    );
+  }
+  return undefined;
+}
+
+/** The request's method for a message: Node's parser only lets token characters through. */
+function safeMethod(method: string | undefined): string {
+  return /^[A-Z]{1,16}$/.test(method ?? '') ? (method as string) : 'another method';
 }
 
 function reject(

@@ -1,0 +1,50 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openClient, type RunningEdge, type Stack, startEdge, startStack } from './fixture.js';
+
+let stack: Stack;
+let edge: RunningEdge;
+
+beforeAll(async () => {
+  stack = await startStack();
+  edge = await startEdge(stack);
+});
+
+afterAll(async () => {
+  await edge?.close();
+  await stack?.stop();
+});
+
+const api = readFileSync(new URL('../../../docs/api.md', import.meta.url), 'utf8');
+const documented = (code: number) => api.split('\n').some((l) => l.startsWith(`| ${code} |`));
+
+describe('close codes the WebSocket library sends for protocol errors', () => {
+  it('closes with 1002 on an unmasked client frame, as docs/api.md says', async () => {
+    const client = openClient(stack, edge.port);
+    await client.opened;
+    // A text frame "a" without the mask bit: clients must mask (RFC 6455 §5.1).
+    (client.ws as unknown as { _socket: { write(b: Buffer): void } })._socket.write(
+      Buffer.from([0x81, 0x01, 0x61]),
+    );
+    expect((await client.closed).code).toBe(1002);
+    expect(documented(1002)).toBe(true);
+  });
+
+  it('closes with 1002 on a reserved opcode', async () => {
+    const client = openClient(stack, edge.port);
+    await client.opened;
+    // Opcode 0x3 is reserved; masked, with an empty payload.
+    (client.ws as unknown as { _socket: { write(b: Buffer): void } })._socket.write(
+      Buffer.from([0x83, 0x80, 1, 2, 3, 4]),
+    );
+    expect((await client.closed).code).toBe(1002);
+  });
+
+  it('closes with 1007 on a text frame that is not UTF-8, as docs/api.md says', async () => {
+    const client = openClient(stack, edge.port);
+    await client.opened;
+    client.ws.send(Buffer.from([0xff, 0xfe]), { binary: false });
+    expect((await client.closed).code).toBe(1007);
+    expect(documented(1007)).toBe(true);
+  });
+});
