@@ -25,8 +25,26 @@ export interface StatusRouteOptions {
  * `POST /events/status`: each id's current status for the key's account, from the status service
  * (a NATS request). The account comes from the verified key, never from the body, so an id of
  * another account answers `unknown`, exactly like an id that never existed.
+ *
+ * A refusal is the plain error shape `{"error":{...}}`: the boundary's 503 body adds dispatch's
+ * `"status":"Failed to send/save notification"`, which says nothing true of a lookup. Anything
+ * but a HeraldError (a bug) still goes to the boundary, to be logged under a request id.
  */
 export function statusRoute(opts: StatusRouteOptions): Middleware {
+  const lookup = lookupRoute(opts);
+  return async (ctx, next) => {
+    try {
+      await lookup(ctx, next);
+    } catch (err) {
+      if (!(err instanceof HeraldError)) throw err;
+      ctx.status = err.status;
+      ctx.body = err.toBody();
+      if (err.retryAfter !== undefined) ctx.set('Retry-After', String(err.retryAfter));
+    }
+  };
+}
+
+function lookupRoute(opts: StatusRouteOptions): Middleware {
   const requester = new NatsRequester(opts.nc);
   return async (ctx) => {
     checkJsonRequest(
