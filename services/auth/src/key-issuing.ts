@@ -32,7 +32,8 @@ const ACCOUNT_HINT = 'give the id `account create` printed';
  * Issues a key under the plan rules, for the admin CLI and the account API alike:
  * - a Test key only if the account never had one (409 `test_key_exists`: support resets it);
  * - a Live key only on a paid plan whose period has not ended (403 `plan_required`), and only
- *   while the account holds fewer than `maxLiveKeys` unrevoked Live keys (409 `too_many_keys`).
+ *   while the account holds fewer than `maxLiveKeys` unrevoked Live keys (409 `too_many_keys`),
+ *   counted under a lock on the account row, so parallel requests cannot pass the cap.
  * The request itself is checked first, so a bad domain is a 400 whatever the plan.
  */
 export async function issueKey(
@@ -48,27 +49,36 @@ export async function issueKey(
     if ((await listTestKeys(rules.db, account_id)).length > 0) throw testKeyExists(account_id);
     return createApiKey(rules.db, account_id, request, now);
   }
-  const sub = await findSubscription(rules.db, account_id);
-  if (!sub) throw noAccount(account_id);
-  const standing = liveKeyStanding(rules.catalogue, sub, now.getTime());
-  if (!standing.active) {
-    throw new HeraldError(
-      'plan_required',
-      `Live keys need an active paid plan: ${standing.reason}`,
-      {
-        field: 'kind',
-      },
-    );
-  }
-  const active = await countActiveKeys(rules.db, account_id);
-  if (active.live >= rules.maxLiveKeys) {
-    throw new HeraldError(
-      'too_many_keys',
-      `the account already holds ${active.live} Live keys, the most allowed (${rules.maxLiveKeys}): revoke one it no longer uses, then create the new one`,
-      { field: 'kind' },
-    );
-  }
-  return createApiKey(rules.db, account_id, request, now);
+  // The account row is locked before the count, so parallel creations count one after another and
+  // the cap holds (a count and an insert outside one locked transaction both pass at the cap).
+  return rules.db.transaction().execute(async (tx) => {
+    const account = await tx
+      .selectFrom('accounts')
+      .select('id')
+      .where('id', '=', account_id)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!account) throw noAccount(account_id);
+    const sub = await findSubscription(tx, account_id);
+    if (!sub) throw noAccount(account_id);
+    const standing = liveKeyStanding(rules.catalogue, sub, now.getTime());
+    if (!standing.active) {
+      throw new HeraldError(
+        'plan_required',
+        `Live keys need an active paid plan: ${standing.reason}`,
+        { field: 'kind' },
+      );
+    }
+    const active = await countActiveKeys(tx, account_id);
+    if (active.live >= rules.maxLiveKeys) {
+      throw new HeraldError(
+        'too_many_keys',
+        `the account already holds ${active.live} Live keys, the most allowed (${rules.maxLiveKeys}): revoke one it no longer uses, then create the new one`,
+        { field: 'kind' },
+      );
+    }
+    return createApiKey(tx, account_id, request, now);
+  });
 }
 
 /** A reset's outcome: the new Test key and the keys it replaced (revoked now). */

@@ -377,6 +377,27 @@ describe('Live keys and plans', () => {
   });
 });
 
+describe('Live key cap under parallel creations', () => {
+  it('lets exactly MAX_LIVE_KEYS_PER_ACCOUNT of 12 parallel creations through', async () => {
+    const id = await account('hobby', FAR_FUTURE);
+    const results = await Promise.allSettled(
+      Array.from({ length: 12 }, () => issueKey(rules, id, { kind: 'live', client: 'mobile' })),
+    );
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(rules.maxLiveKeys);
+    for (const r of results.filter((r) => r.status === 'rejected')) {
+      expect(r.reason).toMatchObject({ code: 'too_many_keys', status: 409, field: 'kind' });
+    }
+    const live = await db
+      .selectFrom('api_keys')
+      .select(db.fn.countAll<string>().as('n'))
+      .where('account_id', '=', id)
+      .where('kind', '=', 'live')
+      .where('revoked_at', 'is', null)
+      .executeTakeFirstOrThrow();
+    expect(Number(live.n)).toBe(rules.maxLiveKeys);
+  });
+});
+
 describe('account set-plan', () => {
   it('refuses unknown plans (listing the valid ones), a paid plan without --until, and bad dates', async () => {
     const id = await account();
