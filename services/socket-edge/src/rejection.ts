@@ -26,6 +26,8 @@ export function refuseUpgrade(socket: Duplex, err: HeraldError): void {
     `Content-Length: ${Buffer.byteLength(body)}`,
     'Cache-Control: no-store',
     ...(err.retryAfter === undefined ? [] : [`Retry-After: ${err.retryAfter}`]),
+    // The one method a connect takes (RFC 9110 §15.5.6: a 405 names the allowed ones).
+    ...(err.code === 'method_not_allowed' ? ['Allow: GET'] : []),
   ];
   socket.once('finish', () => socket.destroy());
   socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);

@@ -230,6 +230,14 @@ function handshakeError(req: http.IncomingMessage): HeraldError | undefined {
       { field: 'Sec-WebSocket-Key' },
     );
   }
+  const protocols = req.headers['sec-websocket-protocol'];
+  if (protocols !== undefined && !isProtocolList(protocols)) {
+    return new HeraldError(
+      'invalid_field',
+      'Sec-WebSocket-Protocol must be a comma-separated list of distinct tokens: offer herald.v1, or nothing for plain framing',
+      { field: 'Sec-WebSocket-Protocol' },
+    );
+  }
   if (req.headers['sec-websocket-version'] !== '13') {
     return new HeraldError(
       'invalid_field',
@@ -238,6 +246,24 @@ function handshakeError(req: http.IncomingMessage): HeraldError | undefined {
     );
   }
   return undefined;
+}
+
+/** An HTTP token (RFC 9110 §5.6.2): what a subprotocol name is. */
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/**
+ * Whether a Sec-WebSocket-Protocol value is what ws's own parser accepts: distinct tokens
+ * separated by commas, spaces or tabs around the commas only.
+ */
+function isProtocolList(header: string): boolean {
+  if (/^[ \t]|[ \t]$/.test(header)) return false;
+  const seen = new Set<string>();
+  for (const part of header.split(',')) {
+    const name = part.replace(/^[ \t]+|[ \t]+$/g, '');
+    if (!TOKEN.test(name) || seen.has(name)) return false;
+    seen.add(name);
+  }
+  return true;
 }
 
 /** The request's method for a message: Node's parser only lets token characters through. */

@@ -28,7 +28,7 @@ function upgrade(
   method: string,
   headers: Record<string, string>,
   apiKey: string = keys.mobileA,
-): Promise<{ status: number; type: string; body: string }> {
+): Promise<{ status: number; type: string; allow: string | undefined; body: string }> {
   const query = new URLSearchParams({ api_key: apiKey, recipient: randomUUID(), client: 'mobile' });
   return new Promise((resolve, reject) => {
     const req = https.request({
@@ -48,7 +48,12 @@ function upgrade(
         body += c;
       });
       res.on('end', () =>
-        resolve({ status: res.statusCode ?? 0, type: res.headers['content-type'] ?? '', body }),
+        resolve({
+          status: res.statusCode ?? 0,
+          type: res.headers['content-type'] ?? '',
+          allow: res.headers.allow,
+          body,
+        }),
       );
     });
     req.end();
@@ -90,6 +95,22 @@ describe('malformed WebSocket handshakes are refused in JSON, like every other r
       field: 'Sec-WebSocket-Version',
     },
     {
+      name: 'a Sec-WebSocket-Protocol that is not a list of tokens',
+      method: 'GET',
+      headers: { ...GOOD_HANDSHAKE, 'Sec-WebSocket-Protocol': 'herald.v1,,plain' },
+      status: 400,
+      code: 'invalid_field',
+      field: 'Sec-WebSocket-Protocol',
+    },
+    {
+      name: 'a subprotocol offered twice',
+      method: 'GET',
+      headers: { ...GOOD_HANDSHAKE, 'Sec-WebSocket-Protocol': 'herald.v1, herald.v1' },
+      status: 400,
+      code: 'invalid_field',
+      field: 'Sec-WebSocket-Protocol',
+    },
+    {
       name: 'a POST upgrade',
       method: 'POST',
       headers: GOOD_HANDSHAKE,
@@ -119,6 +140,7 @@ describe('malformed WebSocket handshakes are refused in JSON, like every other r
       const body = JSON.parse(res.body) as { error: { code: string; field?: string } };
       expect(body.error.code).toBe(c.code);
       expect(body.error.field).toBe(c.field);
+      expect(res.allow).toBe(c.status === 405 ? 'GET' : undefined);
     });
   }
 
