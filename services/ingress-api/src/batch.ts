@@ -1,5 +1,5 @@
 import { authorizeRecipient } from '@herald/access';
-import { type AuthFailureLimiter, isAuthFailure, type Logger } from '@herald/kit';
+import { type AuthFailureLimiter, isAuthFailure, type Logger, type NatsLink } from '@herald/kit';
 import { HeraldError, type VerifiedKey } from '@herald/proto';
 import { resultOfError } from './answer.js';
 import { type Caller, createAuthorise } from './authorise.js';
@@ -10,6 +10,7 @@ import type { Deliver, PushedLive } from './deliver.js';
 import type { DispatchInput } from './dispatch.js';
 import type { IdempotencyStore } from './idempotency.js';
 import type { LiveBatchItem, PushLiveBatch } from './live-batch.js';
+import { refuseWhileDown } from './nats-outage.js';
 import type { DispatchRateLimiter } from './rate-limiter.js';
 import { type DispatchResult, fromError } from './results.js';
 
@@ -26,6 +27,8 @@ export interface BatchDispatchDeps {
    * deliver step pushes it live on its own (per_event).
    */
   pushLiveBatch?: PushLiveBatch | undefined;
+  /** The NATS connection's state: the whole batch is refused at once while it is down. */
+  link?: NatsLink | undefined;
   logger: Logger;
   limits: BatchLimits & {
     /** Events delivered at once (BATCH_CONCURRENCY). */
@@ -56,6 +59,7 @@ export function createBatchDispatch(deps: BatchDispatchDeps) {
     let key: VerifiedKey;
     try {
       accepted = acceptBatch(input, limits);
+      refuseWhileDown(deps.link);
       key = await authorise(accepted.request, input satisfies Caller);
     } catch (err) {
       if (source !== undefined && isAuthFailure(err)) deps.authFailures?.fail(source);

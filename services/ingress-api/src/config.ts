@@ -38,6 +38,13 @@ export const Env = CommonEnv.extend({
   LIVE_TIMEOUT_MS: envInt(1000, 10, 60_000),
   /** How long a queue publish waits for JetStream's ack, ms. Default 5000. */
   PUBLISH_TIMEOUT_MS: envInt(5000, 100, 60_000),
+  /**
+   * How long the NATS connection may be without a server before dispatches and status lookups are
+   * refused at once (503 unavailable, Retry-After: 1) instead of each waiting out AUTH_TIMEOUT_MS,
+   * LIVE_TIMEOUT_MS and PUBLISH_TIMEOUT_MS in turn; within it they wait, since a reconnect carries
+   * them through. 0 refuses from the moment the connection is lost, ms. Default 1000.
+   */
+  NATS_OUTAGE_GRACE_MS: envInt(1000, 0, 60_000),
   /** How long a key verification is reused, ms (revocations invalidate at once). Default 5000. */
   KEY_CACHE_TTL_MS: envInt(5000, 0, 300_000),
   /**

@@ -1,5 +1,5 @@
 import type { KeyVerifier } from '@herald/access';
-import { type AuthFailureLimiter, isAuthFailure, type Logger } from '@herald/kit';
+import { type AuthFailureLimiter, isAuthFailure, type Logger, type NatsLink } from '@herald/kit';
 import {
   NatsRequester,
   type QueueLayout,
@@ -17,6 +17,7 @@ import { fingerprintOf, IdempotencyStore } from './idempotency.js';
 import { createIdempotentDelivery } from './idempotent-delivery.js';
 import { createLiveBatch } from './live-batch.js';
 import type { IngressMetrics } from './metrics.js';
+import { refuseWhileDown } from './nats-outage.js';
 import type { DispatchRateLimiter } from './rate-limiter.js';
 import type { DispatchResult } from './results.js';
 import { withStatusEvents } from './status-events.js';
@@ -48,6 +49,8 @@ export interface DispatcherDeps {
   rateLimiter?: DispatchRateLimiter;
   /** The plan's per-recipient queue cap (507 queue_full); only the stream's ceiling when absent. */
   recipientDepth?: RecipientDepth;
+  /** The NATS connection's state: a dispatch is refused at once while it is down (NATS_OUTAGE_GRACE_MS). */
+  link?: NatsLink;
   /** Epoch ms; injectable for tests. Default Date.now. */
   now?: () => number;
 }
@@ -118,6 +121,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       if (source !== undefined) deps.authFailures?.check(source);
       try {
         const { request, payload, idempotencyKey } = accept(input, limits);
+        refuseWhileDown(deps.link);
         const key = await authorise(request, input);
         const target = { key, account: key.account_id, recipient: request.recipient, payload };
         // What the Idempotency-Key promises to repeat: a reuse with another body is a 422.
@@ -137,6 +141,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       rateLimiter: deps.rateLimiter,
       store,
       deliver,
+      link: deps.link,
       pushLiveBatch:
         config.BATCH_LIVE === 'grouped'
           ? createLiveBatch({

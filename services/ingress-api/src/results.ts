@@ -26,7 +26,11 @@ export function queued(id: string): DispatchResult {
 
 /** The contract's 503 body: the failed status plus the error saying why. */
 export function failed(err: HeraldError): DispatchResult {
-  return { status: err.status, body: { status: DispatchStatus.failed, error: err.toBody().error } };
+  return {
+    status: err.status,
+    body: { status: DispatchStatus.failed, error: err.toBody().error },
+    ...(err.retryAfter === undefined ? {} : { retryAfter: err.retryAfter }),
+  };
 }
 
 export function fromError(err: HeraldError): DispatchResult {

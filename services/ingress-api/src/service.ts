@@ -12,6 +12,7 @@ import {
   natsAnswers,
   type OpsServer,
   startOpsServer,
+  watchNatsLink,
 } from '@herald/kit';
 import { QueueLayout, RecipientDepth } from '@herald/queue';
 import type Koa from 'koa';
@@ -74,6 +75,7 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
   };
   const authFailures = new AuthFailureLimiter(config, deps.now);
   const layout = new QueueLayout(config.QUEUE_PARTITIONS);
+  const link = watchNatsLink(nc, config.NATS_OUTAGE_GRACE_MS);
   const dispatcher = createDispatcher({
     nc,
     js,
@@ -83,6 +85,7 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
     metrics,
     logger,
     authFailures,
+    link,
     rateLimiter: new DispatchRateLimiter(bindRateBucket(nc), {
       leaseMs: config.RATE_LEASE_MS,
       leaseBatchMs: config.RATE_LEASE_BATCH_MS,
@@ -121,6 +124,7 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
     ops: createOpsHandler(registry, ready, { public: true }),
     eventStatus: statusRoute({
       nc,
+      link,
       verifier,
       maxIds: config.STATUS_IDS_MAX,
       timeoutMs: config.STATUS_TIMEOUT_MS,

@@ -1,4 +1,5 @@
 import type { KeyVerifier } from '@herald/access';
+import type { NatsLink } from '@herald/kit';
 import {
   HeraldError,
   StatusLookupRequest,
@@ -10,9 +11,12 @@ import { NatsRequester, replyJson } from '@herald/queue';
 import type { Middleware } from 'koa';
 import type { NatsConnection } from 'nats';
 import { checkJsonRequest, readJsonBody } from './http-body.js';
+import { refuseWhileDown } from './nats-outage.js';
 
 export interface StatusRouteOptions {
   nc: NatsConnection;
+  /** The NATS connection's state: a lookup is refused at once while it is down. */
+  link?: NatsLink;
   verifier: KeyVerifier;
   /** STATUS_IDS_MAX: most ids one lookup may name. */
   maxIds: number;
@@ -54,6 +58,7 @@ function lookupRoute(opts: StatusRouteOptions): Middleware {
     // A lookup is small and off the hot path: decoding it whole is fine here.
     const raw = new TextDecoder().decode(await readJsonBody(ctx.req, opts.bodyLimitBytes));
     const body = parseLookup(raw, opts.maxIds);
+    refuseWhileDown(opts.link, 'no status could be read');
     const key = await opts.verifier.verify(body.api_key);
     const query: StatusQuery = { v: 1, op: 'ids', account_id: key.account_id, ids: body.ids };
     const outcome = await requester.request(

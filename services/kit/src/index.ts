@@ -25,6 +25,7 @@ export {
   serviceMigrations,
 } from './migrations.js';
 export { connectNats, natsReady } from './nats.js';
+export { type NatsLink, watchNatsLink } from './nats-link.js';
 export { NATS_PROBE_TIMEOUT_MS, natsAnswers } from './nats-readiness.js';
 export {
   createOpsHandler,
