@@ -29,4 +29,30 @@ describe('parseEnv', () => {
     expect(message).not.toContain('s3cret');
     expect(message).toContain('admin:***@');
   });
+
+  it('refuses an empty or non-decimal integer instead of reading it as 0 or as hex', () => {
+    for (const [value, message] of [
+      [
+        '',
+        /LIMIT \(""\): is empty: set a whole number from 1 to 10, or unset it for the default \(5\)/,
+      ],
+      ['  ', /LIMIT \(" {2}"\): is empty/],
+      ['0x5', /LIMIT \("0x5"\): must be a whole number from 1 to 10, in decimal digits/],
+      ['5e0', /must be a whole number/],
+      ['5.5', /must be a whole number/],
+      ['0', /LIMIT \("0"\): must be at least 1/],
+    ] as const) {
+      expect(() => parseEnv('svc', Env, { DATABASE_URL: 'postgres://h/db', LIMIT: value })).toThrow(
+        message,
+      );
+    }
+    for (const [value, parsed] of [
+      ['1', 1],
+      [' 10 ', 10],
+    ] as const) {
+      expect(parseEnv('svc', Env, { DATABASE_URL: 'postgres://h/db', LIMIT: value }).LIMIT).toBe(
+        parsed,
+      );
+    }
+  });
 });

@@ -40,15 +40,32 @@ export const envBool = (fallback: boolean) =>
     .optional()
     .transform((v) => (v === undefined ? fallback : v === 'true' || v === '1' || v === 'yes'));
 
-/** An integer variable within bounds, default when unset. */
+/**
+ * An integer variable within bounds, default when unset. Only plain decimal digits (an optional
+ * minus, surrounding spaces ignored): an empty value (a `KEY=` line of a compose .env file) is
+ * refused rather than read as 0, and so are `0x1bb`, `1e3` and `12.5`.
+ */
 export const envInt = (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
-  z.coerce
-    .number({ error: `must be an integer between ${min} and ${max}` })
-    .int(`must be an integer between ${min} and ${max}`)
-    .min(min, `must be at least ${min}`)
-    .max(max, `must be at most ${max}`)
+  z
+    .union([z.string(), z.number()])
     .optional()
-    .default(fallback);
+    .transform((raw, ctx) => {
+      if (raw === undefined) return fallback;
+      const text = String(raw).trim();
+      const problem =
+        text === ''
+          ? `is empty: set a whole number from ${min} to ${max}, or unset it for the default (${fallback})`
+          : !/^-?\d+$/.test(text)
+            ? `must be a whole number from ${min} to ${max}, in decimal digits`
+            : Number(text) < min
+              ? `must be at least ${min}`
+              : Number(text) > max
+                ? `must be at most ${max}`
+                : undefined;
+      if (problem === undefined) return Number(text);
+      ctx.addIssue({ code: 'custom', message: problem });
+      return z.NEVER;
+    });
 
 export const envPort = (fallback: number) => envInt(fallback, 0, 65535);
 
