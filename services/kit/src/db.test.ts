@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { type PostgresServer, startPostgres } from '@herald/testkit';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -49,6 +51,51 @@ describe('createDb when Postgres drops connections', () => {
       expect(rows).toEqual([{ n: 1 }]);
     } finally {
       process.off('uncaughtException', onUncaught);
+      await db.destroy();
+    }
+  }, 60_000);
+});
+
+/** The private cluster's processes (postmaster and backends), found by its port. */
+function clusterPids(): number[] {
+  const list = (args: string[]) =>
+    execFileSync('pgrep', args, { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
+  const postmaster = list(['-f', `postgres -D .* -p ${pg.port}`]).find(
+    (pid) => readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres',
+  );
+  if (postmaster === undefined) throw new Error(`no postgres listening on ${pg.port}`);
+  let children: number[] = [];
+  try {
+    children = list(['-P', String(postmaster)]);
+  } catch {
+    // pgrep exits 1 when there is none.
+  }
+  return [postmaster, ...children];
+}
+
+// Found by an audit: with Postgres stopped (SIGSTOP: it accepts nothing and answers nothing, as a
+// hung server or a partitioned network), /readyz of auth and status never answered at all.
+describe('dbReady when Postgres does not answer', () => {
+  it('says false within its bound, shares one query among probes, and true once Postgres is back', async () => {
+    const db = createDb(pg.url, 2);
+    let stopped: number[] = [];
+    try {
+      expect(await dbReady(db)).toBe(true);
+      // Listed after the first query, so the backend of the pool's open connection is among them.
+      stopped = clusterPids();
+      for (const pid of stopped) process.kill(pid, 'SIGSTOP');
+      // Twenty probes at once, more than the pool's two connections: each answers false.
+      expect(await Promise.all(Array.from({ length: 20 }, () => dbReady(db, 500)))).toEqual(
+        Array.from({ length: 20 }, () => false),
+      );
+      for (const pid of stopped) process.kill(pid, 'SIGCONT');
+      await waitFor(() => dbReady(db));
+    } finally {
+      for (const pid of stopped) process.kill(pid, 'SIGCONT');
       await db.destroy();
     }
   }, 60_000);

@@ -10,7 +10,13 @@ export function createDb<DB>(
   max = 10,
   onConnectionError: (err: Error) => void = () => {},
 ): Kysely<DB> {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max });
+  // A Postgres that accepts TCP but never answers (a hung or stopped server) would otherwise hold
+  // a new connection's attempt forever; the query waiting for it fails after this instead.
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max,
+    connectionTimeoutMillis: DB_CONNECT_TIMEOUT_MS,
+  });
   // When Postgres drops an idle connection (restart, failover, admin kill) pg-pool emits 'error',
   // which would crash the process with no listener. The pool has already discarded that client;
   // the next query opens a new one, and /readyz reports Postgres down meanwhile.
@@ -26,12 +32,43 @@ export function createDb<DB>(
   return new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
 }
 
-/** True when Postgres answers (for /readyz). */
-export async function dbReady(db: Kysely<unknown>): Promise<boolean> {
+/** How long a new Postgres connection may take to open, ms. */
+export const DB_CONNECT_TIMEOUT_MS = 5000;
+/** How long a readiness probe waits for Postgres to answer, ms. */
+export const DB_PROBE_TIMEOUT_MS = 1000;
+
+/** The probe still waiting for Postgres, per database: probes made meanwhile share it. */
+const probing = new WeakMap<Kysely<unknown>, Promise<boolean>>();
+
+/**
+ * True when Postgres answers `select 1` within `timeoutMs` (the `postgres` check of /readyz).
+ * Without the bound, a Postgres that stopped answering (not refusing) left /readyz hanging with
+ * no answer at all, and the other checks' results with it. Probes made while one is waiting share
+ * its query, so a hung server cannot take the pool's every connection one probe at a time.
+ */
+export async function dbReady(
+  db: Kysely<unknown>,
+  timeoutMs = DB_PROBE_TIMEOUT_MS,
+): Promise<boolean> {
+  let answered = probing.get(db);
+  if (!answered) {
+    const query = sql`select 1`.execute(db).then(
+      () => true,
+      () => false,
+    );
+    answered = query;
+    probing.set(db, query);
+    void query.finally(() => {
+      if (probing.get(db) === query) probing.delete(db);
+    });
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), timeoutMs);
+  });
   try {
-    await sql`select 1`.execute(db);
-    return true;
-  } catch {
-    return false;
+    return await Promise.race([answered, timedOut]);
+  } finally {
+    clearTimeout(timer);
   }
 }
