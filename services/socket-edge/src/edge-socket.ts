@@ -108,7 +108,9 @@ export class EdgeSocket {
     if (!this.open) return false;
     const { data, bytes } = frames.frameFor(this.framing);
     this.#ledger ??= new ProofLedger(this.#proof);
-    if (!this.#ledger.fits(bytes)) {
+    // What the socket has not even sent is unproven too: past the byte cap it is a slow consumer,
+    // whatever the ledger says (a safety net: the ledger counts it, unless proofs were forged).
+    if (!this.#ledger.fits(bytes) || this.ws.bufferedAmount > this.#proof.maxBytes) {
       this.#onSlow(this);
       this.close(CloseCodes.slowConsumer, 'slow consumer');
       return false;

@@ -45,6 +45,29 @@ describe('PingProof', () => {
     expect(pings).toHaveLength(2);
   });
 
+  it('cannot be answered without reading the ping: guessed payloads prove nothing', async () => {
+    const { proof, pings, proven, at } = recorded();
+    let seq = 0;
+    at(() => seq);
+    const tokens = new Set<string>();
+    for (let round = 1; round <= 50; round++) {
+      seq++;
+      proof.wrote();
+      await turn();
+      const token = pings[round - 1] as Buffer;
+      expect(token).toHaveLength(8);
+      tokens.add(token.toString('hex'));
+      // What a client that reads nothing could send: the old counter, an empty or a zero payload.
+      for (const guess of [`p${round}`, `p${round - 1}`, '', '\0\0\0\0\0\0\0\0'])
+        proof.pong(Buffer.from(guess));
+      expect(proven).toHaveLength(round - 1);
+      proof.pong(token);
+      expect(proven).toHaveLength(round);
+    }
+    // Fifty pings, fifty different payloads.
+    expect(tokens.size).toBe(50);
+  });
+
   it('sends nothing once stopped', async () => {
     const pings: Buffer[] = [];
     const proof = new PingProof(

@@ -1,11 +1,32 @@
+import { randomFillSync } from 'node:crypto';
+
+/** Bytes of a proof ping's payload: unguessable, so only a client that read the ping can answer it. */
+const TOKEN_BYTES = 8;
+/** Random bytes drawn at a time, tokens being cut from them (one system call per 512 pings). */
+const POOL_BYTES = TOKEN_BYTES * 512;
+let pool = Buffer.alloc(0);
+let poolOffset = 0;
+
+function nextToken(): Buffer {
+  if (poolOffset + TOKEN_BYTES > pool.length) {
+    pool = randomFillSync(Buffer.allocUnsafe(POOL_BYTES));
+    poolOffset = 0;
+  }
+  const token = pool.subarray(poolOffset, poolOffset + TOKEN_BYTES);
+  poolOffset += TOKEN_BYTES;
+  return token;
+}
+
 /**
  * Plain framing's proof of receipt: after frames are written, a WebSocket ping goes out, and its
  * pong proves every frame written before it (TCP keeps order, so a client whose WebSocket layer
  * answers the ping has read them all; every browser and WebSocket library answers pings, RFC 6455
  * §5.5.2). Coalesced: at most one proof ping is outstanding per socket, sent on the next turn of
  * the event loop after a write so a burst of frames shares it; writes made while it is out wait
- * for the next one, sent when its pong arrives. Its payload is a counter, so the pong of a
- * heartbeat ping (empty payload) is never taken for it.
+ * for the next one, sent when its pong arrives. Its payload is 8 random bytes: a client cannot
+ * answer a ping it has not read (an audit forged the pongs of a counter, `p1`, `p2`, …, without
+ * reading a byte, and every event was answered 200 while the edge buffered them all), and the
+ * pong of a heartbeat ping (empty payload) is never taken for it.
  */
 export class PingProof {
   readonly #ping: (token: Buffer) => void;
@@ -14,7 +35,6 @@ export class PingProof {
   #outstanding: { token: Buffer; covers: number } | undefined;
   #scheduled: NodeJS.Immediate | undefined;
   #proven = 0;
-  #pings = 0;
   #stopped = false;
   #flushDue = false;
 
@@ -82,7 +102,7 @@ export class PingProof {
 
   #send(): void {
     if (this.#stopped || this.#outstanding || this.#lastSeq() <= this.#proven) return;
-    const token = Buffer.from(`p${++this.#pings}`);
+    const token = nextToken();
     this.#outstanding = { token, covers: this.#lastSeq() };
     this.#ping(token);
   }
