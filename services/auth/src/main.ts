@@ -1,4 +1,5 @@
 import {
+  checkConfigFiles,
   closeServer,
   connectNats,
   createDb,
@@ -17,6 +18,7 @@ import { loadPlanCatalogue, resolvePlansFile } from './plan-catalogue.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  checkConfigFiles('auth', config);
   const logger = createLogger('auth', config.LOG_LEVEL);
   // Read before anything connects: a bad catalogue stops the start with the file and field named.
   const plansFile = resolvePlansFile(config.PLANS_FILE);

@@ -1,8 +1,15 @@
-import { connectNats, createLogger, exitOnStartupError, handleShutdown } from '@herald/kit';
+import {
+  checkConfigFiles,
+  connectNats,
+  createLogger,
+  exitOnStartupError,
+  handleShutdown,
+} from '@herald/kit';
 import { createIngress, loadConfig } from './index.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  checkConfigFiles('ingress-api', config);
   const logger = createLogger('ingress-api', config.LOG_LEVEL);
   const nc = await connectNats(config, 'herald-ingress-api', logger);
   const ingress = createIngress(config, { nc, logger });

@@ -1,6 +1,9 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ConfigError, envInt, parseEnv } from './config.js';
+import { CommonEnv, ConfigError, checkConfigFiles, envInt, parseEnv } from './config.js';
 
 describe('parseEnv', () => {
   const Env = z.object({
@@ -54,5 +57,40 @@ describe('parseEnv', () => {
         parsed,
       );
     }
+  });
+});
+
+describe('checkConfigFiles', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'herald-config-'));
+  const pem = join(dir, 'cert.pem');
+  writeFileSync(pem, '-----BEGIN CERTIFICATE-----\n');
+  const env = (over: Record<string, string>) => parseEnv('svc', CommonEnv, over);
+
+  it('names every file variable whose file cannot be read, and what to give instead', () => {
+    let err: unknown;
+    try {
+      checkConfigFiles(
+        'svc',
+        env({ TLS_CERT_FILE: pem, TLS_KEY_FILE: join(dir, 'missing.pem'), NATS_CA_FILE: dir }),
+      );
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    const message = (err as Error).message;
+    expect(message).toContain(
+      `TLS_KEY_FILE ("${join(dir, 'missing.pem')}"): no such file: give the path of a PEM file this process can read`,
+    );
+    expect(message).toContain(`NATS_CA_FILE ("${dir}"): is not a file`);
+    expect(message).not.toContain('TLS_CERT_FILE');
+  });
+
+  it('passes readable files, and skips the listener files when TLS is disabled', () => {
+    expect(() =>
+      checkConfigFiles('svc', env({ TLS_CERT_FILE: pem, TLS_KEY_FILE: pem })),
+    ).not.toThrow();
+    expect(() =>
+      checkConfigFiles('svc', env({ TLS_DISABLED: 'true', TLS_CERT_FILE: join(dir, 'gone.pem') })),
+    ).not.toThrow();
   });
 });

@@ -1,3 +1,4 @@
+import { accessSync, constants, statSync } from 'node:fs';
 import { z } from 'zod';
 
 /** Thrown by {@link parseEnv}; its message lists every bad variable and what it should be. */
@@ -134,7 +135,50 @@ export function requireTls(env: CommonEnv, ctx: z.RefinementCtx): void {
   }
 }
 
+/** Variables naming PEM files every service may read. */
+const FILE_VARIABLES = [
+  'TLS_CERT_FILE',
+  'TLS_KEY_FILE',
+  'NATS_CA_FILE',
+  'NATS_CERT_FILE',
+  'NATS_KEY_FILE',
+] as const;
+
+/**
+ * Throws one {@link ConfigError} naming every file variable whose file this process cannot read.
+ * Run at start, before any connection: without it a missing certificate surfaced as a bare
+ * `ENOENT` after NATS was reached and the queue streams were created.
+ */
+export function checkConfigFiles(service: string, config: CommonEnv): void {
+  const problems: string[] = [];
+  for (const name of FILE_VARIABLES) {
+    const path = config[name];
+    if (!path || (config.TLS_DISABLED && name.startsWith('TLS_'))) continue;
+    const why = unreadable(path);
+    if (why)
+      problems.push(
+        `${name} (${JSON.stringify(path)}): ${why}: give the path of a PEM file this process can read`,
+      );
+  }
+  if (problems.length > 0) throw new ConfigError(service, problems);
+}
+
+function unreadable(path: string): string | undefined {
+  try {
+    if (!statSync(path).isFile()) return 'is not a file';
+    accessSync(path, constants.R_OK);
+    return undefined;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return code === 'ENOENT'
+      ? 'no such file'
+      : code === 'EACCES'
+        ? 'permission denied'
+        : `cannot be read (${code ?? String(err)})`;
+  }
+}
+
 /** Hides the password of a URL-shaped value (`scheme://user:pass@host`) before it is printed. */
-function withoutCredentials(value: string): string {
+export function withoutCredentials(value: string): string {
   return value.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*):[^@/]*@/i, '$1:***@');
 }

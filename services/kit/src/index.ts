@@ -7,11 +7,13 @@ export {
 export {
   CommonEnv,
   ConfigError,
+  checkConfigFiles,
   envBool,
   envInt,
   envPort,
   parseEnv,
   requireTls,
+  withoutCredentials,
 } from './config.js';
 export { createDb, dbReady } from './db.js';
 export { type ErrorMappingOptions, toHeraldError } from './error-mapping.js';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { type ConnectionOptions, connect, type NatsConnection } from 'nats';
-import type { CommonEnv } from './config.js';
+import { type CommonEnv, withoutCredentials } from './config.js';
 import type { Logger } from './logger.js';
 
 /** Connects to NATS with the service's name, TLS and credentials from config, reconnecting forever. */
@@ -28,7 +28,9 @@ export async function connectNats(
       ...(config.NATS_KEY_FILE ? { key: readFileSync(config.NATS_KEY_FILE, 'utf8') } : {}),
     };
   }
-  const nc = await connect(opts);
+  const nc = await connect(opts).catch((err: unknown) => {
+    throw new Error(connectFailure(config, err));
+  });
   logger.info({ server: nc.getServer() }, 'connected to NATS');
   void (async () => {
     for await (const s of nc.status()) {
@@ -38,6 +40,27 @@ export async function connectNats(
     }
   })();
   return nc;
+}
+
+/**
+ * Why the first connect failed, naming NATS_URL (its passwords hidden) and what to change: nats.js
+ * alone says `CONNECTION_REFUSED`, `Authorization Violation` or `tls`.
+ */
+function connectFailure(config: CommonEnv, err: unknown): string {
+  const url = config.NATS_URL.split(',').map(withoutCredentials).join(',');
+  const code = String((err as { code?: unknown }).code ?? '');
+  const text = err instanceof Error ? err.message : String(err);
+  const fix =
+    code === 'CONNECTION_REFUSED' || /ECONNREFUSED/.test(text)
+      ? 'nothing accepts connections there: start nats-server, or point NATS_URL at it'
+      : /ENOTFOUND|EAI_AGAIN/.test(text)
+        ? 'its host name does not resolve: fix NATS_URL'
+        : /authoriz|authenticat/i.test(`${code} ${text}`)
+          ? 'nats-server refused the credentials: check NATS_USER and NATS_PASSWORD (or the user:password in NATS_URL)'
+          : /tls|ssl|certificate/i.test(`${code} ${text}`)
+            ? "TLS failed: if nats-server serves TLS, set NATS_CA_FILE to the CA that signed its certificate (and NATS_CERT_FILE/NATS_KEY_FILE if it asks for one); if it does not, don't give it a tls:// URL or TLS files"
+            : 'check that nats-server runs at NATS_URL and accepts this service';
+  return `NATS_URL (${url}): cannot connect (${code || text}): ${fix}`;
 }
 
 /**

@@ -1,4 +1,5 @@
 import {
+  checkConfigFiles,
   closeServer,
   connectNats,
   createLogger,
@@ -17,6 +18,7 @@ const USAGE =
 
 async function serve(): Promise<void> {
   const config = loadConfig();
+  checkConfigFiles('retention', config);
   const logger = createLogger('retention', config.LOG_LEVEL);
   const nc = await connectNats(config, 'herald-retention', logger);
   const retention = createRetention(config, { nc, logger });
@@ -50,7 +52,8 @@ async function runOnce(): Promise<void> {
   const nc = await connectNats(config, 'herald-retention-run-once', logger).catch(
     (err: unknown) => {
       const hint = loaded ? ` (from ${loaded}: is \`make dev\` running?)` : '';
-      throw new Error(`cannot reach NATS at ${config.NATS_URL}${hint}: ${String(err)}`);
+      // The error names NATS_URL with its passwords hidden (kit's connectNats).
+      throw new Error(`${err instanceof Error ? err.message : String(err)}${hint}`);
     },
   );
   const retention = createRetention(config, { nc, logger });

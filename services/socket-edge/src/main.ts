@@ -1,4 +1,10 @@
-import { connectNats, createLogger, exitOnStartupError, handleShutdown } from '@herald/kit';
+import {
+  checkConfigFiles,
+  connectNats,
+  createLogger,
+  exitOnStartupError,
+  handleShutdown,
+} from '@herald/kit';
 import { loadConfig } from './config.js';
 import { createEdge } from './index.js';
 
@@ -6,6 +12,7 @@ const SERVICE = 'socket-edge';
 
 try {
   const config = loadConfig();
+  checkConfigFiles('socket-edge', config);
   const logger = createLogger(SERVICE, config.LOG_LEVEL);
   const nc = await connectNats(config, SERVICE, logger);
   const edge = createEdge(config, { nc, logger });

@@ -1,4 +1,5 @@
 import {
+  checkConfigFiles,
   closeServer,
   connectNats,
   createDb,
@@ -16,6 +17,7 @@ import { migrateToLatest } from './migrate.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  checkConfigFiles('status', config);
   const logger = createLogger('status', config.LOG_LEVEL);
   const db = createDb<StatusDb>(config.DATABASE_URL, config.DB_POOL_MAX);
   if (config.MIGRATE_ON_START) {
