@@ -1,5 +1,8 @@
 import { execFileSync } from 'node:child_process';
+import http from 'node:http';
 import net from 'node:net';
+import tls from 'node:tls';
+import { makeCerts } from '@herald/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CommonEnv, requireTls } from './config.js';
 import { closeServer, createServer, listen } from './server.js';
@@ -129,6 +132,41 @@ describe('createServer timeouts', () => {
     c.socket.destroy();
   });
 
+  it('closes a connection that sends nothing at all', async () => {
+    const port = await start();
+    const socket = net.connect(port, '127.0.0.1');
+    socket.on('error', () => {});
+    // Reading, so the server's close is seen (a paused socket may never emit 'end').
+    socket.resume();
+    // Without the check it stays open for good (the test times out first).
+    await new Promise((resolve) => socket.on('close', resolve));
+  });
+
+  it('over TLS, closes a connection that never handshakes and one that handshakes and sends nothing', async () => {
+    const certs = await makeCerts();
+    const server = createServer(
+      CommonEnv.parse({
+        TLS_CERT_FILE: certs.certFile,
+        TLS_KEY_FILE: certs.keyFile,
+        HTTP_REQUEST_TIMEOUT_MS: String(TIMEOUT_MS),
+        HTTP_HEADERS_TIMEOUT_MS: String(TIMEOUT_MS),
+      }),
+      (_req, res) => res.end('ok'),
+    );
+    const port = await listen(server, 0, '127.0.0.1');
+    stop = () => closeServer(server);
+    const silentTcp = net.connect(port, '127.0.0.1');
+    silentTcp.on('error', () => {});
+    silentTcp.resume();
+    const silentTls = tls.connect({ host: '127.0.0.1', port, ca: certs.ca });
+    silentTls.on('error', () => {});
+    silentTls.resume();
+    await new Promise((resolve) => silentTls.once('secureConnect', resolve));
+    await Promise.all(
+      [silentTcp, silentTls].map((s) => new Promise((resolve) => s.once('close', resolve))),
+    );
+  });
+
   it('refuses a header timeout above the request timeout', () => {
     const parsed = CommonEnv.superRefine(requireTls).safeParse({
       TLS_DISABLED: 'true',
@@ -137,6 +175,55 @@ describe('createServer timeouts', () => {
     });
     expect(parsed.success).toBe(false);
     expect(parsed.error?.issues[0]?.path).toEqual(['HTTP_HEADERS_TIMEOUT_MS']);
+  });
+});
+
+describe('closeServer', () => {
+  it('ends keep-alive connections that keep sending: the next answer says Connection: close', async () => {
+    // Each answer takes a few ms, as a dispatch does: the connections are busy nearly all the time,
+    // so there is hardly ever an idle one for close() to close.
+    const server = createServer(config, (req, res) => {
+      req.resume();
+      req.on('end', () => setTimeout(() => res.end('ok'), 5));
+    });
+    const port = await listen(server, 0, '127.0.0.1');
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 2 });
+    let sending = true;
+    const connectionHeaders: (string | undefined)[] = [];
+    // Two senders, back to back on their keep-alive connections, as a busy backend sends.
+    const senders = Array.from({ length: 2 }, async () => {
+      while (sending) {
+        await new Promise<void>((resolve) => {
+          const req = http.request(
+            { port, host: '127.0.0.1', method: 'POST', path: '/', agent },
+            (res) => {
+              connectionHeaders.push(res.headers.connection);
+              res.resume();
+              res.on('end', resolve);
+            },
+          );
+          req.on('error', () => {
+            // The server closed the connection while it was idle, or stopped accepting: done.
+            sending = false;
+            resolve();
+          });
+          req.end('{}');
+        });
+      }
+    });
+    await waitFor(() => connectionHeaders.length >= 20);
+    const before = connectionHeaders.length;
+    // Without the change the busy connections carry on and this never resolves (the test times
+    // out first).
+    await closeServer(server);
+    sending = false;
+    await Promise.all(senders);
+    agent.destroy();
+    expect(connectionHeaders.slice(0, before).every((h) => h === 'keep-alive')).toBe(true);
+    // After the close began, only the answer each connection had already started (two at most)
+    // may keep it alive: every later one says close, so the sender goes elsewhere.
+    const after = connectionHeaders.slice(before);
+    expect(after.filter((h) => h === 'keep-alive').length).toBeLessThanOrEqual(2);
   });
 });
 
