@@ -47,4 +47,29 @@ describe('close codes the WebSocket library sends for protocol errors', () => {
     expect((await client.closed).code).toBe(1007);
     expect(documented(1007)).toBe(true);
   });
+
+  // Found by an audit: both limits are the WebSocket library's, and were not in docs/api.md.
+  it('closes with 1008 past 16,384 fragments of one message, as docs/api.md says', async () => {
+    const client = openClient(stack, edge.port);
+    await client.opened;
+    const raw = (client.ws as unknown as { _socket: { write(b: Buffer): void } })._socket;
+    // A text frame without FIN, then empty continuation frames (each masked, empty payload).
+    const frames = [Buffer.from([0x01, 0x80, 1, 2, 3, 4])];
+    for (let i = 0; i < 16_384; i++) frames.push(Buffer.from([0x00, 0x80, 1, 2, 3, 4]));
+    raw.write(Buffer.concat(frames));
+    expect((await client.closed).code).toBe(1008);
+    expect(documented(1008)).toBe(true);
+  });
+
+  it('drops a client that sends pings faster than it reads the pongs (over 60 pending)', async () => {
+    const client = openClient(stack, edge.port);
+    await client.opened;
+    const raw = (client.ws as unknown as { _socket: { write(b: Buffer): void } })._socket;
+    // 200 masked pings of 125 bytes in one write: the pongs cannot all be written at once.
+    const ping = Buffer.concat([Buffer.from([0x89, 0x80 | 125, 1, 2, 3, 4]), Buffer.alloc(125)]);
+    raw.write(Buffer.concat(Array.from({ length: 200 }, () => ping)));
+    // No close frame: the connection is cut, which a client sees as 1006.
+    expect((await client.closed).code).toBe(1006);
+    expect(api).toContain('more than 60 pings');
+  });
 });
