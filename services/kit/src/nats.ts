@@ -28,6 +28,12 @@ export async function connectNats(
       ...(config.NATS_KEY_FILE ? { key: readFileSync(config.NATS_KEY_FILE, 'utf8') } : {}),
     };
   }
+  const credentials = Boolean(config.NATS_PASSWORD) || /:\/\/[^/@]*:[^/@]*@/.test(config.NATS_URL);
+  const tlsAsked = Boolean(opts.tls) || /(^|,)tls:\/\//i.test(config.NATS_URL);
+  if (credentials && !tlsAsked)
+    logger.warn(
+      'NATS credentials travel in clear text: serve NATS over TLS and set NATS_CA_FILE (or use tls:// URLs)',
+    );
   const nc = await connect(opts).catch((err: unknown) => {
     throw new Error(connectFailure(config, err));
   });
