@@ -28,8 +28,11 @@ export async function connectNats(
       ...(config.NATS_KEY_FILE ? { key: readFileSync(config.NATS_KEY_FILE, 'utf8') } : {}),
     };
   }
-  const credentials = Boolean(config.NATS_PASSWORD) || /:\/\/[^/@]*:[^/@]*@/.test(config.NATS_URL);
-  const tlsAsked = Boolean(opts.tls) || /(^|,)tls:\/\//i.test(config.NATS_URL);
+  const urls = config.NATS_URL.split(',');
+  // A URL carries a password exactly when hiding it changes the URL.
+  const credentials =
+    Boolean(config.NATS_PASSWORD) || urls.some((url) => withoutCredentials(url) !== url);
+  const tlsAsked = Boolean(opts.tls) || urls.some((url) => /^tls:\/\//i.test(url));
   if (credentials && !tlsAsked)
     logger.warn(
       'NATS credentials travel in clear text: serve NATS over TLS and set NATS_CA_FILE (or use tls:// URLs)',
