@@ -117,6 +117,7 @@ export async function runBench(
       rawWs: poster(baselines.rawWsOrigin, stack.certs.ca, config.concurrency),
       socketIo: poster(baselines.socketIoOrigin, stack.certs.ca, config.concurrency),
       koaJetStream: poster(baselines.koaJetStreamOrigin, stack.certs.ca, config.concurrency),
+      designFloor: poster(baselines.designFloorOrigin, stack.certs.ca, config.concurrency),
     };
     cleanups.push(async () => {
       await Promise.all(Object.values(http).map((p) => p.close()));

@@ -1,8 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { makeCerts, type NatsServer, startNatsServer, type TestCerts } from '@herald/testkit';
 import { connect, type NatsConnection } from 'nats';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ECHO_SUBJECT, KOA_STREAM, KOA_SUBJECTS, koaSubject } from '../src/baselines/names.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import {
+  ECHO_SUBJECT,
+  FLOOR_DISPATCH_SUBJECT,
+  KOA_STREAM,
+  KOA_SUBJECTS,
+  koaSubject,
+} from '../src/baselines/names.js';
 import { type BaselineServers, startBaselineServers } from '../src/env/baseline-servers.js';
 import { memoryAfterGc } from '../src/env/inspector.js';
 import { kernelSocketMemory } from '../src/env/kernel-socket-memory.js';
@@ -26,6 +32,7 @@ describe('baseline servers', () => {
   let raw: Poster;
   let sio: Poster;
   let koa: Poster;
+  let floor: Poster;
   const addresses = new SourceAddresses(2);
   const payload = payloadMaker(256);
 
@@ -41,10 +48,11 @@ describe('baseline servers', () => {
     raw = poster(servers.rawWsOrigin, certs.ca, 2);
     sio = poster(servers.socketIoOrigin, certs.ca, 2);
     koa = poster(servers.koaJetStreamOrigin, certs.ca, 2);
+    floor = poster(servers.designFloorOrigin, certs.ca, 2);
   });
 
   afterAll(async () => {
-    await Promise.all([raw?.close(), sio?.close(), koa?.close()]);
+    await Promise.all([raw?.close(), sio?.close(), koa?.close(), floor?.close()]);
     await servers?.stop();
     await nats?.stop();
   });
@@ -147,6 +155,81 @@ describe('baseline servers', () => {
       expect((await koa.post('/notify', noPayload)).status).toBe(400);
       expect((await jsm.streams.info(KOA_STREAM)).state.messages).toBe(1);
     } finally {
+      await nc.close();
+    }
+  });
+
+  it('design floor: relays a valid notify, over HTTP and NATS, to the recipient’s raw ws sockets only; refuses a bad body', async () => {
+    const a = randomUUID();
+    const frames: Array<{ i: number; text: string }> = [];
+    const fleet = fleetOf([a, randomUUID()], frames);
+    const nc: NatsConnection = await connect({ servers: nats.url });
+    const body = (r: string, text: string) =>
+      `{"recipient":"${r}","payload":${text},"api_key":"hk_test_x","client":"mobile"}`;
+    try {
+      expect((await fleet.grow(2)).opened).toBe(2);
+      const overHttp = payload.make(11);
+      const res = await floor.post('/notify', body(a, overHttp));
+      expect(res.status, res.text).toBe(200);
+      const viaNats = payload.make(12);
+      const reply = await nc.request(FLOOR_DISPATCH_SUBJECT, body(a, viaNats), { timeout: 5000 });
+      expect(JSON.parse(reply.string())).toMatchObject({ http_status: 200, status: 'sent' });
+      await waitUntil(() => frames.length >= 2, 5000);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(frames.map((f) => f.i)).toEqual([0, 0]);
+      expect(frames.map((f) => JSON.parse(f.text))).toEqual([
+        JSON.parse(overHttp),
+        JSON.parse(viaNats),
+      ]);
+      expect((await floor.post('/notify', body(randomUUID(), overHttp))).status).toBe(404);
+      expect((await floor.post('/notify', body('not-a-uuid', overHttp))).status).toBe(400);
+      expect((await floor.post('/notify', '{"recipient":')).status).toBe(400);
+      expect(frames).toHaveLength(2);
+    } finally {
+      await nc.close();
+      await fleet.close();
+    }
+  });
+
+  it('design floor: a socket opened with a queue subject gets its stored events in order, each acked once written; its consumer goes with it', async () => {
+    const nc: NatsConnection = await connect({ servers: nats.url });
+    const frames: Array<{ i: number; text: string }> = [];
+    const recipient = randomUUID();
+    const stream = 'FLOOR_TEST';
+    const subject = `floor.q.${recipient}`;
+    const fleet = new WsFleet({
+      url: () =>
+        `${rawWsUrl(servers.rawWsOrigin, recipient)}&${new URLSearchParams({ stream, subject })}`,
+      tls,
+      addresses,
+      concurrency: 1,
+      handshakeTimeoutMs: 5000,
+      onMessage: (i, data) => frames.push({ i, text: data.toString('utf8') }),
+    });
+    try {
+      const jsm = await nc.jetstreamManager();
+      await jsm.streams.add({ name: stream, subjects: ['floor.q.>'] });
+      const js = nc.jetstream();
+      const texts = [1, 2, 3].map((k) => payload.make(k));
+      for (const t of texts) await js.publish(subject, t);
+      await js.publish(`floor.q.${randomUUID()}`, payload.make(4));
+      expect((await fleet.grow(1)).opened).toBe(1);
+      await waitUntil(() => frames.length >= 3, 5000);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(frames.map((f) => f.text)).toEqual(texts);
+      const durable = `floor_${recipient}`;
+      await vi.waitFor(
+        async () =>
+          expect((await jsm.consumers.info(stream, durable)).ack_floor.stream_seq).toBe(3),
+        { timeout: 5000, interval: 20 },
+      );
+      await fleet.close();
+      await vi.waitFor(
+        async () => expect(await jsm.consumers.list(stream).next()).toHaveLength(0),
+        { timeout: 5000, interval: 20 },
+      );
+    } finally {
+      await fleet.close();
       await nc.close();
     }
   });

@@ -8,3 +8,11 @@ export const rawSubject = (recipient: string) => `bench.raw.${recipient}`;
 export const KOA_STREAM = 'BENCH_KOA';
 export const KOA_SUBJECTS = 'bench.koa.>';
 export const koaSubject = (recipient: string) => `bench.koa.${recipient}`;
+/** The design floor of figure 2 (design-floor-relay.ts): its NATS dispatch subject, like rt.dispatch. */
+export const FLOOR_DISPATCH_SUBJECT = 'bench.floor.dispatch';
+/** The raw ws server's push subjects, one per recipient, like the edge's; it listens on the wildcard. */
+export const FLOOR_PUSH_SUBJECTS = 'bench.floor.push.*';
+export const floorPushSubject = (recipient: string) => `bench.floor.push.${recipient}`;
+/** The raw ws server's reply once the frame is written; anything else means no socket. */
+export const FLOOR_SENT = 'sent';
+export const FLOOR_OFFLINE = 'offline';

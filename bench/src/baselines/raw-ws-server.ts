@@ -5,10 +5,15 @@
  *   once written (as Herald's edge replies after its write);
  * - `POST /blast {payload, durationMs, maxCount}`: push the payload round-robin to every socket as
  *   fast as the sockets drain (the one-way ceiling of figure 2);
- * - every frame a client sends is echoed back (the RTT floor of figure 1).
+ * - every frame a client sends is echoed back (the RTT floor of figure 1);
+ * - a NATS request on `floorPushSubject(recipient)` writes its data to the recipient's sockets and
+ *   is answered once written: the socket half of figure 2's design floor (design-floor-relay.ts);
+ * - a socket opened with `stream` and `subject` gets that queue subject's stored events
+ *   (figure 4's design floor, `drainQueue`).
  */
 import type { IncomingMessage } from 'node:http';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { AckPolicy, connect, DeliverPolicy, type Msg } from 'nats';
 import { WebSocket, WebSocketServer } from 'ws';
 import {
   baselineEnv,
@@ -18,8 +23,13 @@ import {
   listening,
   readBody,
 } from './http-util.js';
+import { FLOOR_OFFLINE, FLOOR_PUSH_SUBJECTS, FLOOR_SENT } from './names.js';
 
 const env = baselineEnv();
+const nc = env.natsUrl
+  ? await connect({ servers: env.natsUrl, name: 'bench-raw-ws', noAsyncTraces: true })
+  : undefined;
+const jsm = await nc?.jetstreamManager();
 const sockets = new Map<string, Set<WebSocket>>();
 const all = new Set<WebSocket>();
 const alive = new WeakSet<WebSocket>();
@@ -47,6 +57,20 @@ async function push(req: IncomingMessage, res: Parameters<typeof json>[0]) {
     }
   } catch (err) {
     json(res, 400, { error: String(err) });
+  }
+}
+
+/** One wildcard subscription, not one per socket, so figure 5's per-connection memory is unchanged. */
+function floorPush(msg: Msg) {
+  const recipient = msg.subject.slice(msg.subject.lastIndexOf('.') + 1);
+  const targets = sockets.get(recipient);
+  if (!targets || targets.size === 0) return void msg.respond(FLOOR_OFFLINE);
+  const text = msg.string();
+  let pending = targets.size;
+  for (const ws of targets) {
+    ws.send(text, () => {
+      if (--pending === 0) msg.respond(FLOOR_SENT);
+    });
   }
 }
 
@@ -98,8 +122,51 @@ server.on('upgrade', (req, socket, head) => {
       all.delete(ws);
     });
     ws.on('error', () => ws.terminate());
+    const stream = url.searchParams.get('stream');
+    const subject = url.searchParams.get('subject');
+    if (stream && subject) {
+      drainQueue(ws, recipient, stream, subject).catch((err: unknown) => {
+        process.stderr.write(`queue drain of ${recipient}: ${String(err)}\n`);
+        ws.close(1011);
+      });
+    }
   });
 });
+
+nc?.subscribe(FLOOR_PUSH_SUBJECTS, { callback: (_err, msg) => floorPush(msg) });
+await nc?.flush();
+
+/**
+ * The socket half of figure 4's design floor: the recipient's stored events, from a durable pull
+ * consumer of its own made at connect (Herald's consumer settings: explicit acks, 64 in flight,
+ * state in memory, pulls of 32 topped up at half), each written to the socket and acked once
+ * written. No event frame, no client ack, no order or slow-reader care: what Herald's drain does
+ * less of cannot be cheaper.
+ */
+async function drainQueue(ws: WebSocket, recipient: string, stream: string, subject: string) {
+  if (!nc || !jsm) throw new Error('NATS_URL is required for a queue drain');
+  const durable = `floor_${recipient}`;
+  await jsm.consumers.add(stream, {
+    durable_name: durable,
+    filter_subject: subject,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    max_ack_pending: 64,
+    mem_storage: true,
+  });
+  const consumer = await nc.jetstream().consumers.get(stream, durable);
+  const messages = await consumer.consume({
+    max_messages: 32,
+    threshold_messages: 16,
+    callback: (m) => ws.send(m.data, { binary: false }, () => m.ack()),
+  });
+  const stop = () => {
+    messages.stop();
+    void jsm.consumers.delete(stream, durable).catch(() => false);
+  };
+  if (ws.readyState === WebSocket.OPEN) ws.once('close', stop);
+  else stop();
+}
 
 const heartbeat = setInterval(() => {
   for (const ws of all) {
@@ -114,6 +181,7 @@ const heartbeat = setInterval(() => {
 
 await listening(server, env);
 exitOnSignal(() => {
+  void nc?.close();
   clearInterval(heartbeat);
   for (const ws of all) ws.terminate();
   server.close();

@@ -10,10 +10,12 @@ export interface BaselineServers {
   socketIo: NodeProcess;
   natsResponder: NodeProcess;
   koaJetStream: NodeProcess;
+  designFloor: NodeProcess;
   /** https://127.0.0.1:port of each HTTP baseline. */
   rawWsOrigin: string;
   socketIoOrigin: string;
   koaJetStreamOrigin: string;
+  designFloorOrigin: string;
   pinned: string[];
   processes: NamedProcess[];
   stop(): Promise<void>;
@@ -47,20 +49,23 @@ export async function startBaselineServers(opts: {
     return proc;
   };
   try {
-    const [rawWs, socketIo, natsResponder, koaJetStream] = await Promise.all([
+    const [rawWs, socketIo, natsResponder, koaJetStream, designFloor] = await Promise.all([
       start('baseline raw-ws', 'raw-ws-server', true),
       start('baseline socket.io', 'socketio-server', true),
       start('baseline nats-responder', 'nats-responder', false),
       start('baseline koa-jetstream', 'koa-jetstream-server', true),
+      start('baseline design-floor', 'design-floor-relay', true),
     ]);
     return {
       rawWs,
       socketIo,
       natsResponder,
       koaJetStream,
+      designFloor,
       rawWsOrigin: `https://127.0.0.1:${rawWs.port}`,
       socketIoOrigin: `https://127.0.0.1:${socketIo.port}`,
       koaJetStreamOrigin: `https://127.0.0.1:${koaJetStream.port}`,
+      designFloorOrigin: `https://127.0.0.1:${designFloor.port}`,
       processes: started.map((p) => ({ name: p.name, pid: p.pid })),
       pinned: opts.pinning.enabled
         ? started.map((p) => `${p.name} (pid ${p.pid}) → CPU ${opts.pinning.serverCpus}`)

@@ -25,7 +25,13 @@ export interface BenchContext {
   js: JetStreamClient;
   jsm: JetStreamManager;
   /** HTTP clients, one pool per server, `config.concurrency` connections each. */
-  http: { ingress: Poster; rawWs: Poster; socketIo: Poster; koaJetStream: Poster };
+  http: {
+    ingress: Poster;
+    rawWs: Poster;
+    socketIo: Poster;
+    koaJetStream: Poster;
+    designFloor: Poster;
+  };
   /** Progress line on stderr. */
   log(message: string): void;
   /** Throws when the run's deadline passed, so every figure stops between measurements. */

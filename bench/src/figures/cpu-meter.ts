@@ -27,4 +27,6 @@ export const PROCESSES = {
   socketIo: ['baseline socket.io'],
   nats: ['nats-server'],
   koaJetStream: ['baseline koa-jetstream', 'nats-server'],
+  designFloor: ['baseline design-floor', 'baseline raw-ws', 'nats-server'],
+  floorDrain: ['baseline raw-ws', 'nats-server'],
 } as const;

@@ -3,8 +3,10 @@ import { readFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { SUBPROTOCOL, subjects } from '@herald/proto';
 import type { Consumer } from 'nats';
+import type { WebSocket } from 'ws';
 import { waitUntil } from '../load/pace.js';
 import { WsFleet } from '../load/ws-fleet.js';
+import { seqOf } from '../payload.js';
 import {
   type FigureResult,
   formatNumber,
@@ -23,6 +25,8 @@ export const SUBJECTS = {
   raw: 'baseline: nats.js ordered-consumer replay',
   /** (b)'s sockets alone: the same load generator opening as many TLS WebSockets at once. */
   connects: 'baseline: raw ws server, the same connects (no events)',
+  /** DESIGN.md's drain with none of Herald's work: raw ws sockets, a durable consumer each. */
+  floor: 'baseline: design floor, raw ws + durable consumer, acked on write',
 } as const;
 
 /** Tracks one recipient's drain: distinct event ids seen and when the last expected one came. */
@@ -79,6 +83,12 @@ export async function drain(ctx: BenchContext): Promise<FigureResult> {
       notes.push(
         `(a) run ${run + 1}: Herald delivered ${heraldOne.delivered} of ${n} within ${config.drainTimeoutMs / 1000} s`,
       );
+    // The design floor reads the same stored events through a durable consumer of its own (the
+    // stream keeps acked events until retention deletes them).
+    const floorOne = await metered(ctx, PROCESSES.floorDrain, () => floorReconnect(ctx, [one], n));
+    const floorRate = floorOne.delivered / ((floorOne.times[0] ?? Number.NaN) / 1000);
+    rows.add(oneMetric, SUBJECTS.floor, 'baseline', 'events/s', floorRate);
+    rows.add(oneCpu, SUBJECTS.floor, 'baseline', 'µs', floorOne.cpuPerEventUs);
     await resetQueue(ctx);
 
     // (b) many recipients at once.
@@ -106,40 +116,50 @@ export async function drain(ctx: BenchContext): Promise<FigureResult> {
     // With every recipient's events stored and its durable consumer created (the state a storm
     // leaves until retention's run): what nats-server holds per recipient.
     const rssAfter = await natsRssBytes(ctx);
+    // The design floor's storm on the same events, after Herald's consumers are gone, so
+    // nats-server holds one consumer per recipient for it as it did for Herald.
+    await resetQueue(ctx);
+    await queueEvents(ctx, many, each, seqBase);
+    seqBase += m * each;
+    phase('queue again');
+    const floorMany = await metered(ctx, PROCESSES.floorDrain, () =>
+      floorReconnect(ctx, many, each),
+    );
+    phase('design floor drain');
     rows.add(natsCpu, SUBJECTS.herald, 'herald', 'ms', (1000 * cpuSeconds) / m);
     if (rssBefore !== undefined && rssAfter !== undefined)
       rows.add(natsRss, SUBJECTS.herald, 'herald', 'KB', (rssAfter - rssBefore) / 1024 / m);
     for (const [subject, role, r] of [
       [SUBJECTS.raw, 'baseline', rawMany],
       [SUBJECTS.herald, 'herald', heraldMany],
+      [SUBJECTS.floor, 'baseline', floorMany],
     ] as const) {
       rows.add(manyP50, subject, role, 'ms', percentile(r.times, 50));
       rows.add(manyP99, subject, role, 'ms', percentile(r.times, 99));
       rows.add(manyDelivered, subject, role, '%', (100 * r.delivered) / (m * each));
       rows.add(manyCpu, subject, role, 'µs', r.cpuPerEventUs);
     }
-    if (heraldMany.openTimes) {
-      rows.add(openP50, SUBJECTS.herald, 'herald', 'ms', percentile(heraldMany.openTimes, 50));
-      rows.add(openP99, SUBJECTS.herald, 'herald', 'ms', percentile(heraldMany.openTimes, 99));
+    for (const [subject, role, r] of [
+      [SUBJECTS.herald, 'herald', heraldMany],
+      [SUBJECTS.floor, 'baseline', floorMany],
+    ] as const) {
+      if (r.openTimes) {
+        rows.add(openP50, subject, role, 'ms', percentile(r.openTimes, 50));
+        rows.add(openP99, subject, role, 'ms', percentile(r.openTimes, 99));
+      }
+      if (r.afterOpenTimes)
+        rows.add(afterOpenP99, subject, role, 'ms', percentile(r.afterOpenTimes, 99));
+      if (r.failedConnects > 0)
+        notes.push(
+          `(b) run ${run + 1}: ${r.failedConnects} of ${m} ${subject} connects failed (${r.firstError})`,
+        );
     }
     rows.add(openP50, SUBJECTS.connects, 'baseline', 'ms', percentile(rawOpens, 50));
     rows.add(openP99, SUBJECTS.connects, 'baseline', 'ms', percentile(rawOpens, 99));
-    if (heraldMany.afterOpenTimes)
-      rows.add(
-        afterOpenP99,
-        SUBJECTS.herald,
-        'herald',
-        'ms',
-        percentile(heraldMany.afterOpenTimes, 99),
-      );
-    if (heraldMany.failedConnects > 0)
-      notes.push(
-        `(b) run ${run + 1}: ${heraldMany.failedConnects} of ${m} Herald connects failed (${heraldMany.firstError})`,
-      );
     await resetQueue(ctx);
     phase('cleanup');
     ctx.log(
-      `figure 4: run ${run + 1}/${config.runs}: (a) Herald ${formatNumber(heraldRate)}/s vs raw ${formatNumber(rawRate)}/s; (b) Herald p99 ${formatNumber(percentile(heraldMany.times, 99))} ms, ${heraldMany.delivered}/${m * each} delivered (${phases.join(', ')})`,
+      `figure 4: run ${run + 1}/${config.runs}: (a) Herald ${formatNumber(heraldRate)}/s vs raw ${formatNumber(rawRate)}/s, design floor ${formatNumber(floorRate)}/s; (b) Herald p99 ${formatNumber(percentile(heraldMany.times, 99))} ms, ${heraldMany.delivered}/${m * each} delivered, design floor p99 ${formatNumber(percentile(floorMany.times, 99))} ms (${phases.join(', ')})`,
     );
   }
   return {
@@ -168,6 +188,16 @@ export async function drain(ctx: BenchContext): Promise<FigureResult> {
         'ms',
         (v) => v <= 2000,
       ),
+    ],
+    ratios: [
+      rows.ratio(`${oneMetric}: Herald ÷ raw replay`, oneMetric, SUBJECTS.herald, SUBJECTS.raw),
+      rows.ratio(
+        `${oneMetric}: design floor ÷ raw replay`,
+        oneMetric,
+        SUBJECTS.floor,
+        SUBJECTS.raw,
+      ),
+      rows.ratio(`${oneMetric}: Herald ÷ design floor`, oneMetric, SUBJECTS.herald, SUBJECTS.floor),
     ],
     notes,
     elapsedMs: performance.now() - started,
@@ -224,10 +254,57 @@ function stormSettings(ctx: BenchContext, sockets: number) {
 }
 
 /** Opens one herald.v1 socket per recipient, all at once, acking every event as the SDK does. */
-async function reconnect(
+function reconnect(ctx: BenchContext, recipients: string[], each: number): Promise<DrainOutcome> {
+  return storm(ctx, recipients, each, {
+    url: (r) => connectUrl(ctx.stack, r),
+    protocols: [SUBPROTOCOL],
+    eventId: (data, ws) => {
+      const frame = JSON.parse(data.toString('utf8')) as { type: string; id: string };
+      if (frame.type !== 'event') return undefined;
+      ws.send(`{"type":"ack","id":${JSON.stringify(frame.id)}}`);
+      return frame.id;
+    },
+  });
+}
+
+/**
+ * The same storm against the design floor: one raw ws socket per recipient, whose server drains
+ * the recipient's stored events from a durable consumer of its own (raw-ws-server.ts, drainQueue).
+ * The frames are the bare payloads; an event is told apart by its sequence number.
+ */
+function floorReconnect(
   ctx: BenchContext,
   recipients: string[],
   each: number,
+): Promise<DrainOutcome> {
+  return storm(ctx, recipients, each, {
+    url: (r) => {
+      const q = new URLSearchParams({
+        stream: queueLayout.streamOf(ctx.stack.account, r),
+        subject: subjects.queue(ctx.stack.account, r),
+      });
+      return `${rawWsUrl(ctx.baselines.rawWsOrigin, r)}&${q}`;
+    },
+    eventId: (data) => {
+      const seq = seqOf(data.toString('utf8'));
+      return seq < 0 ? undefined : String(seq);
+    },
+  });
+}
+
+/**
+ * Opens one socket per recipient, all at once, and times each recipient until `each` distinct
+ * events (by `eventId`, which also answers the frame as the client must) have arrived.
+ */
+async function storm(
+  ctx: BenchContext,
+  recipients: string[],
+  each: number,
+  client: {
+    url: (recipient: string) => string;
+    protocols?: string[];
+    eventId: (data: Buffer, ws: WebSocket) => string | undefined;
+  },
 ): Promise<DrainOutcome> {
   const drains: Drain[] = recipients.map(() => ({
     ids: new Set(),
@@ -237,19 +314,18 @@ async function reconnect(
   let complete = 0;
   let delivered = 0;
   const fleet = new WsFleet({
-    url: (i) => connectUrl(ctx.stack, recipients[i] as string),
-    protocols: [SUBPROTOCOL],
+    url: (i) => client.url(recipients[i] as string),
+    ...(client.protocols ? { protocols: client.protocols } : {}),
     ...stormSettings(ctx, recipients.length),
     onOpen: (i) => {
       (drains[i] as Drain).openAt = performance.now();
     },
     onMessage: (i, data, ws) => {
-      const frame = JSON.parse(data.toString('utf8')) as { type: string; id: string };
-      if (frame.type !== 'event') return;
-      ws.send(`{"type":"ack","id":${JSON.stringify(frame.id)}}`);
+      const id = client.eventId(data, ws);
+      if (id === undefined) return;
       const d = drains[i] as Drain;
-      if (d.ids.has(frame.id)) return;
-      d.ids.add(frame.id);
+      if (d.ids.has(id)) return;
+      d.ids.add(id);
       // Only what arrived within the time bound counts (the fleet may still be opening sockets
       // past it: before, events of the late sockets were counted too).
       if (performance.now() - start <= ctx.config.drainTimeoutMs) delivered++;

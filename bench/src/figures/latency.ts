@@ -26,6 +26,7 @@ export const SUBJECTS = {
   herald: 'Herald POST /notify → frame',
   wsEcho: 'baseline: raw ws echo RTT',
   natsFloor: 'baseline: NATS request/reply RTT (floor)',
+  designFloor: 'baseline: design floor, POST /notify → NATS → raw ws → frame',
 } as const;
 
 /** Where the fixed-width sequence number sits in a payload frame (plain framing). */
@@ -41,7 +42,9 @@ function seqOfFrame(data: Buffer): number {
  * Figure 1: dispatch-to-socket latency at fixed rates. The maximum Herald throughput on these
  * sockets is measured first; then, at 10/50/80% of it, an open-loop generator sends events and
  * each latency runs from when the request left the generator to when its frame arrived. The floors are
- * measured at the same absolute rates with the same payload.
+ * measured at the same absolute rates with the same payload; the design floor is DESIGN.md's
+ * three-process path with none of Herald's work (baselines/design-floor-relay.ts), its frames
+ * arriving at the raw ws sockets.
  */
 export async function latency(ctx: BenchContext): Promise<FigureResult> {
   const started = performance.now();
@@ -189,6 +192,22 @@ export async function latency(ctx: BenchContext): Promise<FigureResult> {
           samples.push(performance.now() - at);
         });
         record(SUBJECTS.natsFloor, 'baseline', count - samples.length, f.behindMs);
+
+        await ctx.http.designFloor.warm();
+        prepare();
+        const d = await openLoop(rate, bounds, async (i, at) => {
+          sentAt[i] = at;
+          const seq = base + i;
+          const r = await ctx.http.designFloor.post(
+            '/notify',
+            notifyBody(ctx.stack, recipients[seq % l] as string, ctx.payload.make(seq)),
+          );
+          if (r.status !== 200) throw new Error(`HTTP ${r.status}: ${r.text.slice(0, 200)}`);
+        });
+        await waitUntil(() => counter.received >= d.completed, SETTLE_TIMEOUT_MS);
+        record(SUBJECTS.designFloor, 'baseline', count - samples.length, d.behindMs);
+        if (d.failed > 0)
+          notes.push(`design floor @ ${pct}, run ${run + 1}: ${d.failed} failed: ${d.firstError}`);
       }
       ctx.log(
         `figure 1: run ${run + 1}/${config.runs}: ${config.latencyLoads
@@ -231,14 +250,19 @@ export async function latency(ctx: BenchContext): Promise<FigureResult> {
       (v) => v <= 5,
     ),
   ];
-  const ratios = config.latencyLoads.map((load) =>
-    rows.ratio(
-      `p50 @ ${at(load)} load: Herald ÷ NATS floor`,
-      `p50 @ ${at(load)} load`,
-      SUBJECTS.herald,
-      SUBJECTS.natsFloor,
-    ),
-  );
+  const ratios = config.latencyLoads.flatMap((load) => {
+    const metric = `p50 @ ${at(load)} load`;
+    return [
+      rows.ratio(`${metric}: Herald ÷ NATS floor`, metric, SUBJECTS.herald, SUBJECTS.natsFloor),
+      rows.ratio(
+        `${metric}: design floor ÷ NATS floor`,
+        metric,
+        SUBJECTS.designFloor,
+        SUBJECTS.natsFloor,
+      ),
+      rows.ratio(`${metric}: Herald ÷ design floor`, metric, SUBJECTS.herald, SUBJECTS.designFloor),
+    ];
+  });
   return {
     id: '1',
     title: `Dispatch-to-socket latency, ${config.payloadBytes}-byte payload`,

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
+import { FLOOR_DISPATCH_SUBJECT } from '../baselines/names.js';
 import type { Poster } from '../load/http-poster.js';
 import { closedLoop, type LoopResult, waitUntil } from '../load/pace.js';
 import { SioFleet } from '../load/sio-fleet.js';
@@ -37,6 +38,8 @@ export const SUBJECTS = {
   rawPush: 'baseline: raw ws server push loop',
   rawHttp: 'baseline: raw ws POST /push',
   socketIo: 'baseline: Socket.IO POST /push → io.to(room).emit',
+  floorHttp: 'baseline: design floor, POST /notify → NATS → raw ws',
+  floorNats: 'baseline: design floor, NATS request → relay → raw ws',
 } as const;
 
 interface Target {
@@ -162,7 +165,11 @@ export async function onlineThroughput(ctx: BenchContext): Promise<FigureResult>
   };
 }
 
-/** The six ways of delivering to the N connected recipients, each with its own counter. */
+/**
+ * The eight ways of delivering to the N connected recipients, each with its own counter. The two
+ * design-floor rows reach the raw ws fleet through DESIGN.md's three-process shape with none of
+ * Herald's work (baselines/design-floor-relay.ts): what the shape itself costs on this core.
+ */
 function targetsFor(ctx: BenchContext, recipients: string[], counters: Counters): Target[] {
   const { config } = ctx;
   const n = recipients.length;
@@ -259,6 +266,35 @@ function targetsFor(ctx: BenchContext, recipients: string[], counters: Counters)
       ),
     },
     {
+      subject: SUBJECTS.floorHttp,
+      role: 'baseline',
+      processes: PROCESSES.designFloor,
+      counter: counters.raw,
+      http: ctx.http.designFloor,
+      load: closed((i) =>
+        expect200(
+          ctx.http.designFloor.post('/notify', notifyBody(ctx.stack, to(i), ctx.payload.make(i))),
+        ),
+      ),
+    },
+    {
+      subject: SUBJECTS.floorNats,
+      role: 'baseline',
+      processes: PROCESSES.designFloor,
+      counter: counters.raw,
+      load: closed(async (i) => {
+        const reply = await ctx.nc.request(
+          FLOOR_DISPATCH_SUBJECT,
+          notifyBody(ctx.stack, to(i), ctx.payload.make(i)),
+          { timeout: 5000 },
+        );
+        const body = JSON.parse(reply.string()) as { http_status?: number };
+        if (body.http_status !== 200) {
+          throw new Error(`design floor replied ${reply.string().slice(0, 200)}`);
+        }
+      }),
+    },
+    {
       subject: SUBJECTS.socketIo,
       role: 'baseline',
       processes: PROCESSES.socketIo,
@@ -296,6 +332,10 @@ function ratiosFor(rows: RowCollector, n: number, batch: number) {
     batch: vs(`batch of ${batch} ÷ Socket.IO`, SUBJECTS.heraldBatch, SUBJECTS.socketIo),
     httpRaw: vs('POST /notify ÷ raw ws POST /push', SUBJECTS.heraldHttp, SUBJECTS.rawHttp),
     pushLoop: vs('rt.dispatch ÷ raw ws push loop', SUBJECTS.heraldNats, SUBJECTS.rawPush),
+    httpFloor: vs('POST /notify ÷ design floor POST', SUBJECTS.heraldHttp, SUBJECTS.floorHttp),
+    natsFloor: vs('rt.dispatch ÷ design floor NATS', SUBJECTS.heraldNats, SUBJECTS.floorNats),
+    floorHttpSio: vs('design floor POST ÷ Socket.IO', SUBJECTS.floorHttp, SUBJECTS.socketIo),
+    floorNatsSio: vs('design floor NATS ÷ Socket.IO', SUBJECTS.floorNats, SUBJECTS.socketIo),
   };
 }
 

@@ -1,0 +1,85 @@
+/**
+ * BASELINE: the floor of DESIGN.md's online path, with none of Herald's own work. Herald's live
+ * push crosses a dispatch service, nats-server and a socket service in three processes; this is
+ * the least code that shape can be written in, so figure 2 can say how much of Herald's cost is
+ * the shape and how much is Herald:
+ * - `POST /notify` (node's https listener, no framework) and requests on `FLOOR_DISPATCH_SUBJECT`
+ *   take Herald's notify body, validate it with the same kind of zod schema, send the payload as
+ *   one NATS request to `floorPushSubject(recipient)`, and answer 200 when the socket server
+ *   replies that it wrote the frame (404 when it has no socket for the recipient);
+ * - the raw ws server (raw-ws-server.ts) answers those requests: it writes the payload to the
+ *   recipient's sockets and replies once written.
+ * What it leaves out, and Herald does not: API keys, plans and rate limits, event ids, the
+ * client's proof of receipt, the JetStream fallback, delivery status, metrics and logs.
+ */
+import type http from 'node:http';
+import { connect, type NatsConnection } from 'nats';
+import {
+  baselineEnv,
+  createTlsServer,
+  exitOnSignal,
+  json,
+  listening,
+  readBody,
+} from './http-util.js';
+import { NotifyBody } from './koa-jetstream-app.js';
+import { FLOOR_DISPATCH_SUBJECT, FLOOR_SENT, floorPushSubject } from './names.js';
+
+/** How long the relay waits for the socket server, like ingress's live-push timeout. */
+const PUSH_TIMEOUT_MS = 5000;
+
+type Outcome = { status: 200; body: { status: 'sent' } } | { status: 400 | 404; body: unknown };
+
+/** Validates one notify body and relays its payload to the socket server. */
+async function relay(nc: NatsConnection, text: string): Promise<Outcome> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return { status: 400, body: { error: { code: 'invalid_json' } } };
+  }
+  const parsed = NotifyBody.safeParse(raw);
+  if (!parsed.success) {
+    return {
+      status: 400,
+      body: { error: { code: 'invalid_body', message: parsed.error.issues[0]?.message } },
+    };
+  }
+  const { recipient, payload } = parsed.data;
+  const reply = await nc.request(floorPushSubject(recipient), JSON.stringify(payload), {
+    timeout: PUSH_TIMEOUT_MS,
+  });
+  return reply.string() === FLOOR_SENT
+    ? { status: 200, body: { status: 'sent' } }
+    : { status: 404, body: { error: { code: 'offline' } } };
+}
+
+const env = baselineEnv();
+if (!env.natsUrl) throw new Error('NATS_URL is required (the bench runner sets it)');
+const nc = await connect({ servers: env.natsUrl, name: 'bench-design-floor', noAsyncTraces: true });
+
+nc.subscribe(FLOOR_DISPATCH_SUBJECT, {
+  callback: (_err, msg) => {
+    relay(nc, msg.string()).then(
+      (out) => msg.respond(JSON.stringify({ http_status: out.status, ...(out.body as object) })),
+      (err: unknown) => msg.respond(JSON.stringify({ http_status: 503, error: String(err) })),
+    );
+  },
+});
+
+const server = createTlsServer(env, (req: http.IncomingMessage, res: http.ServerResponse) => {
+  if (req.method === 'GET' && req.url === '/readyz') return json(res, 200, { ok: true });
+  if (req.method !== 'POST' || req.url !== '/notify') return json(res, 404, { error: 'not found' });
+  readBody(req)
+    .then((text) => relay(nc, text))
+    .then(
+      (out) => json(res, out.status, out.body),
+      (err: unknown) => json(res, 503, { error: String(err) }),
+    );
+});
+await nc.flush();
+await listening(server, env);
+exitOnSignal(() => {
+  server.close();
+  void nc.close();
+});
