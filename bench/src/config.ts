@@ -55,7 +55,7 @@ export const BenchEnv = z.object({
    * Warm-up window of each target before figures 2 and 3's runs (JIT, caches, keep-alive), ms;
    * 0 for none. Default 5000 (QUICK: 300, or BENCH_MEASURE_MS when that is shorter): with 300 ms
    * the first two or three of five runs of figure 3 still cost up to twice the CPU per event of
-   * the last ones (docs/benchmarks.md, issue 11 round).
+   * the last ones (docs/benchmarks-history.md, "Issue 11 round").
    */
   BENCH_WARMUP_MS: int(0, 60_000),
   /** Events per `POST /notify/batch` request in figures 2 and 3. Default 100. */

@@ -74,7 +74,7 @@ export interface QueueConsumerOptions {
    * a file beside the stream (JetStream's `mem_storage`). A file-state consumer rewrites its state
    * file (a temporary file, then a rename) up to 10 times a second while deliveries or acks change
    * it: with 2,000 recipients draining at once that was three quarters of nats-server's CPU
-   * (docs/benchmarks.md, "Figure 4b: nats-server's consumer state writes"). The cost: a memory-state
+   * (docs/benchmarks-history.md, "Figure 4b: nats-server's consumer state writes"). The cost: a memory-state
    * consumer does not survive a nats-server restart; the edge then creates it again, from the
    * first stored event, so what it had acked and retention had not yet deleted is delivered again
    * (at least once still holds; clients drop repeats by id). Default false.

@@ -33,7 +33,7 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 /**
  * `POST /notify` on node's request and response, without koa: the dispatch route reads three
  * headers and the body and writes one JSON answer, so koa's context, its middleware chain and its
- * router match are work the route does not need (issue 11 §4, docs/benchmarks.md). The answer
+ * router match are work the route does not need (issue 11 §4, docs/benchmarks-history.md). The answer
  * carries the headers koa wrote: status, `Content-Type: application/json; charset=utf-8`, Content-Length,
  * `Retry-After` when there is one, the CORS headers of `cors.ts` for a request with an Origin,
  * and `Connection: close` after an oversized body or a refused source. The route is its own error

@@ -17,7 +17,7 @@ export async function connectNats(
     pingInterval: 10_000,
     // nats.js otherwise builds an Error per request() to append the caller's stack to a failure;
     // every offline dispatch fails its live request ("no responders"), and formatting those
-    // stacks was ~1/5 of the ingress's CPU in the offline benchmark (docs/benchmarks.md).
+    // stacks was ~1/5 of the ingress's CPU in the offline benchmark (docs/benchmarks-history.md).
     noAsyncTraces: true,
     ...(config.NATS_USER ? { user: config.NATS_USER, pass: config.NATS_PASSWORD ?? '' } : {}),
   };

@@ -1,4 +1,4 @@
-// Measurement (docs/benchmarks.md, "Figure 4b: nats-server's consumer state writes"); run from the
+// Measurement (docs/benchmarks-history.md, "Figure 4b: nats-server's consumer state writes"); run from the
 // repository root with
 //   MEM=0|1 WPI=0|1 taskset -c 1 node --conditions=herald-source --import tsx <this file>
 // nats-server CPU of 2,000 recipients x 20 queued drained the way the

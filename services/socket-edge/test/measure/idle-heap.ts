@@ -2,7 +2,7 @@
  * Lists what the edge holds per idle connection: starts a stack and an edge in this process, opens
  * N idle plain connections (each its own recipient, as bench figure 5 does) from a child process,
  * takes a heap snapshot before and after, and prints the per-connection difference by constructor
- * (count and self bytes). Not a test (no assertions): the object list in docs/benchmarks.md
+ * (count and self bytes). Not a test (no assertions): the object list in docs/benchmarks-history.md
  * ("Figures 5 and 6 ... branch conns") comes from it.
  *
  *   node --conditions=herald-source --import tsx services/socket-edge/test/measure/idle-heap.ts [N]
