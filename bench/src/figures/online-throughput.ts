@@ -190,6 +190,24 @@ function targetsFor(ctx: BenchContext, recipients: string[], counters: Counters)
     const r = await p;
     if (r.status !== 200) throw new Error(`HTTP ${r.status}: ${r.text.slice(0, 200)}`);
   };
+  /** `POST /notify` with Herald's body, to Herald's ingress or the design floor's relay. */
+  const notifyOver = (http: Poster) =>
+    closed((i) =>
+      expect200(http.post('/notify', notifyBody(ctx.stack, to(i), ctx.payload.make(i)))),
+    );
+  /** The same body as a NATS request, answered with the HTTP body plus `http_status`. */
+  const dispatchOver = (subject: string) =>
+    closed(async (i) => {
+      const reply = await ctx.nc.request(
+        subject,
+        notifyBody(ctx.stack, to(i), ctx.payload.make(i)),
+        { timeout: 5000 },
+      );
+      const body = JSON.parse(reply.string()) as { http_status?: number };
+      if (body.http_status !== 200) {
+        throw new Error(`${subject} replied ${reply.string().slice(0, 200)}`);
+      }
+    });
   return [
     {
       subject: SUBJECTS.heraldHttp,
@@ -197,28 +215,14 @@ function targetsFor(ctx: BenchContext, recipients: string[], counters: Counters)
       processes: PROCESSES.herald,
       counter: counters.herald,
       http: ctx.http.ingress,
-      load: closed((i) =>
-        expect200(
-          ctx.http.ingress.post('/notify', notifyBody(ctx.stack, to(i), ctx.payload.make(i))),
-        ),
-      ),
+      load: notifyOver(ctx.http.ingress),
     },
     {
       subject: SUBJECTS.heraldNats,
       role: 'herald',
       processes: PROCESSES.herald,
       counter: counters.herald,
-      load: closed(async (i) => {
-        const reply = await ctx.nc.request(
-          dispatchSubject(ctx.stack),
-          notifyBody(ctx.stack, to(i), ctx.payload.make(i)),
-          { timeout: 5000 },
-        );
-        const body = JSON.parse(reply.string()) as { http_status?: number };
-        if (body.http_status !== 200) {
-          throw new Error(`dispatch replied ${reply.string().slice(0, 200)}`);
-        }
-      }),
+      load: dispatchOver(dispatchSubject(ctx.stack)),
     },
     {
       subject: SUBJECTS.heraldBatch,
@@ -271,28 +275,14 @@ function targetsFor(ctx: BenchContext, recipients: string[], counters: Counters)
       processes: PROCESSES.designFloor,
       counter: counters.raw,
       http: ctx.http.designFloor,
-      load: closed((i) =>
-        expect200(
-          ctx.http.designFloor.post('/notify', notifyBody(ctx.stack, to(i), ctx.payload.make(i))),
-        ),
-      ),
+      load: notifyOver(ctx.http.designFloor),
     },
     {
       subject: SUBJECTS.floorNats,
       role: 'baseline',
       processes: PROCESSES.designFloor,
       counter: counters.raw,
-      load: closed(async (i) => {
-        const reply = await ctx.nc.request(
-          FLOOR_DISPATCH_SUBJECT,
-          notifyBody(ctx.stack, to(i), ctx.payload.make(i)),
-          { timeout: 5000 },
-        );
-        const body = JSON.parse(reply.string()) as { http_status?: number };
-        if (body.http_status !== 200) {
-          throw new Error(`design floor replied ${reply.string().slice(0, 200)}`);
-        }
-      }),
+      load: dispatchOver(FLOOR_DISPATCH_SUBJECT),
     },
     {
       subject: SUBJECTS.socketIo,
