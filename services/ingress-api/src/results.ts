@@ -24,12 +24,18 @@ export function queued(id: string): DispatchResult {
   return { status: 202, body: { status: DispatchStatus.queued, id } };
 }
 
-/** The contract's 503 body: the failed status plus the error saying why. */
+/**
+ * Seconds a sender is told to wait after a 503 `unavailable` that names no other time. Every such
+ * refusal is transient (NATS, JetStream or auth coming back), so it always says when to retry.
+ */
+export const UNAVAILABLE_RETRY_AFTER_S = 1;
+
+/** The contract's 503 body: the failed status plus the error saying why, and when to retry. */
 export function failed(err: HeraldError): DispatchResult {
   return {
     status: err.status,
     body: { status: DispatchStatus.failed, error: err.toBody().error },
-    ...(err.retryAfter === undefined ? {} : { retryAfter: err.retryAfter }),
+    retryAfter: err.retryAfter ?? UNAVAILABLE_RETRY_AFTER_S,
   };
 }
 

@@ -1,7 +1,7 @@
 import { connectNats, createLogger } from '@herald/kit';
 import { DispatchStatus } from '@herald/proto';
 import { type NatsServer, startNatsServer } from '@herald/testkit';
-import { connect, type NatsConnection } from 'nats';
+import { connect, type NatsConnection, type Subscription } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIngress, type Ingress } from '../src/index.js';
 import { KEYS, startAuthResponder } from './support/auth-responder.js';
@@ -16,10 +16,13 @@ import { type Reply, request } from './support/http.js';
 const GRACE_MS = 200;
 /** The client's own bound: far below the 60 s the request's NATS steps would wait in all. */
 const CLIENT_BOUND_MS = 5000;
+/** How long after the reconnect the service may still refuse while its dependencies come back. */
+const RECOVERY_BOUND_MS = 10_000;
 
 let nats: NatsServer;
 let nc: NatsConnection;
 let peer: NatsConnection;
+let authSub: Subscription;
 let ingress: Ingress;
 let baseUrl: string;
 /** Resolves at the ingress connection's next `disconnect` / `reconnect` status. */
@@ -39,7 +42,7 @@ beforeAll(async () => {
   const logger = createLogger('ingress-api', 'silent');
   nc = await connectNats(config, 'ingress-api', logger);
   peer = await connect({ servers: nats.url, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
-  startAuthResponder(peer);
+  authSub = startAuthResponder(peer);
   const waiters: { type: string; resolve: () => void }[] = [];
   void (async () => {
     for await (const s of nc.status()) {
@@ -78,6 +81,26 @@ const UNAVAILABLE = {
   message: expect.stringContaining('cannot reach NATS'),
 };
 
+describe('while auth does not answer', () => {
+  it('refuses with 503 unavailable and Retry-After: 1, and dispatches again once auth is back', async () => {
+    authSub.unsubscribe();
+    await peer.flush();
+    try {
+      const refused = await bounded('/notify', notifyBody(newRecipient()));
+      expect(refused.status).toBe(503);
+      expect(refused.headers['retry-after']).toBe('1');
+      expect(refused.json).toEqual({
+        status: DispatchStatus.failed,
+        error: { code: 'unavailable', message: expect.stringContaining('retry shortly') },
+      });
+    } finally {
+      authSub = startAuthResponder(peer);
+      await peer.flush();
+    }
+    expect((await bounded('/notify', notifyBody(newRecipient()))).status).toBe(202);
+  });
+});
+
 describe('while nats-server is down', () => {
   it('refuses at once with 503 and Retry-After, keeps validating, and works again once it is back', async () => {
     const stored = await bounded('/notify', notifyBody(newRecipient()));
@@ -114,8 +137,23 @@ describe('while nats-server is down', () => {
     const back = nextStatus('reconnect');
     await nats.restart();
     await back;
-    // JetStream reloads the queue streams from the kept store after the connection is back.
-    const reply = await bounded('/notify', notifyBody(newRecipient()));
+    // Ingress's own connection is back, but its dependencies may not be yet: the auth responder
+    // reconnects on its own schedule, and JetStream reloads the queue streams from the kept store.
+    // Until they are, a request may still be refused, and only as unavailable, to retry.
+    const refusals: Reply[] = [];
+    let reply = await bounded('/notify', notifyBody(newRecipient()));
+    for (
+      const until = Date.now() + RECOVERY_BOUND_MS;
+      reply.status !== 202 && Date.now() < until;
+    ) {
+      refusals.push(reply);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      reply = await bounded('/notify', notifyBody(newRecipient()));
+    }
+    for (const r of refusals) {
+      expect(r.status).toBe(503);
+      expect(r.headers['retry-after']).toBe('1');
+    }
     expect(reply.status).toBe(202);
     expect(reply.json.status).toBe(DispatchStatus.queued);
   }, 60_000);
