@@ -46,15 +46,10 @@ const server = createTlsServer(env, (req, res) => {
 async function push(req: IncomingMessage, res: Parameters<typeof json>[0]) {
   try {
     const body = JSON.parse(await readBody(req)) as { recipient: string; payload: unknown };
-    const targets = sockets.get(body.recipient);
-    if (!targets || targets.size === 0) return json(res, 202, { status: 'offline' });
-    const text = JSON.stringify(body.payload);
-    let pending = targets.size;
-    for (const ws of targets) {
-      ws.send(text, () => {
-        if (--pending === 0) json(res, 200, { status: 'sent' });
-      });
-    }
+    const sent = sendToRecipient(body.recipient, JSON.stringify(body.payload), () =>
+      json(res, 200, { status: 'sent' }),
+    );
+    if (!sent) json(res, 202, { status: 'offline' });
   } catch (err) {
     json(res, 400, { error: String(err) });
   }
@@ -63,15 +58,24 @@ async function push(req: IncomingMessage, res: Parameters<typeof json>[0]) {
 /** One wildcard subscription, not one per socket, so figure 5's per-connection memory is unchanged. */
 function floorPush(msg: Msg) {
   const recipient = msg.subject.slice(msg.subject.lastIndexOf('.') + 1);
+  const sent = sendToRecipient(recipient, msg.string(), () => msg.respond(FLOOR_SENT));
+  if (!sent) msg.respond(FLOOR_OFFLINE);
+}
+
+/**
+ * Writes `text` to every socket of the recipient and calls `written` once all took it; false,
+ * with nothing written, when the recipient has no socket here.
+ */
+function sendToRecipient(recipient: string, text: string, written: () => void): boolean {
   const targets = sockets.get(recipient);
-  if (!targets || targets.size === 0) return void msg.respond(FLOOR_OFFLINE);
-  const text = msg.string();
+  if (!targets || targets.size === 0) return false;
   let pending = targets.size;
   for (const ws of targets) {
     ws.send(text, () => {
-      if (--pending === 0) msg.respond(FLOOR_SENT);
+      if (--pending === 0) written();
     });
   }
+  return true;
 }
 
 async function blast(req: IncomingMessage, res: Parameters<typeof json>[0]) {

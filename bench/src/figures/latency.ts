@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { ECHO_SUBJECT } from '../baselines/names.js';
+import type { Poster } from '../load/http-poster.js';
 import { closedLoop, openLoop, waitUntil } from '../load/pace.js';
 import { WsFleet } from '../load/ws-fleet.js';
 import { SEQ_DIGITS } from '../payload.js';
@@ -88,13 +89,15 @@ export async function latency(ctx: BenchContext): Promise<FigureResult> {
       if (out.failed > 0)
         throw new Error(`${name}: ${out.failed} of ${l} connects failed: ${out.firstError}`);
     }
-    const post = async (seq: number) => {
-      const r = await ctx.http.ingress.post(
+    /** Event `seq` as a `POST /notify` to Herald's ingress or the design floor's relay. */
+    const postTo = async (to: Poster, seq: number) => {
+      const r = await to.post(
         '/notify',
         notifyBody(ctx.stack, recipients[seq % l] as string, ctx.payload.make(seq)),
       );
       if (r.status !== 200) throw new Error(`HTTP ${r.status}: ${r.text.slice(0, 200)}`);
     };
+    const post = (seq: number) => postTo(ctx.http.ingress, seq);
 
     // Calibration: Herald's most deliveries/s on these sockets, closed loop, median of up to three
     // windows after a warm-up window (JIT, key cache, keep-alive connections) that is not kept.
@@ -195,14 +198,9 @@ export async function latency(ctx: BenchContext): Promise<FigureResult> {
 
         await ctx.http.designFloor.warm();
         prepare();
-        const d = await openLoop(rate, bounds, async (i, at) => {
+        const d = await openLoop(rate, bounds, (i, at) => {
           sentAt[i] = at;
-          const seq = base + i;
-          const r = await ctx.http.designFloor.post(
-            '/notify',
-            notifyBody(ctx.stack, recipients[seq % l] as string, ctx.payload.make(seq)),
-          );
-          if (r.status !== 200) throw new Error(`HTTP ${r.status}: ${r.text.slice(0, 200)}`);
+          return postTo(ctx.http.designFloor, base + i);
         });
         await waitUntil(() => counter.received >= d.completed, SETTLE_TIMEOUT_MS);
         record(SUBJECTS.designFloor, 'baseline', count - samples.length, d.behindMs);
