@@ -12,7 +12,7 @@ SHELL := bash
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
 
-deps: ## install what is missing: node_modules, the pinned nats-server and nats CLI (go install), PostgreSQL, openssl
+deps: ## install what is missing: node_modules, the pinned nats-server, nats CLI and Centrifugo (go install), PostgreSQL, redis-server, openssl
 	@scripts/deps.sh
 
 deps-browser: ## install chromium for the browser tests when it is missing

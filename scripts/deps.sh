@@ -2,7 +2,8 @@
 # Installs what Herald needs on a fresh Debian/Ubuntu machine that already has Node, and nothing
 # when everything is there (so `make dev` and `make test` can call it every time).
 #
-#   scripts/deps.sh           node_modules, nats-server (pinned, see scripts/lib/nats-bin.sh), PostgreSQL, openssl
+#   scripts/deps.sh           node_modules, nats-server (pinned, see scripts/lib/nats-bin.sh), PostgreSQL, openssl,
+#                             and for `make bench`: redis-server and Centrifugo (pinned, scripts/lib/centrifugo-bin.sh)
 #   scripts/deps.sh browser   chromium, for the browser tests
 #
 # HERALD_DEPS_DRY_RUN=1 prints what would be installed instead of installing it.
@@ -99,6 +100,8 @@ install_node_modules() {
 
 # shellcheck source=lib/nats-bin.sh
 . "$ROOT/scripts/lib/nats-bin.sh"
+# shellcheck source=lib/centrifugo-bin.sh
+. "$ROOT/scripts/lib/centrifugo-bin.sh"
 
 go_bin() {
   if have go; then
@@ -142,11 +145,32 @@ install_nats() {
   fi
 }
 
+# Centrifugo, the peer `make bench` measures Herald against (issue 31), at its pinned version, built
+# with `go install` into .bin/. Only the bench needs it: without Go, or when the build fails, this
+# warns and the bench says Centrifugo was skipped and why.
+install_centrifugo() {
+  local go
+  [[ -z $(centrifugo_bin) ]] || return 0
+  go=$(go_bin)
+  if [[ -z $go ]]; then
+    say "warning: Go is not installed, so Centrifugo v$CENTRIFUGO_VERSION (make bench's peer baseline) is not built: make bench will skip it"
+  elif [[ -n $dry_run ]]; then
+    say "would run: GOBIN=$HERALD_BIN_DIR go install -ldflags '$CENTRIFUGO_LDFLAGS' $CENTRIFUGO_MODULE@v$CENTRIFUGO_VERSION"
+  else
+    say "building Centrifugo v$CENTRIFUGO_VERSION into $HERALD_BIN_DIR (go install; make bench's peer baseline)"
+    GOBIN=$HERALD_BIN_DIR GOFLAGS=-buildvcs=false "$go" install -ldflags "$CENTRIFUGO_LDFLAGS" \
+      "$CENTRIFUGO_MODULE@v$CENTRIFUGO_VERSION" ||
+      say "warning: go install of Centrifugo v$CENTRIFUGO_VERSION failed (output above): make bench will fail until it is built"
+  fi
+}
+
 install_system() {
   local missing=()
   have_initdb || missing+=(postgresql)
   have openssl || missing+=(openssl)
   have curl || missing+=(curl)
+  # The bench's Centrifugo Redis engine runs a redis-server of its own on a free port.
+  have redis-server || missing+=(redis-server)
   [[ ${#missing[@]} -eq 0 ]] || apt_install "${missing[@]}"
 }
 
@@ -159,6 +183,7 @@ case ${1:-core} in
     check_node
     install_system
     install_nats
+    install_centrifugo
     install_node_modules
     ;;
   browser)

@@ -48,22 +48,52 @@ export async function startNodeProcess(opts: NodeProcessOptions): Promise<NodePr
     ...(opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`] : []),
     opts.script,
   ];
-  const [cmd, ...args] = [...opts.prefix, process.execPath, ...nodeArgs] as [string, ...string[]];
+  return startServerProcess({
+    name: opts.name,
+    argv: [...opts.prefix, process.execPath, ...nodeArgs],
+    port: opts.port,
+    env: { HOST: '127.0.0.1', PORT: String(opts.port), LOG_LEVEL: 'warn', ...opts.env },
+    ready:
+      opts.ready === 'stdout'
+        ? { stdoutLine: /^ready$/m }
+        : { https: { path: '/readyz', ca: opts.ca } },
+    ...(opts.inspectPort ? { inspectPort: opts.inspectPort } : {}),
+    ...(opts.readyTimeoutMs ? { readyTimeoutMs: opts.readyTimeoutMs } : {}),
+  });
+}
+
+export interface ServerProcessOptions {
+  name: string;
+  /** The whole command line, the taskset prefix included. */
+  argv: string[];
+  port: number;
+  /** Its environment beyond PATH. */
+  env: Record<string, string>;
+  /** How readiness shows: an https GET answering 200, a line on stdout, or a check of its own. */
+  ready:
+    | { https: { path: string; ca: string } }
+    | { stdoutLine: RegExp }
+    | { check: () => Promise<boolean> };
+  inspectPort?: number;
+  readyTimeoutMs?: number;
+}
+
+/**
+ * Runs any server the bench measures (a Node service, Centrifugo, redis-server) as a child process
+ * and resolves once it is ready; on failure it is killed and the error carries its last output.
+ */
+export async function startServerProcess(opts: ServerProcessOptions): Promise<NodeProcess> {
+  const [cmd, ...args] = opts.argv as [string, ...string[]];
   const proc: ChildProcess = spawn(cmd, args, {
     cwd: REPO_ROOT,
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOST: '127.0.0.1',
-      PORT: String(opts.port),
-      LOG_LEVEL: 'warn',
-      ...opts.env,
-    },
+    env: { PATH: process.env.PATH ?? '', ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
   let saidReady = false;
+  const { ready } = opts;
   const keep = (chunk: Buffer) => {
-    if (/^ready$/m.test(chunk.toString('utf8'))) saidReady = true;
+    if ('stdoutLine' in ready && ready.stdoutLine.test(chunk.toString('utf8'))) saidReady = true;
     lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
     if (lines.length > 200) lines.splice(0, lines.length - 200);
   };
@@ -84,6 +114,11 @@ export async function startNodeProcess(opts: NodeProcessOptions): Promise<NodePr
       clearTimeout(timer);
     },
   };
+  const isReady = async () => {
+    if ('stdoutLine' in ready) return saidReady;
+    if ('check' in ready) return ready.check();
+    return (await httpsStatus(opts.port, ready.https.path, ready.https.ca)) === 200;
+  };
   const deadline = Date.now() + (opts.readyTimeoutMs ?? 60_000);
   for (;;) {
     if (proc.exitCode !== null || proc.signalCode !== null) {
@@ -91,9 +126,7 @@ export async function startNodeProcess(opts: NodeProcessOptions): Promise<NodePr
         `${opts.name} exited (${proc.exitCode ?? proc.signalCode}):\n${handle.output()}`,
       );
     }
-    if (opts.ready === 'stdout' ? saidReady : (await readyStatus(opts.port, opts.ca)) === 200) {
-      return handle;
-    }
+    if (await isReady()) return handle;
     if (Date.now() > deadline) {
       await handle.stop('SIGKILL');
       throw new Error(`${opts.name} not ready on port ${opts.port}:\n${handle.output()}`);
@@ -102,10 +135,10 @@ export async function startNodeProcess(opts: NodeProcessOptions): Promise<NodePr
   }
 }
 
-function readyStatus(port: number, ca: string): Promise<number> {
+function httpsStatus(port: number, path: string, ca: string): Promise<number> {
   return new Promise((resolve) => {
     const req = https.get(
-      { host: '127.0.0.1', port, path: '/readyz', ca, timeout: 2000, agent: false },
+      { host: '127.0.0.1', port, path, ca, timeout: 2000, agent: false },
       (res) => {
         res.resume();
         resolve(res.statusCode ?? 0);

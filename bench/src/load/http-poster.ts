@@ -21,7 +21,13 @@ export interface Poster {
  * /push alike): undici keep-alive connections over TLS trusting the run's CA, one request per
  * connection at a time (no pipelining, which ingress would not expect from real senders).
  */
-export function poster(origin: string, ca: string, connections: number): Poster {
+export function poster(
+  origin: string,
+  ca: string,
+  connections: number,
+  /** Sent with every POST: Centrifugo's server API takes its key as `X-API-Key`. */
+  headers: Record<string, string> = {},
+): Poster {
   const pool = new Pool(origin, {
     connections,
     pipelining: 1,
@@ -33,7 +39,7 @@ export function poster(origin: string, ca: string, connections: number): Poster 
       const res = await pool.request({
         method: 'POST',
         path,
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', ...headers },
         body,
       });
       return { status: res.statusCode, text: await res.body.text() };

@@ -17,6 +17,11 @@ export interface FleetOptions {
   onOpen?: (i: number) => void;
   /** Called with every frame socket i receives. */
   onMessage?: (i: number, data: Buffer, ws: WebSocket) => void;
+  /**
+   * A protocol's own handshake after the upgrade (Centrifugo's connect command and its reply):
+   * the socket counts as opened once it resolves, within the same handshake bound.
+   */
+  handshake?: (i: number, ws: WebSocket) => Promise<void>;
 }
 
 export interface OpenOutcome {
@@ -107,13 +112,31 @@ export class WsFleet {
       const onMessage = o.onMessage;
       if (onMessage) ws.on('message', (data: Buffer) => onMessage(i, data, ws));
       ws.once('open', () => {
-        o.onOpen?.(i);
-        ws.off('error', reject);
-        ws.on('error', () => {});
-        ws.once('close', () => {
-          if (!this.#closing) this.unexpectedCloses++;
-        });
-        resolve(ws);
+        const opened = () => {
+          o.onOpen?.(i);
+          ws.off('error', reject);
+          ws.on('error', () => {});
+          ws.once('close', () => {
+            if (!this.#closing) this.unexpectedCloses++;
+          });
+          resolve(ws);
+        };
+        if (!o.handshake) return opened();
+        const timer = setTimeout(() => {
+          reject(new Error(`protocol handshake took over ${o.handshakeTimeoutMs} ms`));
+          ws.terminate();
+        }, o.handshakeTimeoutMs);
+        o.handshake(i, ws).then(
+          () => {
+            clearTimeout(timer);
+            opened();
+          },
+          (err: unknown) => {
+            clearTimeout(timer);
+            reject(err);
+            ws.terminate();
+          },
+        );
       });
       ws.once('error', reject);
       ws.once('unexpected-response', (_req, res) => {
