@@ -10,25 +10,29 @@ describe('loadBenchConfig', () => {
       rampRuns: 1,
       payloadBytes: 256,
       latencyLoads: [0.1, 0.5, 0.8],
-      recipients: [1000, 5000],
+      recipients: [1000],
       drainOne: 10_000,
-      drainMany: 2000,
+      drainMany: 500,
       drainEach: 20,
       memoryLevels: [5000, 15_000],
       probeP99Ms: 100,
       serverCpus: '0',
       clientCpus: '1',
       writeDocs: true,
-      deadlineMs: 900_000,
+      deadlineMs: 1_800_000,
       batchSize: 100,
+      batchConcurrency: 8,
+      latencyRate: 500,
+      latencySockets: 1000,
+      centrifugo: true,
       runtime: 'dist',
     });
     expect([...c.figures]).toEqual(['1', '2', '3', '4', '5', '6']);
   });
 
-  it('QUICK=1 shrinks every size, runs once, leaves the docs alone and must end within 60 s', () => {
+  it('QUICK=1 shrinks every size, runs once, leaves the docs alone and must end within 120 s', () => {
     const c = loadBenchConfig({ QUICK: '1' });
-    expect(c).toMatchObject({ quick: true, runs: 1, writeDocs: false, deadlineMs: 60_000 });
+    expect(c).toMatchObject({ quick: true, runs: 1, writeDocs: false, deadlineMs: 120_000 });
     // The smoke run needs no build: it runs the servers from source.
     expect(c.runtime).toBe('source');
     expect(loadBenchConfig({ QUICK: '1', BENCH_SERVICES: 'dist' }).runtime).toBe('dist');
@@ -49,6 +53,9 @@ describe('loadBenchConfig', () => {
     expect(c.rampRuns).toBe(2);
     expect([...c.figures]).toEqual(['2', '4']);
     expect(c.recipients).toEqual([10, 20]);
+    expect(
+      loadBenchConfig({ BENCH_CENTRIFUGO: 'false', BENCH_BATCH_CONCURRENCY: '16' }),
+    ).toMatchObject({ centrifugo: false, batchConcurrency: 16 });
     expect(c.latencyLoads).toEqual([0.25, 0.75]);
     expect(c.writeDocs).toBe(true);
   });
@@ -105,9 +112,9 @@ describe('loadBenchConfig', () => {
   });
 
   it('opens figure 4b all at once by default, and takes a bound on its handshakes in flight', () => {
-    expect(loadBenchConfig({}).drainConnectConcurrency).toBe(2000);
+    expect(loadBenchConfig({}).drainConnectConcurrency).toBe(500);
     expect(loadBenchConfig({ QUICK: '1' }).drainConnectConcurrency).toBe(100);
-    expect(loadBenchConfig({ BENCH_DRAIN_MANY: '500' }).drainConnectConcurrency).toBe(500);
+    expect(loadBenchConfig({ BENCH_DRAIN_MANY: '2000' }).drainConnectConcurrency).toBe(2000);
     expect(loadBenchConfig({ BENCH_DRAIN_CONNECT_CONCURRENCY: '1' }).drainConnectConcurrency).toBe(
       1,
     );

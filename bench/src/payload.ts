@@ -47,3 +47,19 @@ export function payloadOffsetInEnvelope(frame: string): number {
   const at = frame.indexOf('"payload":');
   return at === -1 ? -1 : at + '"payload":'.length;
 }
+
+/** Where the fixed-width sequence number sits in a payload frame (plain framing). */
+const SEQ_AT = HEAD.length;
+
+/** The sequence number of a payload frame as it arrived (plain framing), read at its fixed offset. */
+export function seqOfFrame(data: Buffer): number {
+  let n = 0;
+  for (let k = SEQ_AT; k < SEQ_AT + SEQ_DIGITS; k++) n = n * 10 + ((data[k] as number) - 48);
+  return n;
+}
+
+/** The sequence number of a payload a client library already parsed (Socket.IO, Centrifugo). */
+export function seqOfValue(value: unknown): number {
+  const seq = (value as { seq?: unknown } | null)?.seq;
+  return typeof seq === 'string' ? Number(seq) : -1;
+}

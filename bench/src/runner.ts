@@ -5,18 +5,31 @@ import { connect } from 'nats';
 import { type BenchConfig, type FigureId, loadBenchConfig } from './config.js';
 import { type BaselineServers, startBaselineServers } from './env/baseline-servers.js';
 import { ensureBuilt } from './env/build.js';
+import { findCentrifugo } from './env/centrifugo-binary.js';
+import { type CentrifugoServer, startCentrifugo } from './env/centrifugo-server.js';
 import { type HeraldStack, startHeraldStack } from './env/herald-stack.js';
 import { REPO_ROOT } from './env/node-process.js';
 import { pinning } from './env/pinning.js';
 import { cpuSnapshot } from './env/process-cpu.js';
-import { type BenchContext, DeadlineExceeded, deadlineChecker } from './figures/context.js';
+import {
+  type BenchContext,
+  type CentrifugoPeer,
+  DeadlineExceeded,
+  deadlineChecker,
+} from './figures/context.js';
 import { FIGURES } from './figures/index.js';
 import { clientTls } from './load/client-tls.js';
 import { poster } from './load/http-poster.js';
 import { SourceAddresses } from './load/source-addresses.js';
 import { payloadMaker } from './payload.js';
 import { updateBenchmarksDoc } from './report/docs-file.js';
-import { commitId, loadAverage, machine, natsServerVersion } from './report/environment.js';
+import {
+  commitId,
+  loadAverage,
+  machine,
+  natsServerVersion,
+  redisVersion,
+} from './report/environment.js';
 import { renderMarkdown } from './report/markdown.js';
 import {
   type ClockWindow,
@@ -28,7 +41,12 @@ import {
 import type { BenchResults, FigureResult } from './report/results.js';
 
 /** The services the bench starts, whose workspaces `BENCH_SERVICES=dist` builds. */
-const SERVICE_DIRS = ['services/auth', 'services/ingress-api', 'services/socket-edge'];
+const SERVICE_DIRS = [
+  'services/auth',
+  'services/ingress-api',
+  'services/socket-edge',
+  'services/status',
+];
 
 /** Timeout of the load generator's JetStream management calls, ms. */
 const JSM_TIMEOUT_MS = 60_000;
@@ -82,7 +100,7 @@ export async function runBench(
       log(built.length > 0 ? `built ${built.join(', ')}` : 'dist/ is current: nothing to build');
     }
     log(
-      `starting nats-server, Postgres and Herald (auth, ingress-api, socket-edge) ${config.runtime === 'dist' ? 'from dist/ (node)' : 'from source (tsx)'}`,
+      `starting nats-server, Postgres and Herald (auth, ingress-api, socket-edge, status) ${config.runtime === 'dist' ? 'from dist/ (node)' : 'from source (tsx)'}`,
     );
     const stack: HeraldStack = await startHeraldStack({
       pinning: pins,
@@ -105,6 +123,15 @@ export async function runBench(
       ...(cpuProfDir ? { cpuProfDir } : {}),
     });
     cleanups.push(() => baselines.stop());
+    const { peers: centrifugo, skipped: centrifugoSkipped } = await startCentrifugoPeers(
+      config,
+      pins,
+      stack,
+    );
+    for (const p of centrifugo) cleanups.push(() => p.server.stop());
+    cleanups.push(async () => {
+      await Promise.all(centrifugo.map((p) => p.api.close()));
+    });
     const nc = await connect({
       servers: stack.natsUrl,
       name: 'bench-load-generator',
@@ -126,7 +153,13 @@ export async function runBench(
       config,
       stack,
       baselines,
-      servers: [...stack.processes, ...baselines.processes],
+      centrifugo,
+      ...(centrifugoSkipped ? { centrifugoSkipped } : {}),
+      servers: [
+        ...stack.processes,
+        ...baselines.processes,
+        ...centrifugo.flatMap((p) => p.server.processes),
+      ],
       addresses: new SourceAddresses(config.sourceAddresses),
       tls: clientTls(stack.certs.ca),
       payload: payloadMaker(config.payloadBytes),
@@ -192,6 +225,9 @@ export async function runBench(
         rampRuns: config.rampRuns,
         node: process.version,
         natsServer: await natsServerVersion(),
+        centrifugo: centrifugoSkipped
+          ? `skipped: ${centrifugoSkipped}`
+          : `v${centrifugoVersion} (memory and Redis engines; redis-server ${await redisVersion()})`,
         machine: machine(),
         loadBefore,
         loadAfter: await loadAverage(),
@@ -200,6 +236,7 @@ export async function runBench(
               `load generator (pid ${process.pid}) → CPU ${pins.clientCpus}`,
               ...stack.pinned,
               ...baselines.pinned,
+              ...centrifugo.flatMap((p) => p.server.pinned),
             ]
           : ['none'],
         settings: settingsOf(config),
@@ -215,6 +252,56 @@ export async function runBench(
     clearTimeout(watchdog);
   }
 }
+
+/**
+ * Centrifugo with the Redis engine and with the memory engine, sized for the deepest backlog the
+ * figures drain; none when BENCH_CENTRIFUGO=false or Go is missing (the reason is reported), and
+ * an error when Go is here but `make deps` was not run.
+ */
+async function startCentrifugoPeers(
+  config: BenchConfig,
+  pins: ReturnType<typeof pinning>,
+  stack: HeraldStack,
+): Promise<{ peers: CentrifugoPeer[]; skipped?: string }> {
+  if (!config.centrifugo) return { peers: [], skipped: 'BENCH_CENTRIFUGO=false' };
+  const binary = await findCentrifugo();
+  if (!binary.found) {
+    if (binary.fatal) throw new Error(binary.reason);
+    log(`Centrifugo skipped: ${binary.reason}`);
+    return { peers: [], skipped: binary.reason };
+  }
+  centrifugoVersion = binary.version;
+  log(
+    `starting Centrifugo v${binary.version} (Redis engine with its own redis-server, memory engine)`,
+  );
+  const peers: CentrifugoPeer[] = [];
+  try {
+    for (const engine of ['redis', 'memory'] as const) {
+      const server: CentrifugoServer = await startCentrifugo({
+        bin: binary.bin,
+        engine,
+        pinning: pins,
+        certs: stack.certs,
+        historySize: Math.max(config.drainOne, config.drainEach),
+        // The payload plus its publication frame (channel, offset) as it is replayed.
+        publicationBytes: config.payloadBytes + 128,
+      });
+      peers.push({
+        engine,
+        server,
+        api: poster(server.origin, stack.certs.ca, config.concurrency, {
+          'x-api-key': server.apiKey,
+        }),
+      });
+    }
+  } catch (err) {
+    await Promise.all(peers.map((p) => p.server.stop()));
+    throw err;
+  }
+  return { peers };
+}
+
+let centrifugoVersion = 'unknown';
 
 /** Herald's Node processes whose profiles explain each figure's misses (nats-server is Go). */
 const PROFILED: Record<FigureId, string[]> = {

@@ -7,6 +7,8 @@
  *   take Herald's notify body, validate it with the same kind of zod schema, send the payload as
  *   one NATS request to `floorPushSubject(recipient)`, and answer 200 when the socket server
  *   replies that it wrote the frame (404 when it has no socket for the recipient);
+ * - `POST /notify/batch` takes Herald's batch body and relays every event at once the same way,
+ *   answering one result per event;
  * - the raw ws server (raw-ws-server.ts) answers those requests: it writes the payload to the
  *   recipient's sockets and replies once written.
  * What it leaves out, and Herald does not: API keys, plans and rate limits, event ids, the
@@ -14,6 +16,7 @@
  */
 import type http from 'node:http';
 import { connect, type NatsConnection } from 'nats';
+import { z } from 'zod';
 import {
   baselineEnv,
   createTlsServer,
@@ -28,7 +31,19 @@ import { FLOOR_DISPATCH_SUBJECT, FLOOR_SENT, floorPushSubject } from './names.js
 /** How long the relay waits for the socket server, like ingress's live-push timeout. */
 const PUSH_TIMEOUT_MS = 5000;
 
-type Outcome = { status: 200; body: { status: 'sent' } } | { status: 400 | 404; body: unknown };
+/** Herald's batch body, validated the way a zod user would write it. */
+const NotifyBatchBody = z.object({
+  api_key: z.string().min(1),
+  client: z.enum(['web', 'mobile']),
+  events: z
+    .array(z.object({ recipient: z.uuid(), payload: z.unknown() }))
+    .min(1)
+    .max(1000),
+});
+
+type Outcome =
+  | { status: 200; body: { status: 'sent' } | { results: Array<{ http_status: number }> } }
+  | { status: 400 | 404; body: unknown };
 
 /** Validates one notify body and relays its payload to the socket server. */
 async function relay(nc: NatsConnection, text: string): Promise<Outcome> {
@@ -54,6 +69,32 @@ async function relay(nc: NatsConnection, text: string): Promise<Outcome> {
     : { status: 404, body: { error: { code: 'offline' } } };
 }
 
+/** Validates a batch body and relays every event at once; one result per event. */
+async function relayBatch(nc: NatsConnection, text: string): Promise<Outcome> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return { status: 400, body: { error: { code: 'invalid_json' } } };
+  }
+  const parsed = NotifyBatchBody.safeParse(raw);
+  if (!parsed.success) {
+    return {
+      status: 400,
+      body: { error: { code: 'invalid_body', message: parsed.error.issues[0]?.message } },
+    };
+  }
+  const results = await Promise.all(
+    parsed.data.events.map(async ({ recipient, payload }) => {
+      const reply = await nc.request(floorPushSubject(recipient), JSON.stringify(payload), {
+        timeout: PUSH_TIMEOUT_MS,
+      });
+      return { http_status: reply.string() === FLOOR_SENT ? 200 : 404 };
+    }),
+  );
+  return { status: 200, body: { results } };
+}
+
 const env = baselineEnv();
 if (!env.natsUrl) throw new Error('NATS_URL is required (the bench runner sets it)');
 const nc = await connect({ servers: env.natsUrl, name: 'bench-design-floor', noAsyncTraces: true });
@@ -69,9 +110,17 @@ nc.subscribe(FLOOR_DISPATCH_SUBJECT, {
 
 const server = createTlsServer(env, (req: http.IncomingMessage, res: http.ServerResponse) => {
   if (req.method === 'GET' && req.url === '/readyz') return json(res, 200, { ok: true });
-  if (req.method !== 'POST' || req.url !== '/notify') return json(res, 404, { error: 'not found' });
+  const route =
+    req.method !== 'POST'
+      ? undefined
+      : req.url === '/notify'
+        ? relay
+        : req.url === '/notify/batch'
+          ? relayBatch
+          : undefined;
+  if (!route) return json(res, 404, { error: 'not found' });
   readBody(req)
-    .then((text) => relay(nc, text))
+    .then((text) => route(nc, text))
     .then(
       (out) => json(res, out.status, out.body),
       (err: unknown) => json(res, 503, { error: String(err) }),

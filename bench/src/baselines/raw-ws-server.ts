@@ -3,6 +3,9 @@
  * by recipient and offers the same jobs the Herald scenarios exercise:
  * - `POST /push {recipient, payload}`: write the payload to the recipient's sockets, answer 200
  *   once written (as Herald's edge replies after its write);
+ * - `POST /push/batch {events: [{recipient, payload}]}`: the same for each event, answered once
+ *   every write is done with one result per event (200 written, 202 no socket), like
+ *   Herald's `POST /notify/batch`;
  * - `POST /blast {payload, durationMs, maxCount}`: push the payload round-robin to every socket as
  *   fast as the sockets drain (the one-way ceiling of figure 2);
  * - every frame a client sends is echoed back (the RTT floor of figure 1);
@@ -39,6 +42,7 @@ const BLAST_HIGH_WATER = 256 * 1024;
 const server = createTlsServer(env, (req, res) => {
   if (req.method === 'GET' && req.url === '/readyz') return json(res, 200, { ok: true });
   if (req.method === 'POST' && req.url === '/push') return void push(req, res);
+  if (req.method === 'POST' && req.url === '/push/batch') return void pushBatch(req, res);
   if (req.method === 'POST' && req.url === '/blast') return void blast(req, res);
   json(res, 404, { error: 'not found' });
 });
@@ -50,6 +54,28 @@ async function push(req: IncomingMessage, res: Parameters<typeof json>[0]) {
       json(res, 200, { status: 'sent' }),
     );
     if (!sent) json(res, 202, { status: 'offline' });
+  } catch (err) {
+    json(res, 400, { error: String(err) });
+  }
+}
+
+async function pushBatch(req: IncomingMessage, res: Parameters<typeof json>[0]) {
+  try {
+    const { events } = JSON.parse(await readBody(req)) as {
+      events: Array<{ recipient: string; payload: unknown }>;
+    };
+    const results = await Promise.all(
+      events.map(
+        (e) =>
+          new Promise<{ http_status: number }>((resolve) => {
+            const sent = sendToRecipient(e.recipient, JSON.stringify(e.payload), () =>
+              resolve({ http_status: 200 }),
+            );
+            if (!sent) resolve({ http_status: 202 });
+          }),
+      ),
+    );
+    json(res, 200, { results });
   } catch (err) {
     json(res, 400, { error: String(err) });
   }

@@ -13,7 +13,8 @@ import { type NodeProcess, startNodeProcess } from './node-process.js';
 import { type Pinning, pidListeningOn } from './pinning.js';
 import type { NamedProcess } from './process-cpu.js';
 
-export type HeraldService = 'auth' | 'ingress-api' | 'socket-edge';
+/** Every service that handles an event, as deploy/ runs them (retention, weekly, handles none in a run). */
+export type HeraldService = 'auth' | 'ingress-api' | 'socket-edge' | 'status';
 
 export interface HeraldStack {
   baseUrl: string;
@@ -103,11 +104,13 @@ export async function startHeraldStack(opts: HeraldStackOptions): Promise<Herald
       if (pinning.enabled) pinned.push(`${name} (pid ${proc.pid}) → CPU ${pinning.serverCpus}`);
       return proc;
     };
-    // auth migrates the database; the others need it answering rt.auth.verify.
+    // auth migrates the database; the others need it answering rt.auth.verify. The status
+    // service writes every event's delivery record: a Herald without it is one nobody deploys.
     await start('auth', false);
     const [ingress, edge] = await Promise.all([
       start('ingress-api', false),
       start('socket-edge', true),
+      start('status', false),
     ]);
     const tenant = await createTenant({
       DATABASE_URL: pg.url,

@@ -62,7 +62,7 @@ export async function connectionRamps(ctx: BenchContext): Promise<FigureResult[]
       role: 'herald',
       inspectPort: ctx.stack.edge().inspectPort,
       port: ctx.stack.edge().port,
-      processes: PROCESSES.edge,
+      processes: PROCESSES.herald,
       fleet: (rs) =>
         new WsFleet({ ...fleetOpts, url: (i) => connectUrl(ctx.stack, rs[i] as string) }),
       probe: {

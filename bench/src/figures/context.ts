@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { JetStreamClient, JetStreamManager, NatsConnection } from 'nats';
 import type { BenchConfig } from '../config.js';
 import type { BaselineServers } from '../env/baseline-servers.js';
+import type { CentrifugoEngine, CentrifugoServer } from '../env/centrifugo-server.js';
 import type { HeraldStack } from '../env/herald-stack.js';
 import type { NamedProcess } from '../env/process-cpu.js';
 import type { ClientTls } from '../load/client-tls.js';
@@ -14,6 +15,10 @@ export interface BenchContext {
   config: BenchConfig;
   stack: HeraldStack;
   baselines: BaselineServers;
+  /** The Centrifugo peers (Redis engine first), each with its API client; empty when skipped. */
+  centrifugo: CentrifugoPeer[];
+  /** Why the Centrifugo baselines did not run, for the report; undefined when they ran. */
+  centrifugoSkipped?: string;
   /** Every server process (Herald's and the baselines'), for CPU accounting. */
   servers: NamedProcess[];
   addresses: SourceAddresses;
@@ -36,6 +41,14 @@ export interface BenchContext {
   log(message: string): void;
   /** Throws when the run's deadline passed, so every figure stops between measurements. */
   checkDeadline(): void;
+}
+
+/** A Centrifugo server and the load generator's client of its server API. */
+export interface CentrifugoPeer {
+  engine: CentrifugoEngine;
+  server: CentrifugoServer;
+  /** `config.concurrency` keep-alive connections, the API key on every request. */
+  api: Poster;
 }
 
 export class DeadlineExceeded extends Error {

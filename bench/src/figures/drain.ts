@@ -75,7 +75,7 @@ export async function drain(ctx: BenchContext): Promise<FigureResult> {
     const rawRate = rawOne.delivered / ((rawOne.times[0] ?? Number.NaN) / 1000);
     rows.add(oneMetric, SUBJECTS.raw, 'baseline', 'events/s', rawRate);
     rows.add(oneCpu, SUBJECTS.raw, 'baseline', 'µs', rawOne.cpuPerEventUs);
-    const heraldOne = await metered(ctx, PROCESSES.edge, () => reconnect(ctx, [one], n));
+    const heraldOne = await metered(ctx, PROCESSES.herald, () => reconnect(ctx, [one], n));
     const heraldRate = heraldOne.delivered / ((heraldOne.times[0] ?? Number.NaN) / 1000);
     rows.add(oneMetric, SUBJECTS.herald, 'herald', 'events/s', heraldRate);
     rows.add(oneCpu, SUBJECTS.herald, 'herald', 'µs', heraldOne.cpuPerEventUs);
@@ -110,7 +110,7 @@ export async function drain(ctx: BenchContext): Promise<FigureResult> {
     // Herald's drain metered twice over: every server process (CPU per delivered event) and
     // nats-server alone (its cost per queued recipient).
     const { result: heraldMany, cpuSeconds } = await meterCpu(ctx.servers, PROCESSES.nats, () =>
-      metered(ctx, PROCESSES.edge, () => reconnect(ctx, many, each)),
+      metered(ctx, PROCESSES.herald, () => reconnect(ctx, many, each)),
     );
     phase('Herald drain');
     // With every recipient's events stored and its durable consumer created (the state a storm

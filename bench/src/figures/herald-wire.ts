@@ -37,6 +37,36 @@ export function notifyBatchBody(
   return `{"api_key":"${stack.apiKey}","client":"mobile","events":[${list.join(',')}]}`;
 }
 
+/** The baselines' batch body (`POST /push/batch`): the same events, without a key. */
+export function pushBatchBody(
+  events: ReadonlyArray<{ recipient: string; payloadJson: string }>,
+): string {
+  const list = events.map((e) => `{"recipient":"${e.recipient}","payload":${e.payloadJson}}`);
+  return `{"events":[${list.join(',')}]}`;
+}
+
+/**
+ * Reads a batch answer (Herald's, the floor's and the baselines' share a shape): how many events
+ * were sent (200) and how many stored (202). Throws on any other answer, so the loop counts the
+ * request as failed.
+ */
+export function batchOutcome(
+  r: { status: number; text: string },
+  size: number,
+): { sent: number; stored: number } {
+  if (r.status !== 200) throw new Error(`HTTP ${r.status}: ${r.text.slice(0, 200)}`);
+  const { results } = JSON.parse(r.text) as { results: Array<{ http_status: number }> };
+  if (results.length !== size) throw new Error(`${results.length} results for ${size} events`);
+  let sent = 0;
+  let stored = 0;
+  for (const x of results) {
+    if (x.http_status === 200) sent++;
+    else if (x.http_status === 202) stored++;
+    else throw new Error(`an event answered ${JSON.stringify(x).slice(0, 200)}`);
+  }
+  return { sent, stored };
+}
+
 /**
  * Checks a batch answer: 200, and every event's slot answered `want` (200 sent, 202 stored).
  * Throws with the first slot that did not, so the loop counts the request as failed.

@@ -4,7 +4,7 @@ import { ECHO_SUBJECT } from '../baselines/names.js';
 import type { Poster } from '../load/http-poster.js';
 import { closedLoop, openLoop, waitUntil } from '../load/pace.js';
 import { WsFleet } from '../load/ws-fleet.js';
-import { SEQ_DIGITS } from '../payload.js';
+import { seqOfFrame } from '../payload.js';
 import {
   type FigureResult,
   formatNumber,
@@ -29,15 +29,6 @@ export const SUBJECTS = {
   natsFloor: 'baseline: NATS request/reply RTT (floor)',
   designFloor: 'baseline: design floor, POST /notify → NATS → raw ws → frame',
 } as const;
-
-/** Where the fixed-width sequence number sits in a payload frame (plain framing). */
-const SEQ_AT = '{"seq":"'.length;
-
-function seqOfFrame(data: Buffer): number {
-  let n = 0;
-  for (let k = SEQ_AT; k < SEQ_AT + SEQ_DIGITS; k++) n = n * 10 + ((data[k] as number) - 48);
-  return n;
-}
 
 /**
  * Figure 1: dispatch-to-socket latency at fixed rates. The maximum Herald throughput on these

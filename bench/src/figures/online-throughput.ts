@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { FLOOR_DISPATCH_SUBJECT } from '../baselines/names.js';
+import { centrifugoFleet } from '../load/centrifugo-fleet.js';
 import type { Poster } from '../load/http-poster.js';
 import { closedLoop, type LoopResult, waitUntil } from '../load/pace.js';
 import { SioFleet } from '../load/sio-fleet.js';
 import { WsFleet } from '../load/ws-fleet.js';
+import { seqOfFrame, seqOfValue } from '../payload.js';
+import { declare, PeerCollector, peerRows, type System } from '../report/peers.js';
 import {
   type Check,
   type FigureResult,
@@ -14,19 +17,26 @@ import {
   ratioCheckAtLeast,
 } from '../report/results.js';
 import {
+  batchBody,
+  expectBatchPublished,
+  expectPublished,
+  publishBody,
+} from './centrifugo-wire.js';
+import {
   type BenchContext,
   HANDSHAKE_TIMEOUT_MS,
   MAX_OPS_PER_SEC,
   SETTLE_TIMEOUT_MS,
 } from './context.js';
-import { meterCpu, PROCESSES } from './cpu-meter.js';
-import { DeliveryCounter } from './delivery-counter.js';
+import { meterCpu, PROCESSES, perUnitUs } from './cpu-meter.js';
+import { DeliveryTracker } from './delivery-tracker.js';
 import {
+  batchOutcome,
   connectUrl,
   dispatchSubject,
-  expectBatch,
   notifyBatchBody,
   notifyBody,
+  pushBatchBody,
   pushBody,
   rawWsUrl,
 } from './herald-wire.js';
@@ -37,50 +47,83 @@ export const SUBJECTS = {
   heraldBatch: 'Herald POST /notify/batch',
   rawPush: 'baseline: raw ws server push loop',
   rawHttp: 'baseline: raw ws POST /push',
+  rawBatch: 'baseline: raw ws POST /push/batch',
   socketIo: 'baseline: Socket.IO POST /push → io.to(room).emit',
+  socketIoBatch: 'baseline: Socket.IO POST /push/batch',
   floorHttp: 'baseline: design floor, POST /notify → NATS → raw ws',
   floorNats: 'baseline: design floor, NATS request → relay → raw ws',
+  floorBatch: 'baseline: design floor, POST /notify/batch',
+  centrifugo: (engine: string) => `baseline: Centrifugo (${engine} engine) POST /api/publish`,
+  centrifugoBatch: (engine: string) => `baseline: Centrifugo (${engine} engine) POST /api/batch`,
 } as const;
+
+/** A batch target's subject at a number of requests in flight. */
+const inFlight = (subject: string, k: number) => `${subject}, ${k} in flight`;
+
+/** After an overload window, how long duplicates (a stored copy of a delivered event) may take. */
+const DUPLICATE_GRACE_MS = 1000;
+
+/** The job a target does, which names its line in issue 31's table. */
+type Job = 'single' | 'batch' | 'overload' | 'other';
 
 interface Target {
   subject: string;
   role: Role;
+  system?: System;
+  job: Job;
   /** The server processes doing the work, whose CPU time is charged to each delivery. */
   processes: readonly string[];
-  counter: DeliveryCounter;
+  tracker: DeliveryTracker;
   /** The HTTP client the load goes through, warmed before each window. */
   http?: Poster;
-  /** Runs the load for one window; resolves with the deliveries to expect and when it started. */
-  load(windowMs: number): Promise<{ expected: number; start: number; loop?: LoopResult }>;
+  /** Every frame counts (the push loop sends one payload over and over). */
+  countAll?: boolean;
+  /**
+   * Runs the load for one window, its events numbered from `base`: resolves with the events
+   * accepted (each to be delivered), those answered 202 (stored, not sent), and how many numbers
+   * it used.
+   */
+  load(
+    windowMs: number,
+    base: number,
+  ): Promise<{ expected: number; stored: number; used: number; start: number; loop?: LoopResult }>;
 }
 
-interface Counters {
-  herald: DeliveryCounter;
-  raw: DeliveryCounter;
-  sio: DeliveryCounter;
+interface Fleets {
+  herald: DeliveryTracker;
+  raw: DeliveryTracker;
+  sio: DeliveryTracker;
+  centrifugo: DeliveryTracker[];
 }
 
 const metricOf = (n: number) => `deliveries/s, ${n.toLocaleString('en-US')} recipients`;
 const cpuMetricOf = (n: number) =>
   `server CPU per delivery, ${n.toLocaleString('en-US')} recipients`;
+const dupMetricOf = (n: number) =>
+  `events delivered twice, ${n.toLocaleString('en-US')} recipients`;
+const storedMetricOf = (n: number) =>
+  `events to connected recipients answered 202, ${n.toLocaleString('en-US')} recipients`;
 
 /**
  * Figure 2: online dispatch throughput. N recipients hold one socket each on every server; each
- * target is driven for a window with the same closed-loop client, and deliveries/s counts frames
- * that reached the sockets. Targets are interleaved within each run so machine drift hits all.
- * One set of fleets grows through the sizes (1,000, then 4,000 more), so no socket is opened twice.
+ * target is driven for a window with the same closed-loop client, and deliveries/s counts the
+ * distinct events that reached the sockets (by their sequence numbers, so an event delivered
+ * twice counts once, and as a duplicate). Targets are interleaved within each run so machine
+ * drift hits all. One set of fleets grows through the sizes, so no socket is opened twice.
  */
 export async function onlineThroughput(ctx: BenchContext): Promise<FigureResult> {
   const started = performance.now();
   const rows = new RowCollector('2');
+  const peers = new PeerCollector('2');
   const notes: string[] = [];
   const { config } = ctx;
   const sizes = [...config.recipients].sort((a, b) => a - b);
   const recipients = Array.from({ length: sizes.at(-1) ?? 0 }, () => randomUUID());
-  const counters: Counters = {
-    herald: new DeliveryCounter(),
-    raw: new DeliveryCounter(),
-    sio: new DeliveryCounter(),
+  const trackers: Fleets = {
+    herald: new DeliveryTracker(),
+    raw: new DeliveryTracker(),
+    sio: new DeliveryTracker(),
+    centrifugo: ctx.centrifugo.map(() => new DeliveryTracker()),
   };
   const fleetOpts = {
     tls: ctx.tls,
@@ -88,13 +131,13 @@ export async function onlineThroughput(ctx: BenchContext): Promise<FigureResult>
     concurrency: config.connectConcurrency,
     handshakeTimeoutMs: HANDSHAKE_TIMEOUT_MS,
   };
-  const fleets = [
+  const fleets: Array<readonly [string, WsFleet | SioFleet]> = [
     [
       'Herald',
       new WsFleet({
         ...fleetOpts,
         url: (i) => connectUrl(ctx.stack, recipients[i] as string),
-        onMessage: counters.herald.hit,
+        onMessage: (_i, data) => trackers.herald.hit(seqOfFrame(data)),
       }),
     ],
     [
@@ -102,7 +145,7 @@ export async function onlineThroughput(ctx: BenchContext): Promise<FigureResult>
       new WsFleet({
         ...fleetOpts,
         url: (i) => rawWsUrl(ctx.baselines.rawWsOrigin, recipients[i] as string),
-        onMessage: counters.raw.hit,
+        onMessage: (_i, data) => trackers.raw.hit(seqOfFrame(data)),
       }),
     ],
     [
@@ -111,36 +154,88 @@ export async function onlineThroughput(ctx: BenchContext): Promise<FigureResult>
         ...fleetOpts,
         origin: ctx.baselines.socketIoOrigin,
         recipient: (i) => recipients[i] as string,
-        onEvent: counters.sio.hit,
+        onEvent: (_i, payload) => trackers.sio.hit(seqOfValue(payload)),
       }),
     ],
-  ] as const;
+    ...ctx.centrifugo.map(
+      (peer, k) =>
+        [
+          peer.server.name,
+          centrifugoFleet({
+            ...fleetOpts,
+            server: peer.server,
+            recipient: (i) => recipients[i] as string,
+            recover: false,
+            onPublication: (_i, data) => trackers.centrifugo[k]?.hit(seqOfValue(data)),
+          }),
+        ] as const,
+    ),
+  ];
+  let nextSeq = 0;
   try {
     for (const n of sizes) {
-      ctx.log(`figure 2: connecting ${n} sockets to Herald, raw ws and Socket.IO`);
+      ctx.log(`figure 2: connecting ${n} sockets to ${fleets.map(([name]) => name).join(', ')}`);
       for (const [name, fleet] of fleets) {
         const out = await fleet.grow(n - fleet.size);
         if (out.failed > 0) {
           throw new Error(`${name}: ${out.failed} of ${n} connects failed: ${out.firstError}`);
         }
       }
-      const targets = targetsFor(ctx, recipients.slice(0, n), counters);
+      const targets = targetsFor(ctx, recipients.slice(0, n), trackers);
+      // Issue 31's lines are read at the first size (1,000 recipients by default).
+      const forPeers = n === sizes[0];
+      const row = peerRows(config);
       // Warm-up: JIT, key caches and keep-alive connections, for every target alike.
-      for (const t of targets) if (config.warmupMs > 0) await measure(t, config.warmupMs);
+      for (const t of targets) {
+        if (config.warmupMs <= 0) continue;
+        const m = await measure(t, config.warmupMs, nextSeq);
+        nextSeq += m.used;
+      }
       for (let run = 0; run < config.runs; run++) {
         ctx.checkDeadline();
         const line: string[] = [];
         for (const t of targets) {
           await t.http?.warm();
-          const { result: m, cpuSeconds } = await meterCpu(ctx.servers, t.processes, () =>
-            measure(t, config.measureMs),
-          );
+          const {
+            result: m,
+            cpuSeconds,
+            perProcess,
+          } = await meterCpu(ctx.servers, t.processes, () => measure(t, config.measureMs, nextSeq));
+          nextSeq += m.used;
+          const cpuUs = (1e6 * cpuSeconds) / m.delivered;
+          const dupPct = (100 * m.duplicates) / Math.max(1, m.delivered);
           rows.add(metricOf(n), t.subject, t.role, 'deliveries/s', m.rate);
-          rows.add(cpuMetricOf(n), t.subject, t.role, 'µs', (1e6 * cpuSeconds) / m.delivered);
+          rows.add(cpuMetricOf(n), t.subject, t.role, 'µs', cpuUs);
+          if (!t.countAll) rows.add(dupMetricOf(n), t.subject, t.role, '%', dupPct);
+          if (t.job === 'batch' || t.job === 'overload')
+            rows.add(storedMetricOf(n), t.subject, t.role, 'events', m.stored);
+          if (forPeers && t.system && t.job !== 'other') {
+            const split = t.system === 'herald' ? perUnitUs(perProcess, m.delivered) : undefined;
+            const [rate, cpu] =
+              t.job === 'single'
+                ? [row.online, row.onlineCpu]
+                : t.job === 'batch'
+                  ? [row.batch, row.batchCpu]
+                  : [row.overload, row.overloadCpu];
+            peers.add(declare(peers, rate), t.system, m.rate);
+            peers.add(declare(peers, cpu), t.system, cpuUs, split);
+            if (t.job === 'overload') {
+              peers.add(declare(peers, row.duplicates), t.system, dupPct);
+              peers.add(
+                declare(
+                  peers,
+                  row.answered202,
+                  'Centrifugo, Socket.IO and raw ws answer 200 for a live publish: they store nothing for a connected recipient, so only Herald and the floor can answer 202',
+                ),
+                t.system,
+                m.stored,
+              );
+            }
+          }
           line.push(`${t.subject.replace('baseline: ', '')} ${formatNumber(m.rate)}`);
-          if (m.lost > 0 || m.failed > 0) {
+          if (m.lost > 0 || m.failed > 0 || m.duplicates > 0 || m.late > 0) {
             notes.push(
-              `${t.subject}, ${n} recipients, run ${run + 1}: ${m.failed} failed requests, ${m.lost} deliveries missing after ${SETTLE_TIMEOUT_MS / 1000} s${m.firstError ? ` (${m.firstError})` : ''}`,
+              `${t.subject}, ${n} recipients, run ${run + 1}: ${m.failed} failed requests, ${m.lost} deliveries missing after ${SETTLE_TIMEOUT_MS / 1000} s, ${m.duplicates} delivered twice, ${m.stored} answered 202, ${m.late} frames of earlier windows${m.firstError ? ` (${m.firstError})` : ''}`,
             );
           }
         }
@@ -158,148 +253,234 @@ export async function onlineThroughput(ctx: BenchContext): Promise<FigureResult>
     id: '2',
     title: 'Online dispatch throughput',
     rows: rows.rows(),
-    checks: sizes.flatMap((n) => checksFor(rows, n, config.batchSize)),
-    ratios: sizes.flatMap((n) => Object.values(ratiosFor(rows, n, config.batchSize))),
+    checks: sizes.flatMap((n) => checksFor(rows, n, config.batchSize, config.concurrency)),
+    ratios: sizes.flatMap((n) =>
+      Object.values(ratiosFor(rows, n, config.batchSize, config.concurrency)),
+    ),
+    peers: peers.lines(),
     notes,
     elapsedMs: performance.now() - started,
   };
 }
 
 /**
- * The eight ways of delivering to the N connected recipients, each with its own counter. The two
- * design-floor rows reach the raw ws fleet through DESIGN.md's three-process shape with none of
- * Herald's work (baselines/design-floor-relay.ts): what the shape itself costs on this core.
+ * Every way of delivering to the N connected recipients, each with its own tracker. The design
+ * floor rows reach the raw ws fleet through DESIGN.md's three-process shape with none of Herald's
+ * work (baselines/design-floor-relay.ts): what the shape itself costs on this core. Every batch
+ * runs twice: at BENCH_BATCH_CONCURRENCY requests in flight, and at BENCH_CONCURRENCY (overload,
+ * where issue 31 counts duplicates and 202s).
  */
-function targetsFor(ctx: BenchContext, recipients: string[], counters: Counters): Target[] {
+function targetsFor(ctx: BenchContext, recipients: string[], trackers: Fleets): Target[] {
   const { config } = ctx;
   const n = recipients.length;
-  const to = (i: number) => recipients[i % n] as string;
-  const batch = config.batchSize;
+  const to = (seq: number) => recipients[seq % n] as string;
+  const size = config.batchSize;
+  type Answer = { sent: number; stored: number };
+  /** A closed loop whose op i sends events base + i*perOp .. +perOp-1 and says how they were answered. */
   const closed =
-    (op: (i: number) => Promise<void>, eventsPerOp = 1) =>
-    async (windowMs: number): Promise<{ expected: number; start: number; loop: LoopResult }> => {
+    (op: (seq: number) => Promise<Answer>, perOp: number, concurrency = config.concurrency) =>
+    async (windowMs: number, base: number) => {
       const start = performance.now();
+      let sent = 0;
+      let stored = 0;
       const loop = await closedLoop(
-        config.concurrency,
+        concurrency,
         { durationMs: windowMs, maxCount: (windowMs / 1000) * MAX_OPS_PER_SEC },
-        op,
+        async (i) => {
+          const a = await op(base + i * perOp);
+          sent += a.sent;
+          stored += a.stored;
+        },
       );
-      return { expected: loop.completed * eventsPerOp, start, loop };
+      return { expected: sent + stored, stored, used: loop.issued * perOp, start, loop };
     };
-  const expect200 = async (p: Promise<{ status: number; text: string }>) => {
+  const one = async (p: Promise<{ status: number; text: string }>): Promise<Answer> => {
     const r = await p;
     if (r.status !== 200) throw new Error(`HTTP ${r.status}: ${r.text.slice(0, 200)}`);
+    return { sent: 1, stored: 0 };
   };
+  const events = (seq: number) =>
+    Array.from({ length: size }, (_, k) => ({
+      recipient: to(seq + k),
+      payloadJson: ctx.payload.make(seq + k),
+    }));
   /** `POST /notify` with Herald's body, to Herald's ingress or the design floor's relay. */
-  const notifyOver = (http: Poster) =>
-    closed((i) =>
-      expect200(http.post('/notify', notifyBody(ctx.stack, to(i), ctx.payload.make(i)))),
-    );
+  const notifyOver = (http: Poster) => (seq: number) =>
+    one(http.post('/notify', notifyBody(ctx.stack, to(seq), ctx.payload.make(seq))));
+  const notifyBatchOver = (http: Poster) => async (seq: number) =>
+    batchOutcome(await http.post('/notify/batch', notifyBatchBody(ctx.stack, events(seq))), size);
+  const pushBatchOver = (http: Poster) => async (seq: number) =>
+    batchOutcome(await http.post('/push/batch', pushBatchBody(events(seq))), size);
   /** The same body as a NATS request, answered with the HTTP body plus `http_status`. */
-  const dispatchOver = (subject: string) =>
-    closed(async (i) => {
-      const reply = await ctx.nc.request(
-        subject,
-        notifyBody(ctx.stack, to(i), ctx.payload.make(i)),
-        { timeout: 5000 },
-      );
-      const body = JSON.parse(reply.string()) as { http_status?: number };
-      if (body.http_status !== 200) {
-        throw new Error(`${subject} replied ${reply.string().slice(0, 200)}`);
-      }
-    });
+  const dispatchOver = (subject: string) => async (seq: number) => {
+    const reply = await ctx.nc.request(
+      subject,
+      notifyBody(ctx.stack, to(seq), ctx.payload.make(seq)),
+      { timeout: 5000 },
+    );
+    const body = JSON.parse(reply.string()) as { http_status?: number };
+    if (body.http_status !== 200)
+      throw new Error(`${subject} replied ${reply.string().slice(0, 200)}`);
+    return { sent: 1, stored: 0 };
+  };
+  /** A batch target twice: below overload and at it. */
+  const batchPair = (
+    t: Omit<Target, 'job' | 'load' | 'subject'> & { subject: string },
+    op: (seq: number) => Promise<Answer>,
+  ): Target[] => [
+    {
+      ...t,
+      subject: inFlight(t.subject, config.batchConcurrency),
+      job: 'batch',
+      load: closed(op, size, config.batchConcurrency),
+    },
+    {
+      ...t,
+      subject: inFlight(t.subject, config.concurrency),
+      job: 'overload',
+      load: closed(op, size),
+    },
+  ];
+  const herald = {
+    role: 'herald' as const,
+    system: 'herald' as const,
+    processes: PROCESSES.herald,
+    tracker: trackers.herald,
+  };
+  const raw = {
+    role: 'baseline' as const,
+    system: 'rawWs' as const,
+    processes: PROCESSES.rawWs,
+    tracker: trackers.raw,
+  };
+  const floor = {
+    role: 'baseline' as const,
+    system: 'designFloor' as const,
+    processes: PROCESSES.designFloor,
+    tracker: trackers.raw,
+  };
+  const sio = {
+    role: 'baseline' as const,
+    system: 'socketIo' as const,
+    processes: PROCESSES.socketIo,
+    tracker: trackers.sio,
+  };
   return [
     {
+      ...herald,
       subject: SUBJECTS.heraldHttp,
-      role: 'herald',
-      processes: PROCESSES.herald,
-      counter: counters.herald,
+      job: 'single',
       http: ctx.http.ingress,
-      load: notifyOver(ctx.http.ingress),
+      load: closed(notifyOver(ctx.http.ingress), 1),
     },
     {
+      ...herald,
       subject: SUBJECTS.heraldNats,
-      role: 'herald',
-      processes: PROCESSES.herald,
-      counter: counters.herald,
-      load: dispatchOver(dispatchSubject(ctx.stack)),
+      job: 'other',
+      load: closed(dispatchOver(dispatchSubject(ctx.stack)), 1),
     },
+    ...batchPair(
+      { ...herald, subject: SUBJECTS.heraldBatch, http: ctx.http.ingress },
+      notifyBatchOver(ctx.http.ingress),
+    ),
+    ...ctx.centrifugo.flatMap((peer, k): Target[] => {
+      const c = {
+        role: 'baseline' as const,
+        system:
+          peer.engine === 'redis' ? ('centrifugoRedis' as const) : ('centrifugoMemory' as const),
+        processes: peer.engine === 'redis' ? PROCESSES.centrifugoRedis : PROCESSES.centrifugoMemory,
+        tracker: trackers.centrifugo[k] as DeliveryTracker,
+        http: peer.api,
+      };
+      return [
+        {
+          ...c,
+          subject: SUBJECTS.centrifugo(peer.engine),
+          job: 'single',
+          load: closed(async (seq) => {
+            expectPublished(
+              await peer.api.post('/api/publish', publishBody(to(seq), ctx.payload.make(seq))),
+            );
+            return { sent: 1, stored: 0 };
+          }, 1),
+        },
+        ...batchPair({ ...c, subject: SUBJECTS.centrifugoBatch(peer.engine) }, async (seq) => {
+          expectBatchPublished(await peer.api.post('/api/batch', batchBody(events(seq))), size);
+          return { sent: size, stored: 0 };
+        }),
+      ];
+    }),
     {
-      subject: SUBJECTS.heraldBatch,
-      role: 'herald',
-      processes: PROCESSES.herald,
-      counter: counters.herald,
-      http: ctx.http.ingress,
-      load: closed(async (i) => {
-        const body = notifyBatchBody(
-          ctx.stack,
-          Array.from({ length: batch }, (_, k) => ({
-            recipient: to(i * batch + k),
-            payloadJson: ctx.payload.make(i * batch + k),
-          })),
-        );
-        expectBatch(await ctx.http.ingress.post('/notify/batch', body), batch, 200);
-      }, batch),
-    },
-    {
+      ...raw,
+      system: undefined,
       subject: SUBJECTS.rawPush,
-      role: 'baseline',
-      processes: PROCESSES.rawWs,
-      counter: counters.raw,
-      async load(windowMs) {
+      job: 'other',
+      countAll: true,
+      async load(windowMs, base) {
         const start = performance.now();
         const r = await ctx.http.rawWs.post(
           '/blast',
           JSON.stringify({
-            payload: ctx.payload.make(0),
+            payload: ctx.payload.make(base),
             durationMs: windowMs,
             maxCount: (windowMs / 1000) * MAX_OPS_PER_SEC,
           }),
         );
-        return { expected: (JSON.parse(r.text) as { sent: number }).sent, start };
+        const sent = (JSON.parse(r.text) as { sent: number }).sent;
+        return { expected: sent, stored: 0, used: 1, start };
       },
     },
     {
+      ...raw,
       subject: SUBJECTS.rawHttp,
-      role: 'baseline',
-      processes: PROCESSES.rawWs,
-      counter: counters.raw,
+      job: 'single',
       http: ctx.http.rawWs,
-      load: closed((i) =>
-        expect200(ctx.http.rawWs.post('/push', pushBody(to(i), ctx.payload.make(i)))),
+      load: closed(
+        (seq) => one(ctx.http.rawWs.post('/push', pushBody(to(seq), ctx.payload.make(seq)))),
+        1,
       ),
     },
+    ...batchPair(
+      { ...raw, subject: SUBJECTS.rawBatch, http: ctx.http.rawWs },
+      pushBatchOver(ctx.http.rawWs),
+    ),
     {
+      ...floor,
       subject: SUBJECTS.floorHttp,
-      role: 'baseline',
-      processes: PROCESSES.designFloor,
-      counter: counters.raw,
+      job: 'single',
       http: ctx.http.designFloor,
-      load: notifyOver(ctx.http.designFloor),
+      load: closed(notifyOver(ctx.http.designFloor), 1),
     },
     {
+      ...floor,
       subject: SUBJECTS.floorNats,
-      role: 'baseline',
-      processes: PROCESSES.designFloor,
-      counter: counters.raw,
-      load: dispatchOver(FLOOR_DISPATCH_SUBJECT),
+      job: 'other',
+      load: closed(dispatchOver(FLOOR_DISPATCH_SUBJECT), 1),
     },
+    ...batchPair(
+      { ...floor, subject: SUBJECTS.floorBatch, http: ctx.http.designFloor },
+      notifyBatchOver(ctx.http.designFloor),
+    ),
     {
+      ...sio,
       subject: SUBJECTS.socketIo,
-      role: 'baseline',
-      processes: PROCESSES.socketIo,
-      counter: counters.sio,
+      job: 'single',
       http: ctx.http.socketIo,
-      load: closed((i) =>
-        expect200(ctx.http.socketIo.post('/push', pushBody(to(i), ctx.payload.make(i)))),
+      load: closed(
+        (seq) => one(ctx.http.socketIo.post('/push', pushBody(to(seq), ctx.payload.make(seq)))),
+        1,
       ),
     },
+    ...batchPair(
+      { ...sio, subject: SUBJECTS.socketIoBatch, http: ctx.http.socketIo },
+      pushBatchOver(ctx.http.socketIo),
+    ),
   ];
 }
 
 /** The targets of issue 11 at n recipients, on same-run ratios against Socket.IO. */
-function checksFor(rows: RowCollector, n: number, batch: number): Check[] {
-  const r = ratiosFor(rows, n, batch);
+function checksFor(rows: RowCollector, n: number, batch: number, concurrency: number): Check[] {
+  const r = ratiosFor(rows, n, batch, concurrency);
   return [
     ratioCheckAtLeast('2', `${n} recipients, POST /notify: Herald ≥ 1.0× Socket.IO`, r.http, 1.0),
     ratioCheckAtLeast('2', `${n} recipients, rt.dispatch: Herald ≥ 1.5× Socket.IO`, r.nats, 1.5),
@@ -312,14 +493,18 @@ function checksFor(rows: RowCollector, n: number, batch: number): Check[] {
   ];
 }
 
-function ratiosFor(rows: RowCollector, n: number, batch: number) {
+function ratiosFor(rows: RowCollector, n: number, batch: number, concurrency: number) {
   const metric = metricOf(n);
   const vs = (label: string, herald: string, baseline: string) =>
     rows.ratio(`${n} recipients: ${label}`, metric, herald, baseline);
   return {
     http: vs('POST /notify ÷ Socket.IO', SUBJECTS.heraldHttp, SUBJECTS.socketIo),
     nats: vs('rt.dispatch ÷ Socket.IO', SUBJECTS.heraldNats, SUBJECTS.socketIo),
-    batch: vs(`batch of ${batch} ÷ Socket.IO`, SUBJECTS.heraldBatch, SUBJECTS.socketIo),
+    batch: vs(
+      `batch of ${batch}, ${concurrency} in flight ÷ Socket.IO POST /push`,
+      inFlight(SUBJECTS.heraldBatch, concurrency),
+      SUBJECTS.socketIo,
+    ),
     httpRaw: vs('POST /notify ÷ raw ws POST /push', SUBJECTS.heraldHttp, SUBJECTS.rawHttp),
     pushLoop: vs('rt.dispatch ÷ raw ws push loop', SUBJECTS.heraldNats, SUBJECTS.rawPush),
     httpFloor: vs('POST /notify ÷ design floor POST', SUBJECTS.heraldHttp, SUBJECTS.floorHttp),
@@ -332,16 +517,33 @@ function ratiosFor(rows: RowCollector, n: number, batch: number) {
 async function measure(
   t: Target,
   windowMs: number,
-): Promise<{ rate: number; delivered: number; lost: number; failed: number; firstError?: string }> {
-  t.counter.reset();
-  const { expected, start, loop } = await t.load(windowMs);
-  await waitUntil(() => t.counter.received >= expected, SETTLE_TIMEOUT_MS);
-  const elapsed = (t.counter.lastAt - start) / 1000;
+  base: number,
+): Promise<{
+  rate: number;
+  delivered: number;
+  duplicates: number;
+  stored: number;
+  late: number;
+  lost: number;
+  failed: number;
+  used: number;
+  firstError?: string;
+}> {
+  t.tracker.start(base, { distinct: !t.countAll });
+  const { expected, stored, used, start, loop } = await t.load(windowMs, base);
+  await waitUntil(() => t.tracker.received >= expected, SETTLE_TIMEOUT_MS);
+  // A stored copy of an event already delivered comes after the live one: give it time to show.
+  if (t.job === 'overload') await new Promise((r) => setTimeout(r, DUPLICATE_GRACE_MS));
+  const elapsed = (t.tracker.lastAt - start) / 1000;
   return {
-    rate: elapsed > 0 ? t.counter.received / elapsed : 0,
-    delivered: t.counter.received,
-    lost: Math.max(0, expected - t.counter.received),
+    rate: elapsed > 0 ? t.tracker.received / elapsed : 0,
+    delivered: t.tracker.received,
+    duplicates: t.tracker.duplicates,
+    stored,
+    late: t.tracker.late,
+    lost: Math.max(0, expected - t.tracker.received),
     failed: loop?.failed ?? 0,
+    used,
     ...(loop?.firstError === undefined ? {} : { firstError: loop.firstError }),
   };
 }

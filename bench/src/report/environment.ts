@@ -31,6 +31,12 @@ export async function natsServerVersion(): Promise<string> {
   }
 }
 
+/** The version of the redis-server the Redis engine runs, e.g. `7.0.15`. */
+export async function redisVersion(): Promise<string> {
+  const out = await run('redis-server', ['--version']);
+  return /v=(\d+\.\d+\.\d+)/.exec(out)?.[1] ?? 'unknown';
+}
+
 export function machine(): string {
   const cpus = os.cpus();
   const model = cpus[0]?.model.trim() ?? 'unknown CPU';

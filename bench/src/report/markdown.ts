@@ -1,4 +1,12 @@
 import {
+  heraldOverCentrifugo,
+  medianOf,
+  type PeerLine,
+  peerCheck,
+  SYSTEM_NAMES,
+  SYSTEMS,
+} from './peers.js';
+import {
   type BenchResults,
   type Check,
   type FigureResult,
@@ -24,6 +32,7 @@ export function renderMarkdown(results: BenchResults): string {
   out.push(`| commit | \`${meta.commit}\` |`);
   out.push(`| Node | ${meta.node} |`);
   out.push(`| nats-server | ${meta.natsServer} |`);
+  if (meta.centrifugo) out.push(`| Centrifugo | ${meta.centrifugo} |`);
   out.push(`| machine | ${meta.machine} |`);
   out.push(
     `| load average before / after (1, 5, 15 min) | ${meta.loadBefore} / ${meta.loadAfter} |`,
@@ -40,9 +49,10 @@ export function renderMarkdown(results: BenchResults): string {
   out.push(`| duration | ${(meta.elapsedMs / 1000).toFixed(0)} s |`);
   if (meta.stoppedEarly) out.push(`| **incomplete** | ${meta.stoppedEarly} |`);
   out.push('');
+  out.push(...peerSection(results.figures.flatMap((f) => f.peers ?? [])));
   const checks = results.figures.flatMap((f) => f.checks);
   if (checks.length > 0) {
-    out.push('#### Targets');
+    out.push("#### Issue 11's targets (against the one-process baselines)");
     out.push('');
     out.push('| # | target | measured | result |');
     out.push('|---|---|---|---|');
@@ -51,6 +61,72 @@ export function renderMarkdown(results: BenchResults): string {
   }
   for (const f of results.figures) out.push(...figureSection(f));
   return `${out.join('\n').trimEnd()}\n`;
+}
+
+/** The processes of Herald's CPU split, in the order an event crosses them. */
+const HERALD_PROCESSES = [
+  'ingress-api',
+  'socket-edge',
+  'auth',
+  'status',
+  'nats-server',
+  'postgres',
+];
+
+/**
+ * The lead of the report (issue 31): every figure for every system, Herald ÷ Centrifugo with the
+ * Redis engine as the median of same-run ratios, each target met or missed; then Herald's server
+ * CPU per event split by process.
+ */
+export function peerSection(lines: PeerLine[]): string[] {
+  if (lines.length === 0) return [];
+  const sorted = [...lines].sort((a, b) => a.order - b.order);
+  const out = ['#### Herald against Centrifugo (issue 31)', ''];
+  out.push(
+    `| figure | ${SYSTEMS.map((s) => SYSTEM_NAMES[s]).join(' | ')} | Herald ÷ Centrifugo-Redis | target | result |`,
+  );
+  out.push(`|---|${SYSTEMS.map(() => '---').join('|')}|---|---|---|`);
+  for (const line of sorted) {
+    const cells = SYSTEMS.map((s) => {
+      const v = medianOf(line, s);
+      return Number.isFinite(v) ? `${formatNumber(v)} ${line.unit}` : '–';
+    });
+    const ratio = heraldOverCentrifugo(line);
+    const check = peerCheck(line);
+    const verdict = !check
+      ? ''
+      : check.pass === null
+        ? 'not evaluated'
+        : check.pass
+          ? 'met'
+          : '**missed**';
+    out.push(
+      `| ${line.label} | ${cells.join(' | ')} | ${Number.isFinite(ratio) ? `${ratio.toFixed(2)}×` : '–'} | ${line.target?.text ?? ''} | ${verdict} |`,
+    );
+  }
+  out.push('');
+  for (const line of sorted) if (line.note) out.push(`- ${line.label}: ${line.note}.`);
+  const split = sorted.filter((l) => l.split);
+  if (split.length > 0) {
+    out.push('', "Herald's server CPU per event by process (µs; share of Herald's total):", '');
+    out.push(`| figure | ${HERALD_PROCESSES.join(' | ')} | total |`);
+    out.push(`|---|${HERALD_PROCESSES.map(() => '---').join('|')}|---|`);
+    for (const line of split) {
+      const parts = line.split ?? {};
+      const total = Object.values(parts).reduce((a, b) => a + b, 0);
+      const cell = (p: string) => {
+        const v = parts[p];
+        return v === undefined
+          ? '–'
+          : `${formatNumber(v)} (${total > 0 ? Math.round((100 * v) / total) : 0}%)`;
+      };
+      out.push(
+        `| ${line.label} | ${HERALD_PROCESSES.map(cell).join(' | ')} | ${formatNumber(total)} |`,
+      );
+    }
+  }
+  out.push('');
+  return out;
 }
 
 function checkLine(c: Check): string {

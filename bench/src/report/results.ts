@@ -1,5 +1,6 @@
 import type { FigureId } from '../config.js';
 import { median } from '../stats.js';
+import type { PeerLine } from './peers.js';
 
 export type Role = 'herald' | 'baseline';
 
@@ -44,6 +45,8 @@ export interface FigureResult {
   checks: Check[];
   /** Same-run ratios worth stating beside the targets. */
   ratios?: Ratio[];
+  /** Issue 31's lines: this figure's values for every system, against Centrifugo (Redis engine). */
+  peers?: PeerLine[];
   /**
    * With BENCH_CPU_PROF=1 and a target of the figure missed: where Herald's processes spent their
    * CPU during the figure (the samples of its time span only).
@@ -72,6 +75,8 @@ export interface RunMeta {
   rampRuns: number;
   node: string;
   natsServer: string;
+  /** The Centrifugo version measured, or why it was skipped. */
+  centrifugo?: string;
   machine: string;
   /** /proc/loadavg before and after the run. */
   loadBefore: string;
