@@ -72,7 +72,8 @@ export async function startHeraldStack(opts: HeraldStackOptions): Promise<Herald
       ['postgres', pg.port],
     ] as const) {
       const pid = await pidListeningOn(port);
-      if (pid !== undefined) processes.push({ name, pid });
+      // Postgres works in a backend process per connection, forked by the postmaster.
+      if (pid !== undefined) processes.push({ name, pid, tree: name === 'postgres' });
       if (pid !== undefined && pinning.enabled) {
         await pinning.pinServer(pid);
         pinned.push(`${name} (pid ${pid}) → CPU ${pinning.serverCpus}`);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { openFilesLimit } from './fd-limit.js';
 import { parseSkmem, parseSlabObjectBytes } from './kernel-socket-memory.js';
 import { parsePidFromSs } from './pinning.js';
-import { parseStatCpu } from './process-cpu.js';
+import { parseStat, parseStatCpu, treeCpuSeconds } from './process-cpu.js';
 
 describe('parseSkmem', () => {
   it('counts sockets and sums their buffer bytes, not their limits or drop counts', () => {
@@ -76,5 +76,35 @@ describe('parseStatCpu', () => {
     const stat =
       '4321 (node (main) x) S 1 4321 4321 0 -1 4194304 1000 0 0 0 250 50 0 0 20 0 11 0 100 1000000 5000';
     expect(parseStatCpu(stat)).toBe(3);
+  });
+});
+
+describe('parseStat', () => {
+  it('reads the parent, its own time and what its exited children left in it', () => {
+    const stat =
+      '4321 (postgres: x) S 77 4321 4321 0 -1 4194304 1000 0 0 0 250 50 120 30 20 0 11 0 100 1000000 5000';
+    expect(parseStat(stat)).toEqual({ ppid: 77, own: 3, reaped: 1.5 });
+  });
+});
+
+describe('treeCpuSeconds', () => {
+  it("charges a process for the CPU its children burn (Postgres's backends)", async () => {
+    const { spawn } = await import('node:child_process');
+    const { readFileSync } = await import('node:fs');
+    // A parent that idles while its child spins (for at most 3 s): its own time stays near zero.
+    const spin = 'const end = Date.now() + 3000; while (Date.now() < end);';
+    const parent = spawn('sh', ['-c', `"${process.execPath}" -e "${spin}" & wait`], {
+      stdio: 'ignore',
+      detached: true,
+    });
+    try {
+      await new Promise((r) => setTimeout(r, 1500));
+      const tree = await treeCpuSeconds(parent.pid as number);
+      const own = parseStat(readFileSync(`/proc/${parent.pid}/stat`, 'utf8')).own;
+      expect(tree).toBeGreaterThan(own + 0.1);
+    } finally {
+      process.kill(-(parent.pid as number), 'SIGKILL');
+    }
+    expect(await treeCpuSeconds(2 ** 22 + 1)).toBeNaN();
   });
 });

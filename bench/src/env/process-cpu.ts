@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 
 /** Clock ticks per second of /proc/<pid>/stat times (USER_HZ, 100 on Linux). */
 const TICKS_PER_SEC = 100;
@@ -6,6 +6,11 @@ const TICKS_PER_SEC = 100;
 export interface NamedProcess {
   name: string;
   pid: number;
+  /**
+   * Charge its descendants too (Postgres: the postmaster forks a backend per connection, where
+   * the work is done). Default false.
+   */
+  tree?: boolean;
 }
 
 /**
@@ -28,8 +33,66 @@ export function parseStatCpu(stat: string): number {
   return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SEC;
 }
 
-/** CPU seconds of each process, read at once. */
+/** The fields of /proc/<pid>/stat the bench reads. */
+export function parseStat(stat: string): { ppid: number; own: number; reaped: number } {
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return {
+    ppid: Number(f[1]),
+    own: (Number(f[11]) + Number(f[12])) / TICKS_PER_SEC,
+    // cutime and cstime: what its children used, once they exited and were waited for.
+    reaped: (Number(f[13]) + Number(f[14])) / TICKS_PER_SEC,
+  };
+}
+
+/**
+ * CPU seconds of a process and every descendant, live or exited: each one's own time plus what
+ * its exited children left in it. NaN when the root is gone.
+ */
+export async function treeCpuSeconds(root: number): Promise<number> {
+  const stats = new Map<number, ReturnType<typeof parseStat>>();
+  const pids = (await readdir('/proc')).filter((e) => /^\d+$/.test(e)).map(Number);
+  await Promise.all(
+    pids.map(async (pid) => {
+      try {
+        stats.set(pid, parseStat(await readFile(`/proc/${pid}/stat`, 'utf8')));
+      } catch {
+        // Exited between the listing and the read.
+      }
+    }),
+  );
+  if (!stats.has(root)) return Number.NaN;
+  const children = new Map<number, number[]>();
+  for (const [pid, st] of stats) {
+    const list = children.get(st.ppid) ?? [];
+    list.push(pid);
+    children.set(st.ppid, list);
+  }
+  let total = 0;
+  const queue = [root];
+  while (queue.length > 0) {
+    const pid = queue.pop() as number;
+    const st = stats.get(pid);
+    if (!st) continue;
+    total += st.own + st.reaped;
+    queue.push(...(children.get(pid) ?? []));
+  }
+  return total;
+}
+
+/** CPU seconds of each process (with its descendants where `tree`), read at once. */
 export async function cpuSnapshot(processes: NamedProcess[]): Promise<Map<string, number>> {
-  const values = await Promise.all(processes.map((p) => cpuSeconds(p.pid)));
+  const values = await Promise.all(
+    processes.map((p) => (p.tree ? treeCpuSeconds(p.pid) : cpuSeconds(p.pid))),
+  );
   return new Map(processes.map((p, i) => [p.name, values[i] as number]));
+}
+
+/** A process's resident memory, bytes (/proc/<pid>/status VmRSS); NaN when it cannot be read. */
+export async function rssBytes(pid: number): Promise<number> {
+  try {
+    const kb = /^VmRSS:\s+(\d+) kB/m.exec(await readFile(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kb === undefined ? Number.NaN : Number(kb) * 1024;
+  } catch {
+    return Number.NaN;
+  }
 }

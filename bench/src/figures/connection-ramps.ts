@@ -1,7 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { openFilesLimit } from '../env/fd-limit.js';
+import { centrifugoFleet } from '../load/centrifugo-fleet.js';
 import { SioFleet } from '../load/sio-fleet.js';
 import { WsFleet } from '../load/ws-fleet.js';
+import { declare, PeerCollector, peerRows } from '../report/peers.js';
 import {
   type Check,
   type FigureResult,
@@ -19,7 +21,12 @@ export const SUBJECTS = {
   herald: 'Herald socket-edge',
   raw: 'baseline: raw ws server',
   socketIo: 'baseline: Socket.IO server',
+  centrifugo: (engine: string) => `baseline: Centrifugo (${engine} engine)`,
 } as const;
+
+/** What issue 31's memory line holds, at the level it is read. */
+const memoryNote = (level: number) =>
+  `RSS growth per connection at ${level.toLocaleString('en-US')} idle connections: the process holding the sockets (Node servers after forced GCs; Centrifugo as it stands), plus nats-server's growth for Herald and redis-server's for the Redis engine; the design floor holds its sockets in the raw ws server, so it has no line of its own`;
 
 /** Descriptors the load generator keeps for itself (NATS, HTTP pools, the probe, stdio). */
 const FD_RESERVE = 500;
@@ -36,6 +43,8 @@ export async function connectionRamps(ctx: BenchContext): Promise<FigureResult[]
   const want5 = config.figures.has('5');
   const want6 = config.figures.has('6');
   const mem = new RowCollector('5');
+  const peers = new PeerCollector('5');
+  const row = peerRows(config);
   const cap = new RowCollector('6');
   const notes5: string[] = [
     'RSS and heap: the server process after two forced full GCs (V8 inspector), minus the same reading before the ramp, divided by the connections. Kernel: the server end of each connection, its socket buffers (`ss -m`) plus the slab objects every TCP socket costs (tcp_sock, inode, file, dentry, epoll entry); the objects are the same whichever server holds the socket.',
@@ -60,7 +69,9 @@ export async function connectionRamps(ctx: BenchContext): Promise<FigureResult[]
     {
       name: SUBJECTS.herald,
       role: 'herald',
+      system: 'herald',
       inspectPort: ctx.stack.edge().inspectPort,
+      alsoGrowing: ctx.servers.filter((p) => p.name === 'nats-server').map((p) => p.pid),
       port: ctx.stack.edge().port,
       processes: PROCESSES.herald,
       fleet: (rs) =>
@@ -75,6 +86,7 @@ export async function connectionRamps(ctx: BenchContext): Promise<FigureResult[]
     {
       name: SUBJECTS.raw,
       role: 'baseline',
+      system: 'rawWs',
       inspectPort: ctx.baselines.rawWs.inspectPort,
       port: ctx.baselines.rawWs.port,
       processes: PROCESSES.rawWs,
@@ -95,6 +107,7 @@ export async function connectionRamps(ctx: BenchContext): Promise<FigureResult[]
           {
             name: SUBJECTS.socketIo,
             role: 'baseline' as const,
+            system: 'socketIo' as const,
             inspectPort: ctx.baselines.socketIo.inspectPort,
             port: ctx.baselines.socketIo.port,
             processes: PROCESSES.socketIo,
@@ -105,6 +118,28 @@ export async function connectionRamps(ctx: BenchContext): Promise<FigureResult[]
                 recipient: (i) => rs[i] as string,
               }),
           },
+          ...ctx.centrifugo.map(
+            (peer): RampSubject => ({
+              name: SUBJECTS.centrifugo(peer.engine),
+              role: 'baseline',
+              system: peer.engine === 'redis' ? 'centrifugoRedis' : 'centrifugoMemory',
+              inspectPort: undefined,
+              pid: peer.server.process.pid,
+              alsoGrowing: peer.server.processes
+                .filter((p) => p.pid !== peer.server.process.pid)
+                .map((p) => p.pid),
+              port: peer.server.process.port,
+              processes:
+                peer.engine === 'redis' ? PROCESSES.centrifugoRedis : PROCESSES.centrifugoMemory,
+              fleet: (rs: string[]) =>
+                centrifugoFleet({
+                  ...fleetOpts,
+                  server: peer.server,
+                  recipient: (i) => rs[i] as string,
+                  recover: false,
+                }),
+            }),
+          ),
         ]
       : []),
   ];
@@ -120,6 +155,30 @@ export async function connectionRamps(ctx: BenchContext): Promise<FigureResult[]
         top,
       );
       const outcome = await ramp(ctx, subject, levels, memoryLevels, want6);
+      if (want5) {
+        mem.add(
+          'server CPU per connection (connect)',
+          subject.name,
+          subject.role,
+          'µs',
+          1e6 * outcome.cpuPerAccept,
+        );
+        if (subject.system) {
+          peers.add(
+            declare(peers, row.connect),
+            subject.system,
+            1e6 * outcome.cpuPerAccept,
+            outcome.cpuSplitUs,
+          );
+          const top = outcome.memory.get(memoryLevels.at(-1) ?? -1);
+          if (top)
+            peers.add(
+              declare(peers, row.memory, memoryNote(memoryLevels.at(-1) ?? 0)),
+              subject.system,
+              top.rss / (memoryLevels.at(-1) ?? 1) / 1000,
+            );
+        }
+      }
       for (const [level, m] of outcome.memory) {
         const per = (v: number) => v / level;
         const at = level.toLocaleString('en-US');
@@ -199,6 +258,7 @@ export async function connectionRamps(ctx: BenchContext): Promise<FigureResult[]
       title: 'Memory per idle authenticated connection (after GC)',
       rows: mem.rows(),
       checks,
+      peers: peers.lines(),
       notes: notes5,
       elapsedMs: performance.now() - started,
     });

@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { ECHO_SUBJECT } from '../baselines/names.js';
+import { centrifugoFleet } from '../load/centrifugo-fleet.js';
 import type { Poster } from '../load/http-poster.js';
 import { closedLoop, openLoop, waitUntil } from '../load/pace.js';
+import { SioFleet } from '../load/sio-fleet.js';
 import { WsFleet } from '../load/ws-fleet.js';
-import { seqOfFrame } from '../payload.js';
+import { seqOfFrame, seqOfValue } from '../payload.js';
+import { declare, PeerCollector, peerRows, type System } from '../report/peers.js';
 import {
   type FigureResult,
   formatNumber,
@@ -13,18 +16,23 @@ import {
   valueCheck,
 } from '../report/results.js';
 import { median, SampleBuffer, summarize } from '../stats.js';
+import { publishBody } from './centrifugo-wire.js';
 import {
   type BenchContext,
   HANDSHAKE_TIMEOUT_MS,
   MAX_OPS_PER_SEC,
   SETTLE_TIMEOUT_MS,
 } from './context.js';
-import { meterCpu, PROCESSES } from './cpu-meter.js';
+import { meterCpu, PROCESSES, perUnitUs } from './cpu-meter.js';
 import { DeliveryCounter } from './delivery-counter.js';
-import { connectUrl, notifyBody, rawWsUrl } from './herald-wire.js';
+import { connectUrl, notifyBody, pushBody, rawWsUrl } from './herald-wire.js';
 
 export const SUBJECTS = {
   herald: 'Herald POST /notify → frame',
+  centrifugo: (engine: string) =>
+    `baseline: Centrifugo (${engine} engine) POST /api/publish → frame`,
+  socketIo: 'baseline: Socket.IO POST /push → event',
+  rawWs: 'baseline: raw ws POST /push → frame',
   wsEcho: 'baseline: raw ws echo RTT',
   natsFloor: 'baseline: NATS request/reply RTT (floor)',
   designFloor: 'baseline: design floor, POST /notify → NATS → raw ws → frame',
@@ -42,6 +50,7 @@ export async function latency(ctx: BenchContext): Promise<FigureResult> {
   const started = performance.now();
   const { config } = ctx;
   const rows = new RowCollector('1');
+  const peers = new PeerCollector('1');
   const notes: string[] = [];
   const l = config.latencySockets;
   const recipients = Array.from({ length: l }, () => randomUUID());
@@ -50,11 +59,12 @@ export async function latency(ctx: BenchContext): Promise<FigureResult> {
   let base = 0;
   let samples = new SampleBuffer(0);
   const counter = new DeliveryCounter();
-  const onFrame = (_i: number, data: Buffer) => {
+  const arrived = (seqNumber: number) => {
     counter.hit();
-    const seq = seqOfFrame(data) - base;
+    const seq = seqNumber - base;
     if (seq >= 0 && seq < sentAt.length) samples.push(performance.now() - (sentAt[seq] as number));
   };
+  const onFrame = (_i: number, data: Buffer) => arrived(seqOfFrame(data));
   const fleetOpts = {
     tls: ctx.tls,
     addresses: ctx.addresses,
@@ -70,11 +80,30 @@ export async function latency(ctx: BenchContext): Promise<FigureResult> {
     ...fleetOpts,
     url: (i) => rawWsUrl(ctx.baselines.rawWsOrigin, recipients[i] as string),
   });
+  // Issue 31's row at a fixed rate for every system: Socket.IO's and Centrifugo's own sockets.
+  const sio = new SioFleet({
+    ...fleetOpts,
+    origin: ctx.baselines.socketIoOrigin,
+    recipient: (i) => recipients[i] as string,
+    onEvent: (_i, payload) => arrived(seqOfValue(payload)),
+  });
+  const centrifugo = ctx.centrifugo.map((peer) => ({
+    peer,
+    fleet: centrifugoFleet({
+      ...fleetOpts,
+      server: peer.server,
+      recipient: (i) => recipients[i] as string,
+      recover: false,
+      onPublication: (_i, data) => arrived(seqOfValue(data)),
+    }),
+  }));
   let nextSeq = 0;
   try {
     for (const [name, fleet] of [
       ['Herald', herald],
       ['raw ws', echo],
+      ['Socket.IO', sio],
+      ...centrifugo.map((c) => [c.peer.server.name, c.fleet] as const),
     ] as const) {
       const out = await fleet.grow(l);
       if (out.failed > 0)
@@ -198,6 +227,121 @@ export async function latency(ctx: BenchContext): Promise<FigureResult> {
         if (d.failed > 0)
           notes.push(`design floor @ ${pct}, run ${run + 1}: ${d.failed} failed: ${d.firstError}`);
       }
+      // Issue 31's row: every system at the same absolute rate, open loop, over its own sockets.
+      {
+        ctx.checkDeadline();
+        const rate = config.latencyRate;
+        const windowMs = 2 * config.measureMs;
+        const count = Math.max(1, Math.floor((windowMs / 1000) * rate));
+        const bounds = { durationMs: windowMs, maxCount: count };
+        const row = peerRows(config);
+        const atRate = async (
+          subject: string,
+          role: 'herald' | 'baseline',
+          system: System,
+          processes: readonly string[],
+          http: Poster,
+          send: (seq: number) => Promise<{ status: number; text: string }>,
+        ) => {
+          await http.warm();
+          base = nextSeq;
+          nextSeq += count;
+          sentAt = new Float64Array(count);
+          samples = new SampleBuffer(count);
+          counter.reset();
+          const {
+            result: loop,
+            cpuSeconds,
+            perProcess,
+          } = await meterCpu(ctx.servers, processes, async () => {
+            const sent = await openLoop(rate, bounds, async (i, at) => {
+              sentAt[i] = at;
+              const r = await send(base + i);
+              if (r.status !== 200) throw new Error(`HTTP ${r.status}: ${r.text.slice(0, 200)}`);
+            });
+            await waitUntil(() => counter.received >= sent.completed, SETTLE_TIMEOUT_MS);
+            return sent;
+          });
+          const s = summarize(samples.values());
+          const delivered = Math.max(1, counter.received);
+          const cpuUs = (1e6 * cpuSeconds) / delivered;
+          const metric = `@ ${rate.toLocaleString('en-US')} events/s`;
+          rows.add(`p50 ${metric}`, subject, role, 'ms', s.p50);
+          rows.add(`p99 ${metric}`, subject, role, 'ms', s.p99);
+          rows.add(`server CPU per delivery ${metric}`, subject, role, 'µs', cpuUs);
+          peers.add(declare(peers, row.latencyP50), system, s.p50);
+          peers.add(declare(peers, row.latencyP99), system, s.p99);
+          peers.add(
+            declare(peers, row.latencyCpu),
+            system,
+            cpuUs,
+            system === 'herald' ? perUnitUs(perProcess, delivered) : undefined,
+          );
+          if (loop.failed > 0 || samples.length < count)
+            notes.push(
+              `${subject} ${metric}, run ${run + 1}: ${count - samples.length} of ${count} never arrived, ${loop.failed} failed${loop.firstError ? ` (${loop.firstError})` : ''}`,
+            );
+          if (loop.behindMs > 5)
+            notes.push(
+              `${subject} ${metric}, run ${run + 1}: the generator fell ${loop.behindMs.toFixed(0)} ms behind its schedule`,
+            );
+        };
+        const payloadOf = (seq: number) => ctx.payload.make(seq);
+        await atRate(
+          SUBJECTS.herald,
+          'herald',
+          'herald',
+          PROCESSES.herald,
+          ctx.http.ingress,
+          (seq) =>
+            ctx.http.ingress.post(
+              '/notify',
+              notifyBody(ctx.stack, recipients[seq % l] as string, payloadOf(seq)),
+            ),
+        );
+        for (const { peer } of centrifugo) {
+          const redis = peer.engine === 'redis';
+          await atRate(
+            SUBJECTS.centrifugo(peer.engine),
+            'baseline',
+            redis ? 'centrifugoRedis' : 'centrifugoMemory',
+            redis ? PROCESSES.centrifugoRedis : PROCESSES.centrifugoMemory,
+            peer.api,
+            (seq) =>
+              peer.api.post(
+                '/api/publish',
+                publishBody(recipients[seq % l] as string, payloadOf(seq)),
+              ),
+          );
+        }
+        await atRate(
+          SUBJECTS.socketIo,
+          'baseline',
+          'socketIo',
+          PROCESSES.socketIo,
+          ctx.http.socketIo,
+          (seq) =>
+            ctx.http.socketIo.post(
+              '/push',
+              pushBody(recipients[seq % l] as string, payloadOf(seq)),
+            ),
+        );
+        await atRate(SUBJECTS.rawWs, 'baseline', 'rawWs', PROCESSES.rawWs, ctx.http.rawWs, (seq) =>
+          ctx.http.rawWs.post('/push', pushBody(recipients[seq % l] as string, payloadOf(seq))),
+        );
+        await atRate(
+          SUBJECTS.designFloor,
+          'baseline',
+          'designFloor',
+          PROCESSES.designFloor,
+          ctx.http.designFloor,
+          (seq) =>
+            ctx.http.designFloor.post(
+              '/notify',
+              notifyBody(ctx.stack, recipients[seq % l] as string, payloadOf(seq)),
+            ),
+        );
+      }
       ctx.log(
         `figure 1: run ${run + 1}/${config.runs}: ${config.latencyLoads
           .map((load) => {
@@ -215,7 +359,12 @@ export async function latency(ctx: BenchContext): Promise<FigureResult> {
       );
     }
   } finally {
-    await Promise.all([herald.close(), echo.close()]);
+    await Promise.all([
+      herald.close(),
+      echo.close(),
+      sio.close(),
+      ...centrifugo.map((c) => c.fleet.close()),
+    ]);
   }
   const at = (load: number) => `${Math.round(load * 100)}%`;
   // The targets of issue 11 are stated at 50% load; the other loads are reported, not judged.
@@ -258,6 +407,7 @@ export async function latency(ctx: BenchContext): Promise<FigureResult> {
     rows: rows.rows(),
     checks,
     ratios,
+    peers: peers.lines(),
     notes,
     elapsedMs: performance.now() - started,
   };

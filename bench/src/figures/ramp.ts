@@ -2,14 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { memoryAfterGc, type ProcessMemory } from '../env/inspector.js';
 import { type KernelSocketMemory, kernelSocketMemory } from '../env/kernel-socket-memory.js';
+import { rssBytes } from '../env/process-cpu.js';
 import type { Poster } from '../load/http-poster.js';
 import { waitUntil } from '../load/pace.js';
 import type { SioFleet } from '../load/sio-fleet.js';
 import { WsFleet } from '../load/ws-fleet.js';
+import type { System } from '../report/peers.js';
 import type { Role } from '../report/results.js';
 import { percentile } from '../stats.js';
 import { type BenchContext, HANDSHAKE_TIMEOUT_MS } from './context.js';
-import { meterCpu } from './cpu-meter.js';
+import { meterCpu, perUnitUs } from './cpu-meter.js';
 import { DeliveryCounter } from './delivery-counter.js';
 
 /** A probe that gets no frame within this long counts as this slow. */
@@ -19,13 +21,24 @@ const PROBE_TIMEOUT_MS = 5000;
 export interface RampSubject {
   name: string;
   role: Role;
+  /** Its V8 inspector (Node servers): memory is read after forced GCs through it. */
   inspectPort: number | undefined;
+  /** The process holding the sockets, read from /proc when it has no inspector (Centrifugo). */
+  pid?: number;
+  /**
+   * Processes of the same system outside Node whose memory also grows with connections
+   * (nats-server's interest per recipient, Redis's subscription per channel): their RSS growth
+   * is added to the holder's.
+   */
+  alsoGrowing?: number[];
   /** The port its sockets are accepted on, to find them with `ss`. */
   port: number;
   /** The server processes that accept its connections, whose CPU is charged to each accept. */
   processes: readonly string[];
   /** Opens the fleet of idle sockets. */
   fleet(recipients: string[]): WsFleet | SioFleet;
+  /** The system in issue 31's table. */
+  system?: System;
   /** The 1 msg/s probe: absent for Socket.IO, which figure 6 does not measure. */
   probe?: {
     url: (recipient: string) => string;
@@ -48,6 +61,8 @@ export interface RampOutcome {
   acceptRate: number;
   /** Server CPU seconds per accepted connection while growing. */
   cpuPerAccept: number;
+  /** The same split by process, µs per accepted connection. */
+  cpuSplitUs: Record<string, number>;
   lastP99: number;
   stoppedBy: string;
   memory: Map<number, { rss: number; heap: number; kernel: number }>;
@@ -90,6 +105,7 @@ export async function ramp(
   let healthy = 0;
   let acceptMs = 0;
   let acceptCpu = 0;
+  const acceptSplit: Record<string, number> = {};
   let opened = 0;
   let lastP99 = Number.NaN;
   let stoppedBy = `reached the ramp's top of ${top.toLocaleString('en-US')} connections with the probe healthy`;
@@ -105,10 +121,14 @@ export async function ramp(
     for (const level of levels) {
       if (!probing && level > lastMemoryLevel) break;
       ctx.checkDeadline();
-      const { result: out, cpuSeconds } = await meterCpu(ctx.servers, subject.processes, () =>
-        fleet.grow(level - fleet.size),
-      );
+      const {
+        result: out,
+        cpuSeconds,
+        perProcess,
+      } = await meterCpu(ctx.servers, subject.processes, () => fleet.grow(level - fleet.size));
       acceptCpu += cpuSeconds;
+      for (const [name, v] of Object.entries(perProcess))
+        acceptSplit[name] = (acceptSplit[name] ?? 0) + v;
       acceptMs += out.elapsedMs;
       opened += out.opened;
       if (out.failed > 0) {
@@ -147,6 +167,7 @@ export async function ramp(
     healthy,
     acceptRate: opened / (acceptMs / 1000),
     cpuPerAccept: acceptCpu / opened,
+    cpuSplitUs: perUnitUs(acceptSplit, opened),
     lastP99,
     stoppedBy,
     memory,
@@ -156,10 +177,25 @@ export async function ramp(
 async function readMemory(
   subject: RampSubject,
 ): Promise<{ process: ProcessMemory; kernel: KernelSocketMemory }> {
-  if (subject.inspectPort === undefined)
-    throw new Error(`${subject.name} was started without an inspector port`);
-  const process = await memoryAfterGc(subject.inspectPort);
+  const process = await holderMemory(subject);
+  const others = await Promise.all((subject.alsoGrowing ?? []).map(rssBytes));
+  process.rss += others.filter(Number.isFinite).reduce((a, b) => a + b, 0);
   return { process, kernel: await kernelSocketMemory(subject.port) };
+}
+
+/** The socket holder's memory: after forced GCs for a Node server, its RSS for any other. */
+async function holderMemory(subject: RampSubject): Promise<ProcessMemory> {
+  if (subject.inspectPort !== undefined) return memoryAfterGc(subject.inspectPort);
+  if (subject.pid === undefined)
+    throw new Error(`${subject.name} has neither an inspector port nor a pid to read`);
+  const rss = await rssBytes(subject.pid);
+  return {
+    rss,
+    heapUsed: Number.NaN,
+    heapTotal: Number.NaN,
+    external: Number.NaN,
+    arrayBuffers: Number.NaN,
+  };
 }
 
 /** Sends `probesPerStep` events to the probe socket, one per second; returns their p99 latency. */
