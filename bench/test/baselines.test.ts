@@ -13,7 +13,7 @@ import { type BaselineServers, startBaselineServers } from '../src/env/baseline-
 import { memoryAfterGc } from '../src/env/inspector.js';
 import { kernelSocketMemory } from '../src/env/kernel-socket-memory.js';
 import { pinning } from '../src/env/pinning.js';
-import { pushBody, rawWsUrl } from '../src/figures/herald-wire.js';
+import { batchOutcome, pushBatchBody, pushBody, rawWsUrl } from '../src/figures/herald-wire.js';
 import { type ClientTls, clientTls } from '../src/load/client-tls.js';
 import { type Poster, poster } from '../src/load/http-poster.js';
 import { waitUntil } from '../src/load/pace.js';
@@ -188,6 +188,66 @@ describe('baseline servers', () => {
     } finally {
       await nc.close();
       await fleet.close();
+    }
+  });
+
+  it('batches: raw ws, Socket.IO and the design floor deliver each event of a batch to its own recipient and answer one result per event', async () => {
+    const [a, b] = [randomUUID(), randomUUID()];
+    const absent = randomUUID();
+    const events = [
+      { recipient: a, payloadJson: payload.make(21) },
+      { recipient: b, payloadJson: payload.make(22) },
+    ];
+    const rawFrames: Array<{ i: number; text: string }> = [];
+    const rawFleet = fleetOf([a, b], rawFrames);
+    const sioGot: Array<{ i: number; payload: unknown }> = [];
+    const sioFleet = new SioFleet({
+      origin: servers.socketIoOrigin,
+      recipient: (i) => [a, b][i] as string,
+      tls,
+      addresses,
+      concurrency: 2,
+      handshakeTimeoutMs: 5000,
+      onEvent: (i, p) => sioGot.push({ i, payload: p }),
+    });
+    try {
+      await Promise.all([rawFleet.grow(2), sioFleet.grow(2)]);
+      const raw202 = await raw.post(
+        '/push/batch',
+        pushBatchBody([...events, { recipient: absent, payloadJson: payload.make(23) }]),
+      );
+      expect(batchOutcome(raw202, 3)).toEqual({ sent: 2, stored: 1 });
+      await waitUntil(() => rawFrames.length >= 2, 5000);
+      const heraldBody = `{"api_key":"hk_test_x","client":"mobile","events":[${events
+        .map((e) => `{"recipient":"${e.recipient}","payload":${e.payloadJson}}`)
+        .join(',')}]}`;
+      expect(batchOutcome(await floor.post('/notify/batch', heraldBody), 2)).toEqual({
+        sent: 2,
+        stored: 0,
+      });
+      await waitUntil(() => rawFrames.length >= 4, 5000);
+      expect(
+        rawFrames
+          .map((f) => [f.i, JSON.parse(f.text).seq])
+          .sort((x, y) => String(x).localeCompare(String(y))),
+      ).toEqual([
+        [0, '0000000021'],
+        [0, '0000000021'],
+        [1, '0000000022'],
+        [1, '0000000022'],
+      ]);
+      expect((await floor.post('/notify/batch', '{"events":[]}')).status).toBe(400);
+      expect(batchOutcome(await sio.post('/push/batch', pushBatchBody(events)), 2)).toEqual({
+        sent: 2,
+        stored: 0,
+      });
+      await waitUntil(() => sioGot.length >= 2, 5000);
+      expect(sioGot.sort((x, y) => x.i - y.i)).toEqual([
+        { i: 0, payload: JSON.parse(payload.make(21)) },
+        { i: 1, payload: JSON.parse(payload.make(22)) },
+      ]);
+    } finally {
+      await Promise.all([rawFleet.close(), sioFleet.close()]);
     }
   });
 

@@ -19,12 +19,7 @@ import {
   valueCheck,
 } from '../report/results.js';
 import { percentile } from '../stats.js';
-import {
-  batchBody,
-  expectBatchPublished,
-  expectPublished,
-  publishBody,
-} from './centrifugo-wire.js';
+import { batchBody, expectBatchPublished, publishBody } from './centrifugo-wire.js';
 import { type BenchContext, type CentrifugoPeer, HANDSHAKE_TIMEOUT_MS } from './context.js';
 import { meterCpu, PROCESSES, perUnitUs } from './cpu-meter.js';
 import { connectUrl, notifyBody, rawWsUrl } from './herald-wire.js';
