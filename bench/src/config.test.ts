@@ -19,7 +19,7 @@ describe('loadBenchConfig', () => {
       serverCpus: '0',
       clientCpus: '1',
       writeDocs: true,
-      deadlineMs: 1_800_000,
+      deadlineMs: 2_700_000,
       batchSize: 100,
       batchConcurrency: 8,
       latencyRate: 500,
