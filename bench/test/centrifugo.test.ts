@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { makeCerts, type TestCerts } from '@herald/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type WebSocket from 'ws';
 import { findCentrifugo } from '../src/env/centrifugo-binary.js';
 import {
   type CentrifugoEngine,
@@ -137,23 +138,33 @@ describe('Centrifugo as the bench runs it', () => {
       }
     });
 
-    it("the token's sub decides the channel: a socket whose token names another user gets that user's events", async () => {
-      const [claimed, other] = [randomUUID(), randomUUID()];
-      const got: string[] = [];
-      // The recipient the fleet is told is `other`, but the token it presents is for `claimed`.
-      const fleet = new WsFleet({
+    /** A socket that speaks the connect itself, to present a token the fleet would not. */
+    const socketWith = (
+      handshake: (ws: WebSocket) => Promise<void>,
+      onMessage?: (data: Buffer) => void,
+    ) =>
+      new WsFleet({
         url: () => server.wsUrl,
         tls,
         addresses,
         concurrency: 1,
         handshakeTimeoutMs: 5000,
-        onMessage: (_i, data) => got.push(data.toString('utf8')),
-        handshake: (_i, ws) =>
+        ...(onMessage ? { onMessage: (_i: number, data: Buffer) => onMessage(data) } : {}),
+        handshake: (_i, ws) => handshake(ws),
+      });
+
+    it("the token's sub decides the channel: a socket whose token names another user gets that user's events", async () => {
+      const [claimed, other] = [randomUUID(), randomUUID()];
+      const got: string[] = [];
+      // The recipient the fleet is told is `other`, but the token it presents is for `claimed`.
+      const fleet = socketWith(
+        (ws) =>
           new Promise<void>((resolve) => {
             ws.once('message', () => resolve());
             ws.send(connectCommand(server, claimed, false));
           }),
-      });
+        (data) => got.push(data.toString('utf8')),
+      );
       try {
         await fleet.grow(1);
         expectPublished(await api.post('/api/publish', publishBody(other, payload.make(1))));
@@ -170,13 +181,8 @@ describe('Centrifugo as the bench runs it', () => {
     });
 
     it('refuses a connection whose token was signed with another secret', async () => {
-      const fleet = new WsFleet({
-        url: () => server.wsUrl,
-        tls,
-        addresses,
-        concurrency: 1,
-        handshakeTimeoutMs: 5000,
-        handshake: (_i, ws) =>
+      const fleet = socketWith(
+        (ws) =>
           new Promise<void>((resolve, reject) => {
             ws.once('message', (d: Buffer) =>
               d.toString().includes('"error"') ? reject(new Error(d.toString())) : resolve(),
@@ -185,7 +191,7 @@ describe('Centrifugo as the bench runs it', () => {
             const token = connectionToken('not-the-secret', randomUUID());
             ws.send(JSON.stringify({ id: 1, connect: { token } }));
           }),
-      });
+      );
       try {
         const out = await fleet.grow(1);
         expect(out.failed).toBe(1);

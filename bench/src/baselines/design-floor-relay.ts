@@ -45,52 +45,53 @@ type Outcome =
   | { status: 200; body: { status: 'sent' } | { results: Array<{ http_status: number }> } }
   | { status: 400 | 404; body: unknown };
 
-/** Validates one notify body and relays its payload to the socket server. */
-async function relay(nc: NatsConnection, text: string): Promise<Outcome> {
+/** A body parsed and validated, or the 400 that says why not. */
+function parse<T>(
+  schema: z.ZodType<T>,
+  text: string,
+): { data: T } | { refused: Outcome & { status: 400 } } {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch {
-    return { status: 400, body: { error: { code: 'invalid_json' } } };
+    return { refused: { status: 400, body: { error: { code: 'invalid_json' } } } };
   }
-  const parsed = NotifyBody.safeParse(raw);
-  if (!parsed.success) {
-    return {
-      status: 400,
-      body: { error: { code: 'invalid_body', message: parsed.error.issues[0]?.message } },
-    };
-  }
-  const { recipient, payload } = parsed.data;
+  const parsed = schema.safeParse(raw);
+  return parsed.success
+    ? { data: parsed.data }
+    : {
+        refused: {
+          status: 400,
+          body: { error: { code: 'invalid_body', message: parsed.error.issues[0]?.message } },
+        },
+      };
+}
+
+/** Sends one payload to the socket server; true once it wrote the frame. */
+async function push(nc: NatsConnection, recipient: string, payload: unknown): Promise<boolean> {
   const reply = await nc.request(floorPushSubject(recipient), JSON.stringify(payload), {
     timeout: PUSH_TIMEOUT_MS,
   });
-  return reply.string() === FLOOR_SENT
+  return reply.string() === FLOOR_SENT;
+}
+
+/** Validates one notify body and relays its payload to the socket server. */
+async function relay(nc: NatsConnection, text: string): Promise<Outcome> {
+  const body = parse(NotifyBody, text);
+  if ('refused' in body) return body.refused;
+  return (await push(nc, body.data.recipient, body.data.payload))
     ? { status: 200, body: { status: 'sent' } }
     : { status: 404, body: { error: { code: 'offline' } } };
 }
 
 /** Validates a batch body and relays every event at once; one result per event. */
 async function relayBatch(nc: NatsConnection, text: string): Promise<Outcome> {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch {
-    return { status: 400, body: { error: { code: 'invalid_json' } } };
-  }
-  const parsed = NotifyBatchBody.safeParse(raw);
-  if (!parsed.success) {
-    return {
-      status: 400,
-      body: { error: { code: 'invalid_body', message: parsed.error.issues[0]?.message } },
-    };
-  }
+  const body = parse(NotifyBatchBody, text);
+  if ('refused' in body) return body.refused;
   const results = await Promise.all(
-    parsed.data.events.map(async ({ recipient, payload }) => {
-      const reply = await nc.request(floorPushSubject(recipient), JSON.stringify(payload), {
-        timeout: PUSH_TIMEOUT_MS,
-      });
-      return { http_status: reply.string() === FLOOR_SENT ? 200 : 404 };
-    }),
+    body.data.events.map(async (e) => ({
+      http_status: (await push(nc, e.recipient, e.payload)) ? 200 : 404,
+    })),
   );
   return { status: 200, body: { results } };
 }

@@ -13,7 +13,7 @@ import {
   ratioBelow,
 } from '../report/results.js';
 import { type BenchContext, HANDSHAKE_TIMEOUT_MS } from './context.js';
-import { PROCESSES } from './cpu-meter.js';
+import { centrifugoProcesses, centrifugoSystem, PROCESSES } from './cpu-meter.js';
 import { connectUrl, notifyBody, pushBody, rawWsUrl } from './herald-wire.js';
 import { type RampSubject, ramp, rampLevels } from './ramp.js';
 
@@ -122,15 +122,14 @@ export async function connectionRamps(ctx: BenchContext): Promise<FigureResult[]
             (peer): RampSubject => ({
               name: SUBJECTS.centrifugo(peer.engine),
               role: 'baseline',
-              system: peer.engine === 'redis' ? 'centrifugoRedis' : 'centrifugoMemory',
+              system: centrifugoSystem(peer.engine),
               inspectPort: undefined,
               pid: peer.server.process.pid,
               alsoGrowing: peer.server.processes
                 .filter((p) => p.pid !== peer.server.process.pid)
                 .map((p) => p.pid),
               port: peer.server.process.port,
-              processes:
-                peer.engine === 'redis' ? PROCESSES.centrifugoRedis : PROCESSES.centrifugoMemory,
+              processes: centrifugoProcesses(peer.engine),
               fleet: (rs: string[]) =>
                 centrifugoFleet({
                   ...fleetOpts,

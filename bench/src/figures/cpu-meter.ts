@@ -1,4 +1,6 @@
+import type { CentrifugoEngine } from '../env/centrifugo-server.js';
 import { cpuSnapshot, type NamedProcess } from '../env/process-cpu.js';
+import type { System } from '../report/peers.js';
 
 /**
  * CPU seconds the named server processes use over a measurement window: divided by the work done
@@ -48,3 +50,13 @@ export const PROCESSES = {
   centrifugoMemory: ['centrifugo (memory)'],
   centrifugoRedis: ['centrifugo (redis)', 'redis-server'],
 } as const;
+
+/** Centrifugo's processes for an engine: itself, and its redis-server with the Redis engine. */
+export function centrifugoProcesses(engine: CentrifugoEngine): readonly string[] {
+  return engine === 'redis' ? PROCESSES.centrifugoRedis : PROCESSES.centrifugoMemory;
+}
+
+/** Centrifugo's column in issue 31's table for an engine. */
+export function centrifugoSystem(engine: CentrifugoEngine): System {
+  return engine === 'redis' ? 'centrifugoRedis' : 'centrifugoMemory';
+}

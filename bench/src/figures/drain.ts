@@ -21,7 +21,13 @@ import {
 import { percentile } from '../stats.js';
 import { batchBody, expectBatchPublished, publishBody } from './centrifugo-wire.js';
 import { type BenchContext, type CentrifugoPeer, HANDSHAKE_TIMEOUT_MS } from './context.js';
-import { meterCpu, PROCESSES, perUnitUs } from './cpu-meter.js';
+import {
+  centrifugoProcesses,
+  centrifugoSystem,
+  meterCpu,
+  PROCESSES,
+  perUnitUs,
+} from './cpu-meter.js';
 import { connectUrl, notifyBody, rawWsUrl } from './herald-wire.js';
 import { queueEvents, queueLayout, resetQueue } from './queue-prep.js';
 
@@ -41,11 +47,8 @@ export const SUBJECTS = {
     `baseline: Centrifugo (${engine} engine) POST /api/publish (history)`,
 } as const;
 
-/** The system of a Centrifugo peer in issue 31's table. */
-const systemOf = (peer: CentrifugoPeer): System =>
-  peer.engine === 'redis' ? 'centrifugoRedis' : 'centrifugoMemory';
-const processesOf = (peer: CentrifugoPeer) =>
-  peer.engine === 'redis' ? PROCESSES.centrifugoRedis : PROCESSES.centrifugoMemory;
+const systemOf = (peer: CentrifugoPeer): System => centrifugoSystem(peer.engine);
+const processesOf = (peer: CentrifugoPeer) => centrifugoProcesses(peer.engine);
 
 const NO_STORE =
   'Socket.IO and the raw ws server keep nothing for an absent recipient, so they have no value here';
@@ -118,14 +121,16 @@ export async function drain(ctx: BenchContext): Promise<FigureResult> {
           );
       };
       const payloadOf = (i: number) => ctx.payload.make(seqBase + i);
+      // Herald's body, to its ingress and to the floor's koa service alike.
+      const notifyAt = (i: number): [string, string] => [
+        '/notify',
+        notifyBody(ctx.stack, one, payloadOf(i)),
+      ];
       storeRow(
         SUBJECTS.heraldStore,
         'herald',
         'herald',
-        await storeOne(ctx, PROCESSES.herald, ctx.http.ingress, n, 202, (i) => [
-          '/notify',
-          notifyBody(ctx.stack, one, payloadOf(i)),
-        ]),
+        await storeOne(ctx, PROCESSES.herald, ctx.http.ingress, n, 202, notifyAt),
       );
       for (const peer of ctx.centrifugo) {
         storeRow(
@@ -142,10 +147,7 @@ export async function drain(ctx: BenchContext): Promise<FigureResult> {
         SUBJECTS.floorStore,
         'baseline',
         'designFloor',
-        await storeOne(ctx, PROCESSES.floorStore, ctx.http.koaJetStream, n, 202, (i) => [
-          '/notify',
-          notifyBody(ctx.stack, one, payloadOf(i)),
-        ]),
+        await storeOne(ctx, PROCESSES.floorStore, ctx.http.koaJetStream, n, 202, notifyAt),
       );
       seqBase += n;
       const rawOne = await metered(ctx, PROCESSES.nats, () => replay(ctx, [one], n));

@@ -23,7 +23,13 @@ import {
   MAX_OPS_PER_SEC,
   SETTLE_TIMEOUT_MS,
 } from './context.js';
-import { meterCpu, PROCESSES, perUnitUs } from './cpu-meter.js';
+import {
+  centrifugoProcesses,
+  centrifugoSystem,
+  meterCpu,
+  PROCESSES,
+  perUnitUs,
+} from './cpu-meter.js';
 import { DeliveryCounter } from './delivery-counter.js';
 import { connectUrl, notifyBody, pushBody, rawWsUrl } from './herald-wire.js';
 
@@ -286,61 +292,57 @@ export async function latency(ctx: BenchContext): Promise<FigureResult> {
               `${subject} ${metric}, run ${run + 1}: the generator fell ${loop.behindMs.toFixed(0)} ms behind its schedule`,
             );
         };
+        const to = (seq: number) => recipients[seq % l] as string;
         const payloadOf = (seq: number) => ctx.payload.make(seq);
-        await atRate(
-          SUBJECTS.herald,
-          'herald',
-          'herald',
-          PROCESSES.herald,
-          ctx.http.ingress,
-          (seq) =>
-            ctx.http.ingress.post(
-              '/notify',
-              notifyBody(ctx.stack, recipients[seq % l] as string, payloadOf(seq)),
-            ),
-        );
-        for (const { peer } of centrifugo) {
-          const redis = peer.engine === 'redis';
-          await atRate(
-            SUBJECTS.centrifugo(peer.engine),
+        const notify = (http: Poster) => (seq: number) =>
+          http.post('/notify', notifyBody(ctx.stack, to(seq), payloadOf(seq)));
+        const push = (http: Poster) => (seq: number) =>
+          http.post('/push', pushBody(to(seq), payloadOf(seq)));
+        const systems: Array<Parameters<typeof atRate>> = [
+          [
+            SUBJECTS.herald,
+            'herald',
+            'herald',
+            PROCESSES.herald,
+            ctx.http.ingress,
+            notify(ctx.http.ingress),
+          ],
+          ...centrifugo.map(
+            ({ peer }): Parameters<typeof atRate> => [
+              SUBJECTS.centrifugo(peer.engine),
+              'baseline',
+              centrifugoSystem(peer.engine),
+              centrifugoProcesses(peer.engine),
+              peer.api,
+              (seq) => peer.api.post('/api/publish', publishBody(to(seq), payloadOf(seq))),
+            ],
+          ),
+          [
+            SUBJECTS.socketIo,
             'baseline',
-            redis ? 'centrifugoRedis' : 'centrifugoMemory',
-            redis ? PROCESSES.centrifugoRedis : PROCESSES.centrifugoMemory,
-            peer.api,
-            (seq) =>
-              peer.api.post(
-                '/api/publish',
-                publishBody(recipients[seq % l] as string, payloadOf(seq)),
-              ),
-          );
-        }
-        await atRate(
-          SUBJECTS.socketIo,
-          'baseline',
-          'socketIo',
-          PROCESSES.socketIo,
-          ctx.http.socketIo,
-          (seq) =>
-            ctx.http.socketIo.post(
-              '/push',
-              pushBody(recipients[seq % l] as string, payloadOf(seq)),
-            ),
-        );
-        await atRate(SUBJECTS.rawWs, 'baseline', 'rawWs', PROCESSES.rawWs, ctx.http.rawWs, (seq) =>
-          ctx.http.rawWs.post('/push', pushBody(recipients[seq % l] as string, payloadOf(seq))),
-        );
-        await atRate(
-          SUBJECTS.designFloor,
-          'baseline',
-          'designFloor',
-          PROCESSES.designFloor,
-          ctx.http.designFloor,
-          (seq) =>
-            ctx.http.designFloor.post(
-              '/notify',
-              notifyBody(ctx.stack, recipients[seq % l] as string, payloadOf(seq)),
-            ),
-        );
+            'socketIo',
+            PROCESSES.socketIo,
+            ctx.http.socketIo,
+            push(ctx.http.socketIo),
+          ],
+          [
+            SUBJECTS.rawWs,
+            'baseline',
+            'rawWs',
+            PROCESSES.rawWs,
+            ctx.http.rawWs,
+            push(ctx.http.rawWs),
+          ],
+          [
+            SUBJECTS.designFloor,
+            'baseline',
+            'designFloor',
+            PROCESSES.designFloor,
+            ctx.http.designFloor,
+            notify(ctx.http.designFloor),
+          ],
+        ];
+        for (const args of systems) await atRate(...args);
       }
       ctx.log(
         `figure 1: run ${run + 1}/${config.runs}: ${config.latencyLoads

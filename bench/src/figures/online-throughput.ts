@@ -28,7 +28,13 @@ import {
   MAX_OPS_PER_SEC,
   SETTLE_TIMEOUT_MS,
 } from './context.js';
-import { meterCpu, PROCESSES, perUnitUs } from './cpu-meter.js';
+import {
+  centrifugoProcesses,
+  centrifugoSystem,
+  meterCpu,
+  PROCESSES,
+  perUnitUs,
+} from './cpu-meter.js';
 import { DeliveryTracker } from './delivery-tracker.js';
 import {
   batchOutcome,
@@ -341,30 +347,21 @@ function targetsFor(ctx: BenchContext, recipients: string[], trackers: Fleets): 
       load: closed(op, size),
     },
   ];
-  const herald = {
-    role: 'herald' as const,
-    system: 'herald' as const,
-    processes: PROCESSES.herald,
-    tracker: trackers.herald,
-  };
-  const raw = {
-    role: 'baseline' as const,
-    system: 'rawWs' as const,
-    processes: PROCESSES.rawWs,
-    tracker: trackers.raw,
-  };
-  const floor = {
-    role: 'baseline' as const,
-    system: 'designFloor' as const,
-    processes: PROCESSES.designFloor,
-    tracker: trackers.raw,
-  };
-  const sio = {
-    role: 'baseline' as const,
-    system: 'socketIo' as const,
-    processes: PROCESSES.socketIo,
-    tracker: trackers.sio,
-  };
+  const side = (
+    role: Role,
+    system: System,
+    processes: readonly string[],
+    tracker: DeliveryTracker,
+  ) => ({
+    role,
+    system,
+    processes,
+    tracker,
+  });
+  const herald = side('herald', 'herald', PROCESSES.herald, trackers.herald);
+  const raw = side('baseline', 'rawWs', PROCESSES.rawWs, trackers.raw);
+  const floor = side('baseline', 'designFloor', PROCESSES.designFloor, trackers.raw);
+  const sio = side('baseline', 'socketIo', PROCESSES.socketIo, trackers.sio);
   return [
     {
       ...herald,
@@ -385,11 +382,12 @@ function targetsFor(ctx: BenchContext, recipients: string[], trackers: Fleets): 
     ),
     ...ctx.centrifugo.flatMap((peer, k): Target[] => {
       const c = {
-        role: 'baseline' as const,
-        system:
-          peer.engine === 'redis' ? ('centrifugoRedis' as const) : ('centrifugoMemory' as const),
-        processes: peer.engine === 'redis' ? PROCESSES.centrifugoRedis : PROCESSES.centrifugoMemory,
-        tracker: trackers.centrifugo[k] as DeliveryTracker,
+        ...side(
+          'baseline',
+          centrifugoSystem(peer.engine),
+          centrifugoProcesses(peer.engine),
+          trackers.centrifugo[k] as DeliveryTracker,
+        ),
         http: peer.api,
       };
       return [
