@@ -37,8 +37,8 @@ typecheck: deps ## the TypeScript compiler only
 build: deps ## compile every workspace that has a build script into its dist/
 	npm run build --workspaces --if-present
 
-bench: deps ## run the benchmarks (bench/run.ts)
-	@# Every connection is a descriptor: raise the soft limit to the hard one. QUICK=1: the <60 s smoke run.
+bench: deps ## run the benchmarks against Centrifugo and the baselines (bench/run.ts)
+	@# Every connection is a descriptor: raise the soft limit to the hard one. QUICK=1: the smoke run CI runs.
 	@ulimit -n "$$(ulimit -Hn)" 2>/dev/null || true; \
 	  node --conditions=herald-source --import tsx bench/run.ts
 
