@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -71,6 +71,8 @@ describe('dashboard checkout in headless Chromium', () => {
   const frames: SocketFrame[] = [];
   /** Every GET /v1/billing/payments/<id> the page made, by payment id. */
   const reads = new Map<string, number>();
+  /** The Live key made once the account is on Hobby. */
+  let liveKey = '';
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
@@ -82,6 +84,8 @@ describe('dashboard checkout in headless Chromium', () => {
       // ingress and the edge: the page's socket, and auth's notices dispatched to it.
       // status: the Plan page's dispatch figure comes from it.
       services: ['auth', 'ingress-api', 'socket-edge', 'status'],
+      // The plans Herald ships, so the page (and its screenshots in docs/) shows their limits.
+      plans: JSON.parse(readFileSync(join(APP, '..', '..', 'config', 'plans.json'), 'utf8')),
       env: {
         auth: {
           DASHBOARD_DIR: DIST,
@@ -213,9 +217,43 @@ describe('dashboard checkout in headless Chromium', () => {
 
     await page.getByRole('link', { name: 'Create a Live key on the Keys page' }).click();
     await page.getByRole('button', { name: 'Create a Live key' }).click();
-    expect((await page.getByTestId('new-key').textContent()) ?? '').toMatch(/^hk_live_/);
+    liveKey = (await page.getByTestId('new-key').textContent()) ?? '';
+    expect(liveKey).toMatch(/^hk_live_/);
     await shot('checkout-3-live-key');
   }, 120_000);
+
+  it("leaves the dashboard's own billing notices out of the customer's delivery figures", async () => {
+    // The payment above sent this account's dashboard its notices through ingress, as events; the
+    // customer's first event comes after them in the status stream, so once it is counted, they
+    // have been written (or dropped) too.
+    const { stdout } = await run('curl', [
+      '-sS',
+      '--cacert',
+      stack.caFile,
+      '-H',
+      'Content-Type: application/json',
+      '-d',
+      JSON.stringify({
+        recipient: crypto.randomUUID(),
+        payload: { order: 1 },
+        api_key: liveKey,
+        client: 'mobile',
+      }),
+      `${stack.baseUrl}/notify`,
+    ]);
+    expect(JSON.parse(stdout)).toMatchObject({ status: 'User offline, notification saved' });
+    await page.goto(`${origin}/#delivery`);
+    await until(async () => {
+      await page.getByRole('button', { name: 'Refresh' }).click();
+      expect(await page.getByTestId('count-pending').textContent()).toBe('1');
+    });
+    // All keys: the customer's one event, nothing of the notices (sent live to this page).
+    for (const s of ['sent', 'delivered', 'failed']) {
+      expect(await page.getByTestId(`count-${s}`).textContent(), s).toBe('0');
+    }
+    expect(await page.getByTestId('event-row').count()).toBe(1);
+    await shot('checkout-3b-delivery');
+  });
 
   it('a cancelled payment leaves the plan unchanged and says so, polling while the socket is down', async () => {
     await page.goto(`${origin}/#plan`);
