@@ -10,13 +10,13 @@
  * TRIALS (default 10), CAP (sockets the account may hold, default 2), RETRY_MS (default 50).
  */
 import { randomUUID } from 'node:crypto';
-import { freePort, startServiceProcess } from '@herald/testkit';
 import {
   expectRefusal,
   openClient,
   ROOMY_LIMITS,
   type Stack,
   startEdge,
+  startEdgeProcess,
   startStack,
   verified,
 } from '../fixture.js';
@@ -57,16 +57,7 @@ for (let trial = 0; trial < TRIALS; trial++) {
       limits: { ...ROOMY_LIMITS, connections: CAP },
     }),
   );
-  const doomed = await startServiceProcess(
-    'socket-edge',
-    await freePort(),
-    {
-      NATS_URL: stack.nats.url,
-      TLS_CERT_FILE: stack.certs.certFile,
-      TLS_KEY_FILE: stack.certs.keyFile,
-    },
-    stack.certs.ca,
-  );
+  const doomed = await startEdgeProcess(stack);
   const held = Array.from({ length: CAP }, () => openClient(stack, doomed.port, { apiKey }));
   await Promise.all(held.map((c) => c.opened));
   while (survivor.edge.connectionsSeen(account) !== CAP)
