@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,6 +17,7 @@ import { freePort, type Stack, type StackOptions, startStack } from '@herald/tes
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '@herald/testkit/browser';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { notifyWithCurl, SHIPPED_PLANS, until } from './support.js';
 
 const run = promisify(execFile);
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -32,19 +33,6 @@ const DIST = mkdtempSync(join(tmpdir(), 'herald-dashboard-checkout-'));
  * checkout-1-pending.png, made by hand (a test run never changes a committed file).
  */
 const ARTIFACTS = join(APP, 'test-artifacts');
-
-async function until(check: () => Promise<void>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
-}
 
 /** A frame the page's Herald socket received: a herald.v1 envelope. */
 interface SocketFrame {
@@ -85,7 +73,7 @@ describe('dashboard checkout in headless Chromium', () => {
       // status: the Plan page's dispatch figure comes from it.
       services: ['auth', 'ingress-api', 'socket-edge', 'status'],
       // The plans Herald ships, so the page (and its screenshots in docs/) shows their limits.
-      plans: JSON.parse(readFileSync(join(APP, '..', '..', 'config', 'plans.json'), 'utf8')),
+      plans: SHIPPED_PLANS,
       env: {
         auth: {
           DASHBOARD_DIR: DIST,
@@ -226,22 +214,12 @@ describe('dashboard checkout in headless Chromium', () => {
     // The payment above sent this account's dashboard its notices through ingress, as events; the
     // customer's first event comes after them in the status stream, so once it is counted, they
     // have been written (or dropped) too.
-    const { stdout } = await run('curl', [
-      '-sS',
-      '--cacert',
-      stack.caFile,
-      '-H',
-      'Content-Type: application/json',
-      '-d',
-      JSON.stringify({
-        recipient: crypto.randomUUID(),
-        payload: { order: 1 },
-        api_key: liveKey,
-        client: 'mobile',
-      }),
-      `${stack.baseUrl}/notify`,
-    ]);
-    expect(JSON.parse(stdout)).toMatchObject({ status: 'User offline, notification saved' });
+    const sent = await notifyWithCurl(stack, {
+      recipient: crypto.randomUUID(),
+      payload: { order: 1 },
+      api_key: liveKey,
+    });
+    expect(sent).toMatchObject({ status: 'User offline, notification saved' });
     await page.goto(`${origin}/#delivery`);
     await until(async () => {
       await page.getByRole('button', { name: 'Refresh' }).click();

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -7,6 +7,7 @@ import { openSocket, type Stack, type StackOptions, startStack } from '@herald/t
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '@herald/testkit/browser';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { notifyWithCurl, SHIPPED_PLANS, until } from './support.js';
 
 const run = promisify(execFile);
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -14,25 +15,6 @@ const APP = join(HERE, '..');
 const DIST = join(APP, 'dist');
 /** Screenshots of every run (gitignored); docs/dashboard.png is a copy of one of them. */
 const ARTIFACTS = join(APP, 'test-artifacts');
-/** The plans Herald ships: the Plan page is checked against their real, distinct limits. */
-const SHIPPED_PLANS = JSON.parse(
-  readFileSync(join(APP, '..', '..', 'config', 'plans.json'), 'utf8'),
-) as { test_key_limits: { dispatch_rate: number }; plans: Array<{ id: string }> };
-
-/** Polls an assertion until it holds (the page refreshes figures when asked, the pipeline lags). */
-async function until(check: () => Promise<void>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
-}
-
 /**
  * The dashboard, built as shipped and served by auth, in real headless Chromium against the whole
  * stack (status service included): sign up, Test key, an event sent with curl counted pending,
@@ -125,7 +107,7 @@ describe('dashboard in headless Chromium', () => {
 
   it("shows a free account the Test key's limits, the only key it can hold, and calls its plan Free", async () => {
     await page.goto(`${origin}/#plan`);
-    const limits = SHIPPED_PLANS.test_key_limits as Record<string, number>;
+    const limits = SHIPPED_PLANS.test_key_limits;
     await until(async () =>
       expect(await page.getByTestId('limit-test-connections').textContent()).toBe(
         `0 of ${limits.connections}`,
@@ -148,22 +130,11 @@ describe('dashboard in headless Chromium', () => {
 
   it('counts an event sent with curl as pending, then delivered on the chart and in the lookup', async () => {
     const to = crypto.randomUUID();
-    const { stdout } = await run('curl', [
-      '-sS',
-      '--cacert',
-      stack.caFile,
-      '-H',
-      'Content-Type: application/json',
-      '-d',
-      JSON.stringify({
-        recipient: to,
-        payload: { hello: 'curl' },
-        api_key: testKey,
-        client: 'mobile',
-      }),
-      `${stack.baseUrl}/notify`,
-    ]);
-    const answer = JSON.parse(stdout) as { status: string; id: string };
+    const answer = await notifyWithCurl(stack, {
+      recipient: to,
+      payload: { hello: 'curl' },
+      api_key: testKey,
+    });
     expect(answer.status).toBe('User offline, notification saved');
 
     await page.goto(`${origin}/#delivery`);
