@@ -24,6 +24,10 @@ dev: deps ## run the whole stack locally (data in .data/); Ctrl-C stops it
 stop: ## stop a `make dev` stack that lost its terminal
 	@scripts/dev-stop.sh
 
+.PHONY: example
+example: ## the React bell example on https://localhost:5173, against a running `make dev`
+	@scripts/example.sh
+
 test: deps deps-browser ## run every test (vitest, real nats-server and Postgres)
 	npx vitest run
 

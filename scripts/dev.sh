@@ -6,6 +6,7 @@
 #   .data/pg         a private Postgres cluster on 127.0.0.1:$HERALD_PG_PORT (15432), database herald
 #   .data/dev.env    DATABASE_URL and NATS_URL, read by the admin CLI and retention's run-once
 #   .data/demo.env   the demo account, its Test key and a demo recipient (sourceable)
+#   .data/example.env  the bell example's own account; make example adds its key (scripts/example.sh)
 #   .data/logs       one log per process; .data/run holds their pids
 #
 # Ctrl-C or SIGTERM stops every service, then nats-server, then Postgres.
@@ -13,13 +14,14 @@
 set -euo pipefail
 # shellcheck source=lib/dev-common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/dev-common.sh"
+# shellcheck source=lib/dev-accounts.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/dev-accounts.sh"
 cd "$ROOT"
 
 HOST=${HERALD_HOST:-127.0.0.1}
 TLS=$DATA/tls
 DEMO_EMAIL=demo@herald.local
-# A stored Test key is reused while it has at least this long to live (Test keys live 4 hours).
-KEY_MIN_REMAINING_MS=$((10 * 60 * 1000))
+EXAMPLE_EMAIL=example@herald.local
 READY_TIMEOUT_S=90
 
 # name:port, in start order. Retention joins when it exists.
@@ -35,6 +37,12 @@ cleanup() {
   local status=$?
   trap '' INT TERM
   local entry name pid
+  # The bell example (make example, another terminal) has nothing to talk to any more.
+  if pid=$(recorded_pid example); then
+    say 'stopping the bell example'
+    stop_pid example "$pid"
+  fi
+  rm -f "$RUN/example.pid"
   # Edges and ingress first (sockets close with 1001, dispatches drain), auth after them.
   for entry in $(printf '%s\n' "${started[@]}" | tac); do
     name=${entry%%:*}
@@ -69,9 +77,20 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-for entry in "${SERVICES[@]}" "nats:$NATS_PORT" "postgres:$PG_PORT"; do
+# Every port before anything starts: a busy one found later would leave NATS and Postgres behind.
+DARAJA_SIM_PORT=${HERALD_DARAJA_SIM_PORT:-8450}
+PORTS=("${SERVICES[@]}" "nats:$NATS_PORT" "postgres:$PG_PORT")
+[[ ${HERALD_DARAJA:-sim} == sim ]] && PORTS+=("Daraja simulator:$DARAJA_SIM_PORT")
+# Who listens on a port, when ss can tell (root sees every process; others see their own).
+port_holder() {
+  local users
+  users=$(ss -ltnpH "sport = :$1" 2>/dev/null | grep -o 'users:(([^)]*))' | head -n 1) || return 0
+  [[ $users =~ \(\(\"([^\"]*)\",pid=([0-9]+) ]] && printf ' by pid %s (%s)' "${BASH_REMATCH[2]}" "${BASH_REMATCH[1]}"
+  return 0
+}
+for entry in "${PORTS[@]}"; do
   port_busy "${entry##*:}" &&
-    die "port ${entry##*:} (${entry%%:*}) is already in use on 127.0.0.1: stop what holds it (HERALD_NATS_PORT / HERALD_PG_PORT move NATS and Postgres)"
+    die "port ${entry##*:} (${entry%:*}) is already in use on 127.0.0.1$(port_holder "${entry##*:}"): stop what holds it (make stop, if it is a make dev of this checkout; HERALD_NATS_PORT / HERALD_PG_PORT / HERALD_DARAJA_SIM_PORT move NATS, Postgres and the Daraja simulator)"
 done
 
 rotate_log() { [[ -f $LOGS/$1.log ]] && mv -f "$LOGS/$1.log" "$LOGS/$1.log.1" || true; }
@@ -137,8 +156,6 @@ say "Postgres on $DATABASE_URL"
 printf 'DATABASE_URL=%s\nNATS_URL=%s\n' "$DATABASE_URL" "$NATS_URL" >"$DATA/dev.env"
 export DATABASE_URL NATS_URL
 
-admin() { npm run -s admin -- "$@"; }
-
 say 'running migrations'
 admin migrate >"$LOGS/migrate.log" 2>&1 || { tail -n 30 "$LOGS/migrate.log" >&2; die 'migrations failed; log above'; }
 
@@ -148,9 +165,6 @@ admin migrate >"$LOGS/migrate.log" 2>&1 || { tail -n 30 "$LOGS/migrate.log" >&2;
 # (docs/operations.md, "Billing"). The simulator's test phone numbers are listed in README.md.
 DARAJA_SIM_PID=''
 if [[ ${HERALD_DARAJA:-sim} == sim ]]; then
-  DARAJA_SIM_PORT=${HERALD_DARAJA_SIM_PORT:-8450}
-  port_busy "$DARAJA_SIM_PORT" &&
-    die "port $DARAJA_SIM_PORT (Daraja simulator) is already in use on 127.0.0.1: stop what holds it, or set HERALD_DARAJA_SIM_PORT"
   rotate_log daraja-sim
   env DARAJA_SIM_PORT="$DARAJA_SIM_PORT" DARAJA_SIM_CA_FILE="$TLS/ca.crt" \
     setsid node --conditions=herald-source --import tsx lib/payments/src/simulator/main.ts >"$LOGS/daraja-sim.log" 2>&1 &
@@ -211,71 +225,24 @@ for entry in "${started[@]}"; do
   say "$name ready on https://localhost:$port"
 done
 
-# ---- demo account and Test key ----------------------------------------------------------------
-# The admin CLI prints one JSON object on stdout with --json, its errors on stderr.
-admin_json() {
-  local out
-  out=$(admin "$@" --json 2>"$LOGS/admin.log") || {
-    sed 's/^/  /' "$LOGS/admin.log" >&2
-    return 1
-  }
-  printf '%s\n' "$out"
-}
-json_field() { node -e 'const v = JSON.parse(process.argv[1])[process.argv[2]]; if (v == null) process.exit(1); console.log(v)' "$1" "$2"; }
-
-HERALD_ACCOUNT_ID='' HERALD_TEST_KEY='' HERALD_TEST_KEY_ID='' HERALD_TEST_KEY_EXPIRES_AT='' HERALD_RECIPIENT=''
-if [[ -f $DATA/demo.env ]]; then
-  while IFS='=' read -r k v; do
-    case $k in
-      HERALD_ACCOUNT_ID | HERALD_TEST_KEY | HERALD_TEST_KEY_ID | HERALD_TEST_KEY_EXPIRES_AT | HERALD_RECIPIENT) printf -v "$k" '%s' "$v" ;;
-    esac
-  done <"$DATA/demo.env"
-fi
-
-keys=''
-if [[ -n $HERALD_ACCOUNT_ID ]] && ! keys=$(admin_json key list --account "$HERALD_ACCOUNT_ID" 2>/dev/null); then
-  say "the stored demo account $HERALD_ACCOUNT_ID is gone from the database: making a new one"
-  HERALD_ACCOUNT_ID=''
-fi
-if [[ -z $HERALD_ACCOUNT_ID ]]; then
-  say "creating the demo account ($DEMO_EMAIL)"
-  if out=$(admin_json account create --email "$DEMO_EMAIL" 2>/dev/null); then
-    HERALD_ACCOUNT_ID=$(json_field "$out" id) || die "admin account create printed no id: $out"
-  else
-    # The database outlived .data/demo.env: the address is taken by the demo account made then.
-    # The admin CLI has no lookup by email, hence this one read of auth's table.
-    HERALD_ACCOUNT_ID=$(psql_q herald "select id from accounts where email = '$DEMO_EMAIL'" 2>/dev/null || true)
-    [[ -n $HERALD_ACCOUNT_ID ]] || { sed 's/^/  /' "$LOGS/admin.log" >&2; die 'admin account create failed; its message is above'; }
-  fi
-  HERALD_TEST_KEY='' HERALD_TEST_KEY_ID=''
+# ---- demo accounts and Test keys --------------------------------------------------------------
+HERALD_ACCOUNT_ID='' HERALD_TEST_KEY='' HERALD_TEST_KEY_ID='' HERALD_RECIPIENT=''
+load_env "$DATA/demo.env" HERALD_ACCOUNT_ID HERALD_TEST_KEY HERALD_TEST_KEY_ID HERALD_RECIPIENT
+ensure_account "$DEMO_EMAIL" "$HERALD_ACCOUNT_ID"
+if [[ $ACCOUNT_ID != "$HERALD_ACCOUNT_ID" ]]; then
+  HERALD_ACCOUNT_ID=$ACCOUNT_ID HERALD_TEST_KEY='' HERALD_TEST_KEY_ID=''
 fi
 [[ -n $HERALD_RECIPIENT ]] || HERALD_RECIPIENT=$(node -e 'console.log(crypto.randomUUID())')
+ensure_test_key "$HERALD_ACCOUNT_ID" mobile '' "$HERALD_TEST_KEY" "$HERALD_TEST_KEY_ID"
+HERALD_TEST_KEY=$TEST_KEY HERALD_TEST_KEY_ID=$TEST_KEY_ID HERALD_TEST_KEY_EXPIRES_AT=$TEST_KEY_EXPIRES_AT
 
-# Reuse the stored Test key while the database says it is neither revoked nor about to expire.
-key_usable() {
-  [[ -n $HERALD_TEST_KEY && -n $HERALD_TEST_KEY_ID && -n $keys ]] || return 1
-  node -e '
-    const [keys, id, margin] = process.argv.slice(1);
-    const k = JSON.parse(keys).keys.find((k) => k.id === id);
-    const ok = k && !k.revoked_at && (k.expires_at === null || Date.parse(k.expires_at) - Date.now() > Number(margin));
-    process.exit(ok ? 0 : 1);
-  ' "$keys" "$HERALD_TEST_KEY_ID" "$KEY_MIN_REMAINING_MS"
-}
-if ! key_usable; then
-  # One Test key per account, ever: a new account gets one; after that, support's reset-test
-  # (which revokes the old value) is the only way to a fresh 4-hour key.
-  if [[ -n $keys ]] && node -e 'process.exit(JSON.parse(process.argv[1]).keys.some((k) => k.kind === "test") ? 0 : 1)' "$keys"; then
-    say 'resetting the demo account Test key (the stored one expired or was revoked)'
-    out=$(admin_json key reset-test --account "$HERALD_ACCOUNT_ID") ||
-      die 'admin key reset-test failed; its message is above'
-  else
-    say 'creating a Test key for the demo account'
-    out=$(admin_json key create --account "$HERALD_ACCOUNT_ID" --kind test --client mobile) ||
-      die 'admin key create failed; its message is above'
-  fi
-  HERALD_TEST_KEY=$(json_field "$out" key) || die "admin key create printed no key: $out"
-  HERALD_TEST_KEY_ID=$(json_field "$out" id) || die "admin key create printed no id: $out"
-  HERALD_TEST_KEY_EXPIRES_AT=$(json_field "$out" expires_at) || die "admin key create printed no expires_at: $out"
+# A second account for the React bell example (make example), which needs a web key for its own
+# origin: this one's single Test key then never has to be spent on it. make example issues the key.
+HERALD_EXAMPLE_ACCOUNT_ID=''
+load_env "$DATA/example.env" HERALD_EXAMPLE_ACCOUNT_ID
+ensure_account "$EXAMPLE_EMAIL" "$HERALD_EXAMPLE_ACCOUNT_ID"
+if [[ $ACCOUNT_ID != "$HERALD_EXAMPLE_ACCOUNT_ID" ]]; then
+  printf 'HERALD_EXAMPLE_ACCOUNT_ID=%s\n' "$ACCOUNT_ID" >"$DATA/example.env"
 fi
 
 BASE_URL=https://localhost:8443
@@ -311,6 +278,9 @@ the browser trusts .data/tls/ca.crt. There is no mail server: a password reset t
   npm run -s admin -- account reset-token --email you@example.com
 
 The Test key expires at $HERALD_TEST_KEY_EXPIRES_AT (make dev issues a new one then).
+
+The React notification bell, live in a page of its own: run make example in another terminal
+(clients/react/example/README.md). It has an account of its own, $EXAMPLE_EMAIL.
 Paste the four lines above into a shell (or: . .data/demo.env), then
 
 Send an event to recipient $HERALD_RECIPIENT (202 while it is offline: queued; 200 once connected):

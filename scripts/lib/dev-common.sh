@@ -78,10 +78,14 @@ proc_alive() {
 }
 
 # The word the command line of each process `make dev` records in .data/run/<name>.pid contains.
+# It must match what dev.sh (or example.sh) launches: a wrong one leaves that process running
+# after `make stop` (test/dev/dev-stop.test.ts kills make dev with -9 and finds none left).
 signature_of() {
   case $1 in
     dev) echo 'dev.sh' ;;
     nats) echo 'nats-server' ;;
+    daraja-sim) echo 'lib/payments/src/simulator/main.ts' ;;
+    example) echo 'clients/react/example/serve.ts' ;;
     *) echo "services/$1/src/main.ts" ;;
   esac
 }

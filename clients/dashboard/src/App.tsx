@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState } from 'react';
 import { AuthPage } from './AuthPage.js';
-import { type Account, api, setCsrf } from './api.js';
+import { type Account, ApiError, api, loggedInHere, setCsrf } from './api.js';
 import { DebugConsole } from './DebugConsole.js';
 import { DeliveryPage } from './DeliveryPage.js';
 import { KeysPage } from './KeysPage.js';
@@ -26,9 +26,15 @@ export function App() {
   const [knownKey, setKnownKey] = useState<{ key: string; client: 'web' | 'mobile' } | undefined>();
 
   const load = useCallback(async () => {
+    if (!loggedInHere()) {
+      setAccount(null);
+      return;
+    }
     try {
       setAccount(await api<Account>('GET', '/v1/account'));
-    } catch {
+    } catch (err) {
+      // The session ended (expired, logged out elsewhere, password reset): log in again.
+      if (err instanceof ApiError && err.status === 401) setCsrf(undefined);
       setAccount(null);
     }
   }, []);

@@ -1,7 +1,18 @@
-import { type FormEvent, useState } from 'react';
-import { api, errorText, setCsrf } from './api.js';
+import { type FormEvent, useRef, useState } from 'react';
+import { ApiError, api, errorText, setCsrf } from './api.js';
 
 type Mode = 'login' | 'signup' | 'reset';
+
+/**
+ * The API's message for a wrong login points scripts to `POST /v1/accounts`; on this page the
+ * way to an account is the link below the form.
+ */
+function loginErrorText(err: unknown): string {
+  if (err instanceof ApiError && err.code === 'invalid_credentials') {
+    return 'The email or the password is wrong: check both, or use "Create an account" below.';
+  }
+  return errorText(err);
+}
 
 export function AuthPage({ onLoggedIn }: { onLoggedIn: () => void }) {
   const [mode, setMode] = useState<Mode>('login');
@@ -11,6 +22,7 @@ export function AuthPage({ onLoggedIn }: { onLoggedIn: () => void }) {
   const [error, setError] = useState('');
   const [notice, setNotice] = useState('');
   const [busy, setBusy] = useState(false);
+  const passwordInput = useRef<HTMLInputElement>(null);
 
   const login = async () => {
     const s = await api<{ csrf: string }>('POST', '/v1/sessions', { email, password });
@@ -31,11 +43,15 @@ export function AuthPage({ onLoggedIn }: { onLoggedIn: () => void }) {
         await login();
       } else {
         await api('POST', '/v1/password-resets', { token, password });
+        // Ready to log in: the email stays, the new password is typed again, the token is spent.
+        setToken('');
+        setPassword('');
         setNotice('Password changed: log in with the new one.');
         setMode('login');
+        passwordInput.current?.focus();
       }
     } catch (err) {
-      setError(errorText(err));
+      setError(mode === 'login' ? loginErrorText(err) : errorText(err));
     } finally {
       setBusy(false);
     }
@@ -49,37 +65,38 @@ export function AuthPage({ onLoggedIn }: { onLoggedIn: () => void }) {
       <h1>Herald</h1>
       <form onSubmit={submit} className="card" aria-labelledby="auth-title">
         <h2 id="auth-title">{title}</h2>
-        {mode === 'reset' ? (
-          <>
-            <p className="hint">
-              Herald sends no email. Ask support for a reset token: they print a one-time token
-              (valid one hour) with the admin tool after checking it is you.
-            </p>
-            <label>
-              Reset token
-              <input
-                value={token}
-                onChange={(e) => setToken(e.target.value)}
-                required
-                autoComplete="off"
-              />
-            </label>
-          </>
-        ) : (
+        {mode === 'reset' && (
+          <p className="hint">
+            Herald sends no email. Ask support for a reset token: they print a one-time token (valid
+            one hour) with the admin tool after checking it is you.
+          </p>
+        )}
+        {/* In every mode, so the address typed before a reset is there to log in after it. */}
+        <label>
+          Email
+          <input
+            type="email"
+            value={email}
+            onChange={(e) => setEmail(e.target.value)}
+            required
+            autoComplete="email"
+          />
+        </label>
+        {mode === 'reset' && (
           <label>
-            Email
+            Reset token
             <input
-              type="email"
-              value={email}
-              onChange={(e) => setEmail(e.target.value)}
+              value={token}
+              onChange={(e) => setToken(e.target.value)}
               required
-              autoComplete="email"
+              autoComplete="off"
             />
           </label>
         )}
         <label>
           {mode === 'reset' ? 'New password' : 'Password'}
           <input
+            ref={passwordInput}
             type="password"
             value={password}
             onChange={(e) => setPassword(e.target.value)}

@@ -1,6 +1,30 @@
-import { Herald, type Subscription } from '@herald/sdk';
+import { Herald, type HeraldError, type NotifyResult, type Subscription } from '@herald/sdk';
 import { type FormEvent, useEffect, useRef, useState } from 'react';
 import { api, type DashboardConfig, errorText } from './api.js';
+
+/**
+ * The listener's state as the page shows it: `refused` once the SDK gave up on the socket (a
+ * refused key, Origin or parameter, a wrong URL); while it retries (network, 4429, 4503) it says
+ * `connecting` or `disconnected`.
+ */
+type ListenerState = 'closed' | 'connecting' | 'connected' | 'disconnected' | 'refused';
+
+/** Whether the SDK stops retrying after this socket error (docs/sdk.md, "onError"). */
+function stopsTheSocket(err: HeraldError): boolean {
+  if (err.kind === 'wrong_endpoint' || err.kind === 'runtime') return true;
+  return err.kind === 'refused' && err.closeCode !== 4429;
+}
+
+/** What the error says, with its code and field: `HeraldError.message` is not enumerable. */
+function describeError(err: HeraldError): string {
+  return `${err.code}${err.field ? ` (${err.field})` : ''}: ${err.message}`;
+}
+
+/** `/notify`'s answer for people: the status, the id or the error's own sentence. */
+function describeResult(r: NotifyResult): string {
+  const head = `HTTP ${r.httpStatus || '—'}: ${r.status}`;
+  return r.error ? `${head}\n${describeError(r.error)}` : `${head}\nid ${r.id}`;
+}
 
 interface Line {
   /** The event id: unique, so a stable React key. */
@@ -26,7 +50,9 @@ export function DebugConsole({
   const [payload, setPayload] = useState('{"title": "Hello from the debug console"}');
   const [received, setReceived] = useState<Line[]>([]);
   const [answer, setAnswer] = useState('');
-  const [state, setState] = useState('closed');
+  const [state, setState] = useState<ListenerState>('closed');
+  // Apart: sending a test event must not hide why the listener was refused.
+  const [listenerError, setListenerError] = useState('');
   const [error, setError] = useState('');
   const herald = useRef<{ h: Herald; sub: Subscription<unknown> } | undefined>(undefined);
 
@@ -44,13 +70,22 @@ export function DebugConsole({
     ...(config?.ws_url ? { wsUrl: config.ws_url } : {}),
   });
 
+  const close = () => {
+    herald.current?.h.disconnect();
+    herald.current = undefined;
+    setState('closed');
+  };
+
   const listen = () => {
-    setError('');
+    setListenerError('');
     herald.current?.h.disconnect();
     const h = new Herald(options());
     const sub = h.subscribe<unknown>(recipient);
     sub.onConnectionChange((s) => setState(s));
-    sub.onError((err) => setError(`${err.code}: ${err.message}`));
+    sub.onError((err) => {
+      setListenerError(describeError(err));
+      if (stopsTheSocket(err)) setState('refused');
+    });
     sub.listen((p, event) =>
       setReceived((r) => [
         {
@@ -77,8 +112,7 @@ export function DebugConsole({
     }
     try {
       const h = herald.current?.h ?? new Herald(options());
-      const result = await h.notify({ recipient, payload: body });
-      setAnswer(JSON.stringify(result));
+      setAnswer(describeResult(await h.notify({ recipient, payload: body })));
     } catch (err) {
       setError(errorText(err));
     }
@@ -110,21 +144,32 @@ export function DebugConsole({
           Recipient (UUID v4)
           <input value={recipient} onChange={(e) => setRecipient(e.target.value)} required />
         </label>
-        <div className="inline">
-          <button type="button" onClick={listen} disabled={!apiKey.trim()}>
-            Open listener
-          </button>
+        <div className="inline listener">
+          {state === 'closed' || state === 'refused' ? (
+            <button type="button" onClick={listen} disabled={!apiKey.trim()}>
+              Open listener
+            </button>
+          ) : (
+            <button type="button" className="secondary" onClick={close}>
+              Close listener
+            </button>
+          )}
           <span role="status" data-testid="listener-state">
             Listener: {state}
           </span>
         </div>
+        {listenerError && (
+          <p role="alert" className="error" data-testid="listener-error">
+            {listenerError}
+          </p>
+        )}
         <label>
           Payload (JSON)
           <textarea value={payload} onChange={(e) => setPayload(e.target.value)} rows={4} />
         </label>
         <button type="submit">Send test event</button>
         {error && (
-          <p role="alert" className="error">
+          <p role="alert" className="error" data-testid="send-error">
             {error}
           </p>
         )}

@@ -110,7 +110,10 @@ export function DeliveryPage() {
           <span className="n" data-testid="open-connections">
             {open}
           </span>
-          <span>open connections{selected?.kind === 'live' ? ' (all Live keys)' : ''}</span>
+          <span>
+            {open === 1 ? 'open connection' : 'open connections'}
+            {selected?.kind === 'live' ? ' (all Live keys)' : ''}
+          </span>
         </li>
       </ul>
       <p className="hint">
@@ -138,8 +141,9 @@ export function DeliveryPage() {
           </button>
         </form>
         <p className="hint">Payloads are never stored or shown.</p>
+        {/* Stacked under 600 px (styles.css): each cell on its own line, after its label. */}
         <div className="table-wrap">
-          <table>
+          <table className="stack-narrow">
             <caption className="sr-only">Recent events</caption>
             <thead>
               <tr>
@@ -158,17 +162,17 @@ export function DeliveryPage() {
               )}
               {events.map((e) => (
                 <tr key={e.id} data-testid="event-row">
-                  <td>
+                  <td data-label="Event id">
                     <code>{e.id}</code>
                   </td>
-                  <td>
+                  <td data-label="Recipient">
                     <code>{e.recipient ?? '—'}</code>
                   </td>
-                  <td>
+                  <td data-label="Status">
                     <span className={`badge ${e.status}`}>{e.status}</span>
                   </td>
-                  <td>{when(e.sent_at ?? e.queued_at)}</td>
-                  <td>
+                  <td data-label="Sent / queued">{when(e.sent_at ?? e.queued_at)}</td>
+                  <td data-label="Delivered / failed">
                     {e.delivered_at
                       ? when(e.delivered_at)
                       : e.failed_at

@@ -78,6 +78,9 @@ export function KeysPage({
                   <th scope="col">Created</th>
                   <th scope="col">Last used</th>
                   <th scope="col">State</th>
+                  <th scope="col">
+                    <span className="sr-only">Actions</span>
+                  </th>
                 </tr>
               </thead>
               <tbody>
@@ -89,13 +92,8 @@ export function KeysPage({
                     <td>{k.client === 'web' ? `web (${k.domain})` : 'mobile'}</td>
                     <td>{when(k.created_at)}</td>
                     <td>{when(k.last_used_at)}</td>
-                    <td>
-                      {k.revoked_at ? (
-                        `revoked ${when(k.revoked_at)}`
-                      ) : (
-                        <RevokeButton k={k} onRevoked={refresh} />
-                      )}
-                    </td>
+                    <td data-testid="key-state">{liveKeyState(k, account)}</td>
+                    <td>{!k.revoked_at && <RevokeButton k={k} onRevoked={refresh} />}</td>
                   </tr>
                 ))}
               </tbody>
@@ -105,6 +103,15 @@ export function KeysPage({
       </div>
     </section>
   );
+}
+
+/** What a Live key does now: works, refused until the plan is renewed, or revoked for good. */
+function liveKeyState(k: Key, account: Account): string {
+  if (k.revoked_at) return `revoked ${when(k.revoked_at)}`;
+  if (account.status === 'active') return 'active';
+  return account.status === 'lapsed'
+    ? 'refused: the plan has lapsed'
+    : 'refused: needs a paid plan';
 }
 
 function TestKey({ k }: { k: Key }) {
@@ -209,6 +216,7 @@ function RevokeButton({ k, onRevoked }: { k: Key; onRevoked: () => void }) {
     <>
       <button
         type="button"
+        className="danger"
         aria-label={`Revoke key ${k.key_prefix}`}
         onClick={async () => {
           if (!confirm(`Revoke ${k.key_prefix}…? Requests with it are refused at once.`)) return;

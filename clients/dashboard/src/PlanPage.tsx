@@ -5,6 +5,7 @@ import {
   type Counts,
   type DashboardConfig,
   errorText,
+  type Limits,
   type Plan,
 } from './api.js';
 import { type Payment, pendingPayment, type Subscription } from './billing.js';
@@ -66,7 +67,9 @@ export function PlanPage({
     [onAccountChanged, loadSubscription],
   );
   const payable = (p: Plan) => p.paid && sub?.payments_enabled === true;
-  const limits = account.limits;
+  // A free account holds only its Test key, whose limits are the catalogue's test_key_limits:
+  // the free plan's own limits would apply to Live keys it cannot have.
+  const liveLimits = account.plan.paid ? account.limits : null;
   const dispatchedLastMinute = minute ? minute.sent + minute.pending + minute.failed : undefined;
   return (
     <section aria-labelledby="plan-title">
@@ -86,22 +89,47 @@ export function PlanPage({
           <dd data-testid="period-end">
             {account.period_end ? when(account.period_end) : 'never (free plan)'}
           </dd>
-          <dt>Open connections (Live keys)</dt>
-          <dd data-testid="live-connections">
-            {conns?.live ?? '…'} of {limits?.connections ?? '—'}
-          </dd>
-          <dt>Open connections (Test key)</dt>
-          <dd>
-            {conns?.test ?? '…'} of {account.test_key_limits.connections}
-          </dd>
           <dt>Dispatches in the current minute</dt>
-          <dd>
-            {dispatchedLastMinute ?? '…'} (rate cap {limits?.dispatch_rate ?? '—'}/s per key, burst{' '}
-            {limits?.dispatch_burst ?? '—'})
-          </dd>
-          <dt>Queued events per recipient</dt>
-          <dd>at most {limits?.queue_per_recipient ?? '—'}</dd>
+          <dd>{dispatchedLastMinute ?? '…'}</dd>
         </dl>
+        <div className="table-wrap">
+          <table className="limits">
+            <caption>Limits</caption>
+            <thead>
+              <tr>
+                <td />
+                {liveLimits && <th scope="col">Live keys ({account.plan.name})</th>}
+                <th scope="col">Test key</th>
+              </tr>
+            </thead>
+            <tbody>
+              <LimitRow
+                name="Open connections"
+                id="connections"
+                live={liveLimits && `${conns?.live ?? '…'} of ${liveLimits.connections}`}
+                test={`${conns?.test ?? '…'} of ${account.test_key_limits.connections}`}
+              />
+              <LimitRow
+                name="Dispatch rate, per key"
+                id="rate"
+                live={liveLimits && rate(liveLimits)}
+                test={rate(account.test_key_limits)}
+              />
+              <LimitRow
+                name="Queued events per recipient"
+                id="queue"
+                live={liveLimits && `at most ${liveLimits.queue_per_recipient}`}
+                test={`at most ${account.test_key_limits.queue_per_recipient}`}
+              />
+            </tbody>
+          </table>
+        </div>
+        {!liveLimits && (
+          <p className="hint">
+            A free account holds only its Test key: these are its limits. Live keys come with a paid
+            plan, below.
+          </p>
+        )}
       </div>
       <div className="card">
         <h2>Plans</h2>
@@ -169,6 +197,31 @@ export function PlanPage({
         />
       )}
     </section>
+  );
+}
+
+function rate(l: Limits): string {
+  return `${l.dispatch_rate}/s, burst ${l.dispatch_burst}`;
+}
+
+/** One limit for each kind of key the account can hold (no Live column on a free plan). */
+function LimitRow({
+  name,
+  id,
+  live,
+  test,
+}: {
+  name: string;
+  id: string;
+  live: string | null;
+  test: string;
+}) {
+  return (
+    <tr>
+      <th scope="row">{name}</th>
+      {live !== null && <td data-testid={`limit-live-${id}`}>{live}</td>}
+      <td data-testid={`limit-test-${id}`}>{test}</td>
+    </tr>
   );
 }
 

@@ -21,6 +21,15 @@ export function setCsrf(token: string | undefined): void {
   else sessionStorage.removeItem(CSRF_KEY);
 }
 
+/**
+ * Whether this tab logged in (it holds the login's CSRF token). Without one the page could read but
+ * not change anything, so it shows the login form at once, without asking `GET /v1/account` for
+ * a 401 the browser would log in red on every first visit.
+ */
+export function loggedInHere(): boolean {
+  return sessionStorage.getItem(CSRF_KEY) !== null;
+}
+
 export async function api<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = {};
   if (body !== undefined) headers['Content-Type'] = 'application/json';

@@ -17,6 +17,7 @@ import { freePort, type Stack, type StackOptions, startStack } from '@herald/tes
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '@herald/testkit/browser';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { notifyWithCurl, SHIPPED_PLANS, until } from './support.js';
 
 const run = promisify(execFile);
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -32,19 +33,6 @@ const DIST = mkdtempSync(join(tmpdir(), 'herald-dashboard-checkout-'));
  * checkout-1-pending.png, made by hand (a test run never changes a committed file).
  */
 const ARTIFACTS = join(APP, 'test-artifacts');
-
-async function until(check: () => Promise<void>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
-}
 
 /** A frame the page's Herald socket received: a herald.v1 envelope. */
 interface SocketFrame {
@@ -71,6 +59,8 @@ describe('dashboard checkout in headless Chromium', () => {
   const frames: SocketFrame[] = [];
   /** Every GET /v1/billing/payments/<id> the page made, by payment id. */
   const reads = new Map<string, number>();
+  /** The Live key made once the account is on Hobby. */
+  let liveKey = '';
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
@@ -82,6 +72,8 @@ describe('dashboard checkout in headless Chromium', () => {
       // ingress and the edge: the page's socket, and auth's notices dispatched to it.
       // status: the Plan page's dispatch figure comes from it.
       services: ['auth', 'ingress-api', 'socket-edge', 'status'],
+      // The plans Herald ships, so the page (and its screenshots in docs/) shows their limits.
+      plans: SHIPPED_PLANS,
       env: {
         auth: {
           DASHBOARD_DIR: DIST,
@@ -213,9 +205,33 @@ describe('dashboard checkout in headless Chromium', () => {
 
     await page.getByRole('link', { name: 'Create a Live key on the Keys page' }).click();
     await page.getByRole('button', { name: 'Create a Live key' }).click();
-    expect((await page.getByTestId('new-key').textContent()) ?? '').toMatch(/^hk_live_/);
+    liveKey = (await page.getByTestId('new-key').textContent()) ?? '';
+    expect(liveKey).toMatch(/^hk_live_/);
     await shot('checkout-3-live-key');
   }, 120_000);
+
+  it("leaves the dashboard's own billing notices out of the customer's delivery figures", async () => {
+    // The payment above sent this account's dashboard its notices through ingress, as events; the
+    // customer's first event comes after them in the status stream, so once it is counted, they
+    // have been written (or dropped) too.
+    const sent = await notifyWithCurl(stack, {
+      recipient: crypto.randomUUID(),
+      payload: { order: 1 },
+      api_key: liveKey,
+    });
+    expect(sent).toMatchObject({ status: 'User offline, notification saved' });
+    await page.goto(`${origin}/#delivery`);
+    await until(async () => {
+      await page.getByRole('button', { name: 'Refresh' }).click();
+      expect(await page.getByTestId('count-pending').textContent()).toBe('1');
+    });
+    // All keys: the customer's one event, nothing of the notices (sent live to this page).
+    for (const s of ['sent', 'delivered', 'failed']) {
+      expect(await page.getByTestId(`count-${s}`).textContent(), s).toBe('0');
+    }
+    expect(await page.getByTestId('event-row').count()).toBe(1);
+    await shot('checkout-3b-delivery');
+  });
 
   it('a cancelled payment leaves the plan unchanged and says so, polling while the socket is down', async () => {
     await page.goto(`${origin}/#plan`);

@@ -7,6 +7,7 @@ import { openSocket, type Stack, type StackOptions, startStack } from '@herald/t
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '@herald/testkit/browser';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { notifyWithCurl, SHIPPED_PLANS, until } from './support.js';
 
 const run = promisify(execFile);
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -14,21 +15,6 @@ const APP = join(HERE, '..');
 const DIST = join(APP, 'dist');
 /** Screenshots of every run (gitignored); docs/dashboard.png is a copy of one of them. */
 const ARTIFACTS = join(APP, 'test-artifacts');
-
-/** Polls an assertion until it holds (the page refreshes figures when asked, the pipeline lags). */
-async function until(check: () => Promise<void>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
-}
-
 /**
  * The dashboard, built as shipped and served by auth, in real headless Chromium against the whole
  * stack (status service included): sign up, Test key, an event sent with curl counted pending,
@@ -48,6 +34,7 @@ describe('dashboard in headless Chromium', () => {
     await run('npx', ['vite', 'build', '--logLevel', 'warn'], { cwd: APP });
     const opts = {
       services: ['auth', 'ingress-api', 'socket-edge', 'status'],
+      plans: SHIPPED_PLANS,
       env: { auth: { DASHBOARD_DIR: DIST } as Record<string, string> },
     } satisfies StackOptions;
     stack = await startStack(opts);
@@ -74,6 +61,33 @@ describe('dashboard in headless Chromium', () => {
   const shot = (name: string) =>
     page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
 
+  it('the landing page shows the login at once: no 401, nothing logged in red', async () => {
+    const fresh = await browser.newPage();
+    const refused: string[] = [];
+    fresh.on('response', (r) => {
+      if (r.status() >= 400) refused.push(`${r.status()} ${new URL(r.url()).pathname}`);
+    });
+    fresh.on('console', (m) => {
+      if (m.type() === 'error') refused.push(m.text());
+    });
+    await fresh.goto(`${origin}/`);
+    await fresh.getByRole('heading', { name: 'Log in' }).waitFor();
+    await fresh.waitForLoadState('networkidle');
+    expect(refused).toEqual([]);
+    await fresh.close();
+  });
+
+  it('a wrong password points to the "Create an account" link, not to the API', async () => {
+    await page.goto(`${origin}/`);
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill('not the password at all');
+    await page.getByRole('button', { name: 'Log in' }).click();
+    expect(await page.getByRole('alert').textContent()).toBe(
+      'The email or the password is wrong: check both, or use "Create an account" below.',
+    );
+    expect(await page.getByRole('button', { name: 'Create an account' }).count()).toBe(1);
+  });
+
   it('signs up and shows the Test key with its countdown', async () => {
     await page.goto(`${origin}/`);
     await page.getByRole('button', { name: 'Create an account' }).click();
@@ -91,24 +105,36 @@ describe('dashboard in headless Chromium', () => {
     await shot('1-keys');
   });
 
+  it("shows a free account the Test key's limits, the only key it can hold, and calls its plan Free", async () => {
+    await page.goto(`${origin}/#plan`);
+    const limits = SHIPPED_PLANS.test_key_limits;
+    await until(async () =>
+      expect(await page.getByTestId('limit-test-connections').textContent()).toBe(
+        `0 of ${limits.connections}`,
+      ),
+    );
+    expect(await page.getByTestId('limit-test-rate').textContent()).toBe(
+      `${limits.dispatch_rate}/s, burst ${limits.dispatch_burst}`,
+    );
+    expect(await page.getByTestId('limit-test-queue').textContent()).toBe(
+      `at most ${limits.queue_per_recipient}`,
+    );
+    // No Live column: the free plan's own limits are for Live keys it cannot have.
+    expect(await page.locator('[data-testid^="limit-live-"]').count()).toBe(0);
+    expect(await page.locator('.card h2').first().textContent()).toMatch(/^Free free/);
+    expect(
+      await page.getByRole('table', { name: 'Plan catalogue with prices' }).textContent(),
+    ).toContain('Free');
+    await shot('1b-plan-free');
+  });
+
   it('counts an event sent with curl as pending, then delivered on the chart and in the lookup', async () => {
     const to = crypto.randomUUID();
-    const { stdout } = await run('curl', [
-      '-sS',
-      '--cacert',
-      stack.caFile,
-      '-H',
-      'Content-Type: application/json',
-      '-d',
-      JSON.stringify({
-        recipient: to,
-        payload: { hello: 'curl' },
-        api_key: testKey,
-        client: 'mobile',
-      }),
-      `${stack.baseUrl}/notify`,
-    ]);
-    const answer = JSON.parse(stdout) as { status: string; id: string };
+    const answer = await notifyWithCurl(stack, {
+      recipient: to,
+      payload: { hello: 'curl' },
+      api_key: testKey,
+    });
     expect(answer.status).toBe('User offline, notification saved');
 
     await page.goto(`${origin}/#delivery`);
@@ -124,6 +150,9 @@ describe('dashboard in headless Chromium', () => {
       expect(await page.getByTestId('count-delivered').textContent()).toBe('1');
       expect(await page.getByTestId('open-connections').textContent()).toBe('1');
     });
+    expect(
+      await page.locator('.tile', { has: page.getByTestId('open-connections') }).textContent(),
+    ).toBe('1open connection');
     // The chart's accessible summary carries the same figures.
     expect(await page.locator('figure.chart figcaption').textContent()).toContain('delivered: 1');
     expect(await page.locator('figure.chart canvas').count()).toBeGreaterThan(0);
@@ -148,25 +177,80 @@ describe('dashboard in headless Chromium', () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.getByLabel('Recipient').fill('');
     await page.getByRole('button', { name: 'Find' }).click();
+    // On a phone every column of a recent event is on screen, none cut off past the edge.
+    const cells = page.getByTestId('event-row').first().locator('td');
+    expect(await cells.count()).toBe(5);
+    for (const cell of await cells.all()) {
+      const box = await cell.boundingBox();
+      expect(box && box.x >= 0 && box.x + box.width <= 390, (await cell.textContent()) ?? '').toBe(
+        true,
+      );
+    }
+    // Each under its column's name, the header row being out of sight.
+    expect(await cells.last().evaluate((e) => getComputedStyle(e, '::before').content)).toBe(
+      '"Delivered / failed"',
+    );
     await shot('3-delivery-phone');
     await page.setViewportSize({ width: 1200, height: 900 });
   });
 
-  it('round-trips a test event through the debug console', async () => {
+  it('round-trips a test event through the debug console, and closes its listener', async () => {
     await page.goto(`${origin}/#debug`);
     await page.getByLabel('API key (kept in this page only)').fill(testKey);
     await page.getByRole('button', { name: 'Open listener' }).click();
     await until(async () =>
-      expect(await page.getByTestId('listener-state').textContent()).toContain('connected'),
+      expect(await page.getByTestId('listener-state').textContent()).toBe('Listener: connected'),
     );
+    // The listener's row keeps its distance from the label under it.
+    const row = await page.locator('.listener').boundingBox();
+    const below = await page.getByText('Payload (JSON)').boundingBox();
+    expect(row && below && below.y - (row.y + row.height)).toBeGreaterThanOrEqual(8);
     await page.getByRole('button', { name: 'Send test event' }).click();
     await until(async () => {
-      expect(await page.getByTestId('notify-answer').textContent()).toContain('sent');
+      expect(await page.getByTestId('notify-answer').textContent()).toMatch(
+        /^HTTP 200: sent\nid [0-9a-f-]{36}$/,
+      );
       expect(await page.getByTestId('received').textContent()).toContain(
         'Hello from the debug console',
       );
     });
     await shot('4-debug');
+    await page.getByRole('button', { name: 'Close listener' }).click();
+    expect(await page.getByTestId('listener-state').textContent()).toBe('Listener: closed');
+    expect(await page.getByRole('button', { name: 'Open listener' }).count()).toBe(1);
+  });
+
+  it("says a refused listener is refused and why, and shows a failed send's own message", async () => {
+    // A web key of another account, registered for another origin than the dashboard's.
+    const { id } = await stack.createAccount();
+    const web = await stack.createKey({
+      account: id,
+      kind: 'test',
+      client: 'web',
+      domain: 'https://app.example.com',
+    });
+    await page.goto(`${origin}/#debug`);
+    await page.reload();
+    await page.getByLabel('API key (kept in this page only)').fill(web.key);
+    await page.getByLabel('Client').selectOption('web');
+    await page.getByRole('button', { name: 'Open listener' }).click();
+    await until(async () =>
+      expect(await page.getByTestId('listener-state').textContent()).toBe('Listener: refused'),
+    );
+    expect(await page.getByTestId('listener-error').textContent()).toMatch(
+      /^origin_mismatch \(Origin\): .*https:\/\/app\.example\.com/,
+    );
+    // Refused for good: the button offers to try again, not to close what is not open.
+    expect(await page.getByRole('button', { name: 'Open listener' }).count()).toBe(1);
+    await page.getByRole('button', { name: 'Send test event' }).click();
+    await until(async () =>
+      expect(await page.getByTestId('notify-answer').textContent()).toBe(
+        "HTTP 403: Failed to send/save notification\norigin_mismatch (Origin): Origin does not match the key's registered domain: requests must come from https://app.example.com",
+      ),
+    );
+    // The send did not clear why the listener was refused.
+    expect(await page.getByTestId('listener-error').textContent()).toMatch(/^origin_mismatch/);
+    await shot('4b-debug-refused');
   });
 
   it('creates and revokes a Live key once the account is on a paid plan', async () => {
@@ -194,10 +278,47 @@ describe('dashboard in headless Chromium', () => {
     await page.getByRole('button', { name: 'Copy key' }).click();
     await page.getByRole('button', { name: 'I have saved it' }).click();
     const prefix = live.slice(0, 12);
-    await page.getByRole('button', { name: `Revoke key ${prefix}` }).click();
+    expect(await page.getByTestId('key-state').textContent()).toBe('active');
+    const revoke = page.getByRole('button', { name: `Revoke key ${prefix}` });
+    // Destructive, so not dressed as the page's main action (the filled accent of "Create").
+    const look = (b: typeof revoke) => b.evaluate((e) => getComputedStyle(e).backgroundColor);
+    const create = page.getByRole('button', { name: 'Create a Live key' });
+    expect(await look(revoke)).not.toBe(await look(create));
+    expect(await look(revoke)).toBe('rgb(255, 255, 255)');
+    await shot('5-live-key-active');
+    await revoke.click();
     await until(async () =>
-      expect(await page.getByRole('table').textContent()).toContain('revoked'),
+      expect(await page.getByTestId('key-state').textContent()).toMatch(/^revoked /),
     );
+    expect(await revoke.count()).toBe(0);
     await shot('5-live-key-revoked');
   }, 120_000);
+
+  it('after a password reset, the login form keeps the email and not the password', async () => {
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.getByLabel('Email').fill(email);
+    await page.getByRole('button', { name: 'Forgot your password?' }).click();
+    const { token } = (await stack.admin([
+      'account',
+      'reset-token',
+      '--email',
+      email,
+      '--json',
+    ])) as {
+      token: string;
+    };
+    await page.getByLabel('Reset token').fill(token);
+    const fresh = 'another long enough passphrase';
+    await page.getByLabel('New password').fill(fresh);
+    await page.getByRole('button', { name: 'Reset your password' }).click();
+    await page.getByRole('heading', { name: 'Log in' }).waitFor();
+    expect(await page.getByRole('status').textContent()).toBe(
+      'Password changed: log in with the new one.',
+    );
+    expect(await page.getByLabel('Email').inputValue()).toBe(email);
+    expect(await page.getByLabel('Password').inputValue()).toBe('');
+    await page.getByLabel('Password').fill(fresh);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByRole('heading', { name: 'API keys' }).waitFor();
+  });
 });

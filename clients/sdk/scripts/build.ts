@@ -19,11 +19,17 @@ const INPUTS = [
   at('..', '..', 'proto', 'src'),
 ];
 
-/** The browser and React Native build must never reach for `ws` and its Node built-ins. */
+/**
+ * The browser and React Native build must never reach for `ws` and its Node built-ins, and carries
+ * no explanations of Node's network errors, which those runtimes never give.
+ */
 const browserLoader: Plugin = {
   name: 'browser-load-ws',
   setup(b) {
     b.onResolve({ filter: /\/load-ws\.js$/ }, () => ({ path: at('src', 'load-ws.browser.ts') }));
+    b.onResolve({ filter: /\/network-cause\.js$/ }, () => ({
+      path: at('src', 'network-cause.browser.ts'),
+    }));
   },
 };
 

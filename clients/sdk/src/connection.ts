@@ -5,6 +5,7 @@ import { HeraldError } from './errors.js';
 import { closeError, type ErrorDetail, parseFrame } from './frames.js';
 import { Listeners } from './listeners.js';
 import { reportListenerError } from './logger.js';
+import { explainNetworkFailure } from './network-cause.js';
 import type { Resolved } from './options.js';
 import { probeSocketUrl } from './probe.js';
 import { RecentIds } from './recent-ids.js';
@@ -57,6 +58,8 @@ export class Connection {
   #networkReported = false;
   /** Cancels a probe in flight when the connection closes, so no timer or request outlives it. */
   #probe: AbortController | undefined;
+  /** The error event of the last socket that failed, for what Node says of its cause. */
+  #failure: unknown;
 
   constructor(deps: ConnectionDeps) {
     this.#deps = deps;
@@ -95,6 +98,7 @@ export class Connection {
 
   async #connect(): Promise<void> {
     this.#phase = 'connecting';
+    this.#failure = undefined;
     const Ctor = await this.#deps.webSocket();
     if (this.#phase !== 'connecting') return;
     if (!Ctor) {
@@ -128,8 +132,11 @@ export class Connection {
     };
     ws.onmessage = (ev) => this.#onMessage(ws, ev.data);
     ws.onclose = (ev) => this.#onClose(ws, ev.code, ev.reason);
-    // The close event follows an error and carries what is worth knowing.
-    ws.onerror = noop;
+    // The close event follows an error and carries what is worth knowing, but for why a socket
+    // never opened: Node's error event says that (an untrusted certificate, a refused port).
+    ws.onerror = (ev) => {
+      if (ws === this.#ws) this.#failure = ev;
+    };
   }
 
   #accept(): void {
@@ -196,8 +203,13 @@ export class Connection {
     const url = this.#deps.url;
     // Without the query: it holds the key.
     const endpoint = url.slice(0, url.indexOf('?'));
+    const failure = this.#failure;
     this.#probe = new AbortController();
     const result = await probeSocketUrl(url, this.#deps.options.fetch, this.#probe.signal);
+    const why =
+      result === 'network' && !this.#networkReported
+        ? await explainNetworkFailure(url, failure, this.#deps.options.fetch)
+        : undefined;
     this.#probe = undefined;
     if (this.#phase === 'closed' || this.#phase === 'stopped' || this.#phase === 'open') return;
     if (result === 'wrong_endpoint' && !this.#everAccepted) {
@@ -217,8 +229,10 @@ export class Connection {
       this.#emitError(
         new HeraldError(
           'network_error',
-          `Could not reach ${new URL(url).host} (DNS, refused connection or TLS): retrying with backoff`,
-          { field: 'wsUrl' },
+          why === undefined
+            ? `Could not reach ${new URL(url).host} (DNS, refused connection or TLS): retrying with backoff`
+            : `Could not open a socket at ${endpoint}: ${why}. Retrying with backoff`,
+          { field: 'wsUrl', cause: failure },
         ),
       );
     }

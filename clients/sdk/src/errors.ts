@@ -42,6 +42,8 @@ export interface HeraldErrorDetails {
   httpStatus?: number | undefined;
   retryAfter?: number | undefined;
   closeCode?: number | undefined;
+  /** The runtime's own error behind this one (Node's network error, say), as `Error.cause`. */
+  cause?: unknown;
 }
 
 /** A failure with the server's stable code and the message that says how to fix it. */
@@ -59,7 +61,7 @@ export class HeraldError extends Error {
   readonly kind: HeraldErrorKind;
 
   constructor(code: HeraldErrorCode, message: string, details: HeraldErrorDetails = {}) {
-    super(message);
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
     this.name = 'HeraldError';
     this.code = code;
     this.field = details.field;

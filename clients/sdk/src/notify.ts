@@ -1,6 +1,7 @@
 import { DispatchStatus, isUuidV4 } from '@herald/proto/wire';
 import { HeraldError } from './errors.js';
 import { errorDetail } from './frames.js';
+import { explainNetworkFailure } from './network-cause.js';
 import { checkClient, type Resolved } from './options.js';
 import type { NotifyFailed, NotifyInput, NotifyResult } from './types.js';
 
@@ -44,18 +45,25 @@ export async function postJson(
     const text = await res.text();
     return { httpStatus: res.status, text, retryAfter: res.headers.get('retry-after') };
   } catch (err) {
-    const timedOut = controller.signal.aborted;
+    clearTimeout(timer);
+    if (controller.signal.aborted) {
+      return failed(
+        0,
+        new HeraldError(
+          'timeout',
+          `No answer from Herald within ${options.notifyTimeoutMs} ms (options.notifyTimeoutMs)`,
+        ),
+      );
+    }
+    // Node's `fetch failed` hides the reason (an untrusted certificate, say) in its cause.
+    const why = await explainNetworkFailure(options.baseUrl, err, fetchFn);
     return failed(
       0,
-      timedOut
-        ? new HeraldError(
-            'timeout',
-            `No answer from Herald within ${options.notifyTimeoutMs} ms (options.notifyTimeoutMs)`,
-          )
-        : new HeraldError(
-            'network_error',
-            `Could not reach Herald at ${options.baseUrl}: ${String(err)}`,
-          ),
+      new HeraldError(
+        'network_error',
+        `Could not reach Herald at ${options.baseUrl}: ${why ?? String(err)}`,
+        { cause: err },
+      ),
     );
   } finally {
     clearTimeout(timer);

@@ -247,7 +247,7 @@ export type { TestCerts };
  */
 export const TEST_PLANS = {
   plans: [
-    { id: 'free', name: 'Developer', paid: false, limits: limits(), price: { usd: 0, kes: 0 } },
+    { id: 'free', name: 'Free', paid: false, limits: limits(), price: { usd: 0, kes: 0 } },
     { id: 'hobby', name: 'Hobby', paid: true, limits: limits(), price: { usd: 9, kes: 1200 } },
     { id: 'startup', name: 'Startup', paid: true, limits: limits(), price: { usd: 49, kes: 6500 } },
   ],

@@ -65,7 +65,7 @@ export async function issueKey(
     if (!standing.active) {
       throw new HeraldError(
         'plan_required',
-        `Live keys need an active paid plan: ${standing.reason}`,
+        `Live keys need an active paid plan, and ${standing.reason}`,
         { field: 'kind' },
       );
     }

@@ -136,7 +136,8 @@ export type PlanStanding =
 
 /**
  * Whether the account may use Live keys now: a paid plan of the catalogue whose period has not
- * ended. The reason says what is wrong and how to fix it, for `plan_required` / `plan_inactive`.
+ * ended. The reason says what is wrong and how to fix it, for `plan_required` / `plan_inactive`:
+ * a clause that follows "Live keys need an active paid plan, and", so it never says that again.
  */
 export function liveKeyStanding(
   catalogue: PlanCatalogue,
@@ -155,10 +156,11 @@ export function liveKeyStanding(
   }
   if (!plan.paid) {
     const paid = catalogue.plans.filter((p) => p.paid).map((p) => p.name);
+    const named = plan.name.toLowerCase() === plan.id ? plan.name : `${plan.name} (${plan.id})`;
     return {
       active: false,
       plan,
-      reason: `Live keys need a paid plan and the account is on the ${plan.name} (${plan.id}) plan: move to ${paid.join(' or ') || 'a paid plan'}, or use the Test key`,
+      reason: `the account is on the ${named} plan: move to ${paid.join(' or ') || 'a paid plan'}, or use the Test key`,
     };
   }
   const end = sub?.period_end ?? null;

@@ -89,7 +89,10 @@ export async function verifyKeyHash(
   if (row.kind === 'live') {
     const standing = liveKeyStanding(deps.catalogue, sub, now);
     if (!standing.active) {
-      return refuse('plan_inactive', `api_key is a Live key, and ${standing.reason}`);
+      return refuse(
+        'plan_inactive',
+        `api_key is a Live key, which needs an active paid plan, and ${standing.reason}`,
+      );
     }
   }
   const plan = findPlan(deps.catalogue, sub.plan);

@@ -194,6 +194,28 @@ describe('admin CLI', () => {
     expect(stored.rows[0]?.n).toBe(1);
   });
 
+  it('refuses a Live key on the free plan saying why once, with the plan and the fix', async () => {
+    const accountId = (await createAccount(servers.db, { email: 'free-live@example.com' })).id;
+    const run = await admin(
+      'key',
+      'create',
+      '--account',
+      accountId,
+      '--kind',
+      'live',
+      '--client',
+      'mobile',
+    );
+    // The flag at fault is --kind: a bad argument (2).
+    expect(run.status).toBe(2);
+    expect(run.stdout).toBe('');
+    // The plan named as the README and the CLI's own --plan name it (config/plans.json).
+    expect(run.stderr).toBe(
+      'admin: --kind: Live keys need an active paid plan, and the account is on the Free plan: move to Hobby or Startup, or use the Test key\n',
+    );
+    expect(run.stderr.match(/paid plan/g)).toHaveLength(1);
+  });
+
   it('exits 2 naming the flag and the fix on bad arguments', async () => {
     const noDomain = await admin(
       'key',

@@ -5,7 +5,7 @@ export const TEST_CATALOGUE: PlanCatalogue = PlanCatalogue.parse({
   plans: [
     {
       id: 'free',
-      name: 'Developer',
+      name: 'Free',
       paid: false,
       limits: { connections: 3, dispatch_rate: 1, dispatch_burst: 5, queue_per_recipient: 10 },
       price: { usd: 0, kes: 0 },

@@ -251,7 +251,9 @@ describe('Live keys and plans', () => {
     const id = await account();
     const refused = await refusal(issueKey(rules, id, { kind: 'live', client: 'mobile' }));
     expect(refused).toMatchObject({ code: 'plan_required', status: 403 });
-    expect(refused.message).toMatch(/Developer \(free\) plan.*Hobby or Startup/);
+    expect(refused.message).toBe(
+      'Live keys need an active paid plan, and the account is on the Free plan: move to Hobby or Startup, or use the Test key',
+    );
 
     const run = await admin(
       'account',
@@ -355,7 +357,9 @@ describe('Live keys and plans', () => {
     await setSubscription(db, id, resolvePlanChange(TEST_CATALOGUE, 'free', undefined));
     const reply = await ask(key.key);
     expect(errorCode(reply)).toBe('plan_inactive');
-    expect(reply.ok === false && reply.error.message).toMatch(/need a paid plan/);
+    expect(reply.ok === false && reply.error.message).toBe(
+      'api_key is a Live key, which needs an active paid plan, and the account is on the Free plan: move to Hobby or Startup, or use the Test key',
+    );
   });
 
   it('are several per account, up to MAX_LIVE_KEYS_PER_ACCOUNT unrevoked ones', async () => {

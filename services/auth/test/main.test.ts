@@ -89,7 +89,7 @@ describe('main.ts', () => {
 describe('main.ts with a bad plan catalogue', () => {
   it('exits 1 before connecting, naming the file and the field', async () => {
     const plansFile = writeCatalogue({
-      plans: [{ id: 'free', name: 'Developer', paid: true }],
+      plans: [{ id: 'free', name: 'Free', paid: true }],
       test_key_limits: {},
     });
     const child = spawn(

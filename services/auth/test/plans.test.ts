@@ -28,7 +28,7 @@ function catalogueError(json: unknown): string {
 }
 
 const limits = { connections: 1, dispatch_rate: 1, dispatch_burst: 1, queue_per_recipient: 1 };
-const free = { id: 'free', name: 'Developer', paid: false, limits, price: { usd: 0, kes: 0 } };
+const free = { id: 'free', name: 'Free', paid: false, limits, price: { usd: 0, kes: 0 } };
 
 describe('the plan catalogue', () => {
   it('ships in config/plans.json: free (not paid), Hobby and Startup (paid, USD and KES)', () => {
@@ -164,7 +164,7 @@ describe('plan changes', () => {
     });
     expect(at('free', null, 0)).toMatchObject({
       active: false,
-      reason: expect.stringMatching(/need a paid plan/),
+      reason: 'the account is on the Free plan: move to Hobby or Startup, or use the Test key',
     });
     expect(at('gold', end, 0)).toMatchObject({
       active: false,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { freePort, type ServiceProcess, startServiceProcess } from '@herald/testkit';
+import type { ServiceProcess } from '@herald/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   expectRefusal,
@@ -8,6 +8,7 @@ import {
   type RunningEdge,
   type Stack,
   startEdge,
+  startEdgeProcess,
   startStack,
   type TestClient,
   verified,
@@ -24,16 +25,7 @@ let survivor: RunningEdge;
 const running: ServiceProcess[] = [];
 
 const startProcessEdge = async (port?: number): Promise<ServiceProcess> => {
-  const edge = await startServiceProcess(
-    'socket-edge',
-    port ?? (await freePort()),
-    {
-      NATS_URL: stack.nats.url,
-      TLS_CERT_FILE: stack.certs.certFile,
-      TLS_KEY_FILE: stack.certs.keyFile,
-    },
-    stack.certs.ca,
-  );
+  const edge = await startEdgeProcess(stack, port);
   running.push(edge);
   return edge;
 };

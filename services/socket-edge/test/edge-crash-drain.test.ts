@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { freePort, type ServiceProcess, startServiceProcess } from '@herald/testkit';
+import type { ServiceProcess } from '@herald/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ACCOUNT_A,
@@ -9,6 +9,7 @@ import {
   type RunningEdge,
   type Stack,
   startEdge,
+  startEdgeProcess,
   startStack,
   waitUntil,
 } from './fixture.js';
@@ -25,16 +26,7 @@ beforeAll(async () => {
   stack = await startStack();
   // The edge that dies runs as its own process, as main.ts runs it, so kill -9 gives it no
   // chance to nak what it held. Both edges run the production ack_wait (the default).
-  doomed = await startServiceProcess(
-    'socket-edge',
-    await freePort(),
-    {
-      NATS_URL: stack.nats.url,
-      TLS_CERT_FILE: stack.certs.certFile,
-      TLS_KEY_FILE: stack.certs.keyFile,
-    },
-    stack.certs.ca,
-  );
+  doomed = await startEdgeProcess(stack);
   survivor = await startEdge(stack);
 });
 

@@ -18,7 +18,15 @@ import {
   queueStreamConfig,
   queueStreamOf,
 } from '@herald/queue';
-import { makeCerts, type NatsServer, startNatsServer, type TestCerts } from '@herald/testkit';
+import {
+  freePort,
+  makeCerts,
+  type NatsServer,
+  type ServiceProcess,
+  startNatsServer,
+  startServiceProcess,
+  type TestCerts,
+} from '@herald/testkit';
 import {
   type ConsumerInfo,
   connect,
@@ -227,6 +235,23 @@ export async function startEdge(
       await edge.close();
     },
   };
+}
+
+/**
+ * socket-edge as its own process on the stack, as main.ts runs it, so kill -9 gives it no chance
+ * to clean up; on `port` to restart one where it was.
+ */
+export async function startEdgeProcess(stack: Stack, port?: number): Promise<ServiceProcess> {
+  return startServiceProcess(
+    'socket-edge',
+    port ?? (await freePort()),
+    {
+      NATS_URL: stack.nats.url,
+      TLS_CERT_FILE: stack.certs.certFile,
+      TLS_KEY_FILE: stack.certs.keyFile,
+    },
+    stack.certs.ca,
+  );
 }
 
 /** GET over HTTPS trusting the test CA. */

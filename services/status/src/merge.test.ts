@@ -1,4 +1,4 @@
-import type { StatusEvent } from '@herald/proto';
+import { dashboardRecipient, type StatusEvent } from '@herald/proto';
 import { describe, expect, it } from 'vitest';
 import { currentStatus, mergeBatch } from './merge.js';
 
@@ -45,6 +45,25 @@ describe('mergeBatch', () => {
     const accepted = mergeBatch([delivered], new Map(), () => true, now);
     expect(accepted.deferred).toEqual([]);
     expect(accepted.rollup[0]).toMatchObject({ key_id: '', status: 'delivered' });
+  });
+
+  it("leaves out events to the account's dashboard recipient (billing notices): not the customer's", () => {
+    const account = '0b6a5d3e-7c41-4f2a-9d0e-1a2b3c4d5e6f';
+    const notice = { account_id: account, recipient: dashboardRecipient(account) };
+    const m = mergeBatch(
+      [
+        rec({ id: '1', status: 'sent', ...notice }),
+        rec({ id: '2', status: 'pending', ...notice, key_id: 'dashboard-sender' }),
+        { v: 1, id: '2', status: 'delivered', at, ...notice },
+        rec({ id: '3', status: 'sent', account_id: account }),
+      ],
+      new Map(),
+      () => true,
+      now,
+    );
+    expect(m.rows.map((r) => r.id)).toEqual(['3']);
+    expect(m.rollup).toEqual([expect.objectContaining({ key_id: 'k', status: 'sent', count: 1 })]);
+    expect(m.deferred).toEqual([]);
   });
 
   it('ignores a record naming another account than the event row', () => {

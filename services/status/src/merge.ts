@@ -1,4 +1,4 @@
-import type { EventStatus, StatusEvent } from '@herald/proto';
+import { type EventStatus, isDashboardRecipient, type StatusEvent } from '@herald/proto';
 import type { StatusEventRow } from './db-schema.js';
 
 /** The column holding the time an event reached each status. */
@@ -33,7 +33,10 @@ export interface Merged {
  * Folds a batch of status records into the current rows of their events. A status counts in the
  * rollup only the first time an event reaches it, so a record seen twice (a redelivery, an edge
  * acking a redelivered event again) changes nothing. A record naming another account than the
- * event's row is ignored: ids never move between accounts.
+ * event's row is ignored: ids never move between accounts. A record of an event to the account's
+ * dashboard recipient (auth's billing notices to the dashboard) is dropped: those are Herald's own
+ * messages, not the customer's events, and no key of the customer's sent them (`/notify` refuses
+ * that recipient to every key), so counting them would inflate the customer's figures.
  *
  * @param existing the rows of the batch's ids as they are in Postgres (locked by the caller)
  * @param acceptOrphan for each record, whether a keyless `delivered` may be written as is
@@ -52,6 +55,8 @@ export function mergeBatch(
   const order = records.map((_, i) => i).sort((a, b) => rank(records[a]) - rank(records[b]));
   for (const i of order) {
     const rec = records[i] as StatusEvent;
+    if (rec.recipient !== undefined && isDashboardRecipient(rec.account_id, rec.recipient))
+      continue;
     const found = rows.get(rec.id) ?? existing.get(rec.id);
     if (found && found.account_id !== rec.account_id) continue;
     const row: StatusEventRow = found

@@ -5,13 +5,18 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 
 /**
- * A page with the bell, configured from the query string so the browser tests (and you) can
- * point it at any stack: ?apikey=hk_...&user=UUID&base=https://...&ws=wss://...
+ * A page with the bell. `make example` serves it configured for one user of the make dev stack
+ * (serve.ts sets the VITE_HERALD_* defaults); the query string overrides them, so the browser
+ * tests (and you) can point it at any stack: ?apikey=hk_...&user=UUID&base=https://...&ws=wss://...
  * The key must be a web key whose domain is this page's origin.
  */
 const q = new URLSearchParams(location.search);
-const apikey = q.get('apikey') ?? '';
-const userID = q.get('user') ?? '';
+const defaults = (import.meta as { env?: Record<string, string | undefined> }).env ?? {};
+const setting = (name: string, env: string) => q.get(name) ?? defaults[env] ?? undefined;
+const apikey = setting('apikey', 'VITE_HERALD_API_KEY') ?? '';
+const userID = setting('user', 'VITE_HERALD_USER') ?? '';
+const baseUrl = setting('base', 'VITE_HERALD_BASE_URL');
+const wsUrl = setting('ws', 'VITE_HERALD_WS_URL');
 
 interface Payload {
   title?: string;
@@ -26,8 +31,8 @@ function App() {
         apikey={apikey}
         userID={userID}
         path="/notifications"
-        baseUrl={q.get('base') ?? undefined}
-        wsUrl={q.get('ws') ?? undefined}
+        baseUrl={baseUrl}
+        wsUrl={wsUrl}
         onError={(error) => console.warn('herald', error.kind, error.code, error.message)}
       >
         {(data: Payload) => (

@@ -66,6 +66,52 @@ export function errorTests(ctx: () => SdkStack): void {
       expect(subErrors).toEqual(['wrong_endpoint']);
     });
 
+    it("without the stack's CA trusted, onError and notify name the untrusted certificate and how to trust it", async () => {
+      const { herald, key } = ctx();
+      // Node's own fetch and the ws package, as an app that set no NODE_EXTRA_CA_CERTS has.
+      const h = herald({ fetch: undefined, WebSocket: undefined });
+      const errors: HeraldError[] = [];
+      h.onError((e) => errors.push(e));
+      h.subscribe(recipient());
+      await eventually(() => errors.length === 1, 'the network error', 20_000);
+      const trust =
+        /TLS certificate is not trusted here \(.*certificate.*\): trust the CA that issued it\. For make dev's local CA, start Node with NODE_EXTRA_CA_CERTS=\.data\/tls\/ca\.crt/;
+      expect(errors[0]).toMatchObject({ code: 'network_error', kind: 'network', field: 'wsUrl' });
+      expect(errors[0]?.message).toMatch(trust);
+      const sent = await h.notify({ recipient: recipient(), payload: { tls: 'untrusted' } });
+      expect(sent.error).toMatchObject({ code: 'network_error', kind: 'network' });
+      expect(sent.error?.message).toMatch(trust);
+      for (const text of [errors[0]?.message, sent.error?.message])
+        expect(text).not.toContain(key.key);
+    });
+
+    it('plain ws:// and http:// against the TLS ports are named, with the scheme to use', async () => {
+      const { herald, stack } = ctx();
+      const edge = new URL(stack.wsUrl).host;
+      const ingress = new URL(stack.baseUrl).host;
+      const h = herald({
+        wsUrl: `ws://${edge}`,
+        baseUrl: `http://${ingress}`,
+        fetch: undefined,
+        WebSocket: undefined,
+      });
+      const errors: HeraldError[] = [];
+      h.onError((e) => errors.push(e));
+      h.subscribe(recipient());
+      await eventually(() => errors.length === 1, 'the network error', 20_000);
+      expect(errors[0]?.message).toMatch(
+        new RegExp(
+          `^Could not open a socket at ws://${edge}/ws/connect: ${edge} speaks TLS, and ws:// is plain \\(.+\\): use wss://${edge}\\. Retrying`,
+        ),
+      );
+      const sent = await h.notify({ recipient: recipient(), payload: 1 });
+      expect(sent.error?.message).toMatch(
+        new RegExp(
+          `^Could not reach Herald at http://${ingress}: ${ingress} speaks TLS, and http:// is plain \\(.+\\): use https://${ingress}$`,
+        ),
+      );
+    });
+
     it('an unreachable wsUrl is a network error, reported once while the SDK keeps retrying', async () => {
       const { herald, runtime } = ctx();
       const rt = runtime();

@@ -16,7 +16,7 @@ const ROOMY = {
 const TIGHT = { connections: 1, dispatch_rate: 1, dispatch_burst: 2, queue_per_recipient: 100_000 };
 const PLANS = {
   plans: [
-    { id: 'free', name: 'Developer', paid: false, limits: ROOMY, price: { usd: 0, kes: 0 } },
+    { id: 'free', name: 'Free', paid: false, limits: ROOMY, price: { usd: 0, kes: 0 } },
     { id: 'hobby', name: 'Hobby', paid: true, limits: TIGHT, price: { usd: 9, kes: 1200 } },
     { id: 'startup', name: 'Startup', paid: true, limits: ROOMY, price: { usd: 49, kes: 6500 } },
   ],

@@ -86,6 +86,29 @@ describe('onError: typed socket errors, and no endless retry (fake timers)', () 
     herald.disconnect();
   });
 
+  it('names the cause Node gives a socket that never opened (its error event), not a list of guesses', async () => {
+    const { herald, last } = setup();
+    const errors: HeraldError[] = [];
+    herald.onError((e) => errors.push(e));
+    herald.subscribe(uuid());
+    await settle();
+    // What `ws` dispatches before the close when nothing listens on the port.
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8444'), {
+      code: 'ECONNREFUSED',
+    });
+    last().onerror?.({ type: 'error', message: refused.message, error: refused });
+    last().serverClose(1006);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(errors.map((e) => [e.code, e.kind, e.field])).toEqual([
+      ['network_error', 'network', 'wsUrl'],
+    ]);
+    expect(errors[0]?.message).toBe(
+      'Could not open a socket at wss://edge.test/ws/connect: nothing listens on edge.test (connect ECONNREFUSED 127.0.0.1:8444): start the service, or correct the port. Retrying with backoff',
+    );
+    expect(errors[0]?.cause).toMatchObject({ error: refused });
+    herald.disconnect();
+  });
+
   it('an answer the page may not read (cross-origin, no CORS) is retried, never given up: a proxy before a restarting edge', async () => {
     const probed: string[] = [];
     const { herald, sockets, last } = setup({

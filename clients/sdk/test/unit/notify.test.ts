@@ -216,6 +216,25 @@ describe('notify (injected fetch)', () => {
     expect(result.error?.message).not.toContain(KEY);
   });
 
+  it("names Node's cause of a failed fetch: an untrusted certificate, and how to trust the dev CA", async () => {
+    // undici's shape: a bare TypeError whose cause is the TLS error.
+    const tls = Object.assign(new Error('self-signed certificate in certificate chain'), {
+      code: 'SELF_SIGNED_CERT_IN_CHAIN',
+    });
+    const fetch = vi.fn(async () => {
+      throw new TypeError('fetch failed', { cause: tls });
+    }) as unknown as typeof globalThis.fetch;
+    const result = await herald(fetch).notify({ recipient: uuid(), payload: 1 });
+    expect(result.error).toMatchObject({
+      code: 'network_error',
+      kind: 'network',
+      cause: { cause: tls },
+    });
+    expect(result.error?.message).toBe(
+      "Could not reach Herald at https://api.test/herald: api.test's TLS certificate is not trusted here (self-signed certificate in certificate chain, SELF_SIGNED_CERT_IN_CHAIN): trust the CA that issued it. For make dev's local CA, start Node with NODE_EXTRA_CA_CERTS=.data/tls/ca.crt, or pass options.fetch and options.WebSocket that trust it",
+    );
+  });
+
   it('resolves a timeout after exactly notifyTimeoutMs, and leaves no timer', async () => {
     vi.useFakeTimers();
     let aborted = false;
