@@ -122,7 +122,7 @@ install_nats() {
       say "would run: GOBIN=$HERALD_BIN_DIR go install github.com/nats-io/nats-server/v2@v$want"
     else
       say "building nats-server v$want into $HERALD_BIN_DIR (go install)"
-      GOBIN=$HERALD_BIN_DIR GOFLAGS=-buildvcs=false "$go" install "github.com/nats-io/nats-server/v2@v$want" ||
+      GOBIN=$HERALD_BIN_DIR GOFLAGS=-buildvcs=false CGO_ENABLED=0 "$go" install "github.com/nats-io/nats-server/v2@v$want" ||
         die "go install of nats-server v$want failed (output above)"
     fi
   fi
@@ -136,7 +136,7 @@ install_nats() {
       say "would run: GOBIN=$HERALD_BIN_DIR go install github.com/nats-io/natscli/nats@v$NATSCLI_VERSION"
     else
       say "building the nats CLI v$NATSCLI_VERSION into $HERALD_BIN_DIR (go install)"
-      GOBIN=$HERALD_BIN_DIR GOFLAGS=-buildvcs=false "$go" install "github.com/nats-io/natscli/nats@v$NATSCLI_VERSION" ||
+      GOBIN=$HERALD_BIN_DIR GOFLAGS=-buildvcs=false CGO_ENABLED=0 "$go" install "github.com/nats-io/natscli/nats@v$NATSCLI_VERSION" ||
         say "warning: go install of the nats CLI failed (optional: used by docs and ops)"
     fi
   fi

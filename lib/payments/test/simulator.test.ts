@@ -213,3 +213,47 @@ describe('the M-Pesa provider against the Daraja simulator', () => {
     expect((err as ProviderError).retryable).toBe(true);
   });
 });
+
+describe('the simulator over TLS (docker compose dev profile)', () => {
+  it('serves its token endpoint over HTTPS with the certificate it is given', async () => {
+    const tlsSim = await startDarajaSimulator(
+      { resultDelayMs: null },
+      {
+        tls: {
+          cert: readFileSync(certs.certFile, 'utf8'),
+          key: readFileSync(certs.keyFile, 'utf8'),
+        },
+      },
+    );
+    try {
+      expect(tlsSim.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+      const port = new URL(tlsSim.url).port;
+      const auth = Buffer.from(`${SIM_CONSUMER_KEY}:${SIM_CONSUMER_SECRET}`).toString('base64');
+      const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        https
+          .get(
+            {
+              host: 'localhost',
+              port,
+              path: '/oauth/v1/generate?grant_type=client_credentials',
+              headers: { authorization: `Basic ${auth}` },
+              ca: certs.ca,
+            },
+            (res) => {
+              let body = '';
+              res.setEncoding('utf8');
+              res.on('data', (c: string) => {
+                body += c;
+              });
+              res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+            },
+          )
+          .on('error', reject);
+      });
+      expect(answer.status).toBe(200);
+      expect(JSON.parse(answer.body)).toHaveProperty('access_token');
+    } finally {
+      await tlsSim.close();
+    }
+  });
+});
