@@ -148,7 +148,11 @@ EOF
 # with the CA and the password the services use. Extra docker compose run options before `--`.
 stack_nats_cli() {
   local cli opts=()
-  cli=$(go_static_tool "github.com/nats-io/natscli/nats@v$NATSCLI_VERSION")
+  # make deps's build when it is static (it is since deps builds with CGO_ENABLED=0).
+  cli=$(nats_cli_bin)
+  if [[ -z $cli ]] || grep -qa 'ld-linux' "$cli"; then
+    cli=$(go_static_tool "github.com/nats-io/natscli/nats@v$NATSCLI_VERSION")
+  fi
   while [[ $# -gt 0 && $1 != -- ]]; do
     opts+=("$1")
     shift
