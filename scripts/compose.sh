@@ -78,7 +78,11 @@ case ${1:-} in
     docker_answers || die 'no Docker engine answers: nothing to stop'
     shift
     stack_compose down "$@"
-    say "stopped; the volumes (NATS store, Postgres data) are kept: 'scripts/compose.sh down --volumes' deletes them"
+    if [[ " $* " == *' --volumes '* || " $* " == *' -v '* ]]; then
+      say 'stopped, and deleted its volumes (NATS store, Postgres data)'
+    else
+      say "stopped; the volumes (NATS store, Postgres data) are kept: 'scripts/compose.sh down --volumes' deletes them"
+    fi
     ;;
   backup)
     stack_env_ensure

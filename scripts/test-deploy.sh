@@ -82,4 +82,8 @@ make -s compose-up 2>&1 | tee "$HERALD_DOCKER_STATE/compose-up.log"
 say "make compose-up took $(($(date +%s) - started)) s"
 grep -q '^HERALD_TEST_KEY=' "$HERALD_DOCKER_STATE/compose-up.log" || die 'make compose-up printed no HERALD_TEST_KEY line'
 
+# The images' sizes, for docs/operations.md.
+docker image ls --format '{{.Repository}}:{{.Tag}} {{.Size}}' |
+  grep -E "^(${HERALD_IMAGE%%:*}|node|nats|postgres|debian):" | sed 's/^/test-deploy: image /' >&2 || true
+
 npx vitest run --config vitest.deploy.config.ts

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { get, type HttpResult, openSocket, post, type TestSocket } from '@herald/testkit';
-import { type ComposeStack, composeStackFromEnv } from '@herald/testkit/compose';
+import { type ComposeStack, composeStackFromEnv, run } from '@herald/testkit/compose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../e2e/fixtures.js';
 
@@ -104,6 +104,15 @@ describe('the docker compose stack', () => {
       'socket-edge:127.0.0.1:8444',
     ]);
     console.info(`deploy: every container healthy ${took} ms after the check began`);
+    // For docs/operations.md's sizing: what each container holds at rest.
+    const stats = await run('docker', [
+      'stats',
+      '--no-stream',
+      '--format',
+      '{{.Name}} {{.MemUsage}} {{.CPUPerc}}',
+      ...containers.map((c) => c.name),
+    ]);
+    console.info(`deploy: at rest:\n${stats.stdout.trim()}`);
   });
 
   it('serves the quickstart: 202 while offline, the queued event on connect, then a live 200', async () => {
