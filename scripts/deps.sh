@@ -19,18 +19,8 @@ die() {
   exit 1
 }
 
-# sudo only when needed; never prompt without a terminal (CI), fail instead of hanging.
-as_root() {
-  if [[ $(id -u) -eq 0 ]]; then
-    "$@"
-  elif ! command -v sudo >/dev/null 2>&1; then
-    die "need root to run '$*' and sudo is not installed: run it as root"
-  elif [[ -n ${CI:-} || ! -t 0 ]]; then
-    sudo -n "$@"
-  else
-    sudo "$@"
-  fi
-}
+# shellcheck source=lib/as-root.sh
+. "$ROOT/scripts/lib/as-root.sh"
 
 apt_updated=
 apt_install() {

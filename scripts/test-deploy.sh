@@ -66,7 +66,7 @@ cleanup() {
     docker_engine_started_here && docker builder prune -af >/dev/null 2>&1 || true
   fi
   docker_engine_stop
-  docker_as_root rm -rf "$HERALD_DEPLOY_DIR"
+  as_root rm -rf "$HERALD_DEPLOY_DIR"
   rmdir "$ROOT/.data/deploy-test" 2>/dev/null || true
   say "done (exit $status)"
   exit "$status"

@@ -61,7 +61,7 @@ stack_tls_ensure() {
   # The services run as the image's `node` user (uid 1000) and read the key; NATS and Postgres
   # start as root (Postgres copies it for its own user).
   if [[ $(stat -c %u "$tls/tls.key") != 1000 ]]; then
-    docker_as_root chown 1000:1000 "$tls/tls.key"
+    as_root chown 1000:1000 "$tls/tls.key"
   fi
 }
 
@@ -182,7 +182,7 @@ stack_backup() {
   # Written by the CLI as root inside its container: handed back to the caller afterwards.
   stack_nats_cli -v "$dir/jetstream:/backup" -- backup account /backup --force --consumers ||
     die 'the JetStream backup failed (output above)'
-  docker_as_root chown -R "$(id -u):$(id -g)" "$dir/jetstream"
+  as_root chown -R "$(id -u):$(id -g)" "$dir/jetstream"
   say "backup complete in $dir"
 }
 

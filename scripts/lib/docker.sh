@@ -30,18 +30,8 @@ docker_die() {
   exit 1
 }
 
-# sudo only when needed; never prompt without a terminal (CI).
-docker_as_root() {
-  if [[ $(id -u) -eq 0 ]]; then
-    "$@"
-  elif ! command -v sudo >/dev/null 2>&1; then
-    docker_die "need root to run '$*' and sudo is not installed: run it as root"
-  elif [[ -n ${CI:-} || ! -t 0 ]]; then
-    sudo -n "$@"
-  else
-    sudo "$@"
-  fi
-}
+# shellcheck source=as-root.sh
+. "$DOCKER_ROOT/scripts/lib/as-root.sh"
 
 docker_apt_install() {
   command -v apt-get >/dev/null 2>&1 ||
@@ -49,10 +39,10 @@ docker_apt_install() {
   docker_say "installing $* (apt-get)"
   export DEBIAN_FRONTEND=noninteractive
   if [[ -z ${DOCKER_APT_UPDATED:-} ]]; then
-    docker_as_root apt-get update -qq
+    as_root apt-get update -qq
     DOCKER_APT_UPDATED=1
   fi
-  docker_as_root apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+  as_root apt-get install -y -qq --no-install-recommends "$@" >/dev/null
 }
 
 # The engine answers when `docker version` can read its server version.
@@ -82,7 +72,7 @@ docker_engine_ensure() {
   if [[ $(id -u) -eq 0 ]]; then
     setsid dockerd </dev/null >"$HERALD_DOCKER_STATE/dockerd.log" 2>&1 &
   else
-    docker_as_root setsid dockerd </dev/null >"$HERALD_DOCKER_STATE/dockerd.log" 2>&1 &
+    as_root setsid dockerd </dev/null >"$HERALD_DOCKER_STATE/dockerd.log" 2>&1 &
   fi
   pid=$!
   echo "$pid" >"$HERALD_DOCKER_STATE/dockerd.pid"
@@ -106,7 +96,7 @@ docker_engine_stop() {
   docker_engine_started_here || return 0
   pid=$(<"$HERALD_DOCKER_STATE/dockerd.pid")
   docker_say "stopping the dockerd started here (pid $pid)"
-  docker_as_root kill -TERM "$pid" 2>/dev/null || true
+  as_root kill -TERM "$pid" 2>/dev/null || true
   for ((i = 0; i < 120 && $(kill -0 "$pid" 2>/dev/null && echo 1 || echo 0); i++)); do sleep 0.25; done
   kill -0 "$pid" 2>/dev/null && docker_say "dockerd (pid $pid) is still stopping after 30s"
   rm -f "$HERALD_DOCKER_STATE/dockerd.pid"
@@ -199,16 +189,16 @@ debian_image_ensure() {
   mirror=$(debian_mirror)
   rootfs=$(mktemp -d)
   docker_say "debootstrap $release (minbase${mirror:+ from $mirror}) for $image"
-  if ! docker_as_root debootstrap --variant=minbase "$release" "$rootfs" ${mirror:+"$mirror"} \
+  if ! as_root debootstrap --variant=minbase "$release" "$rootfs" ${mirror:+"$mirror"} \
     >"$HERALD_DOCKER_STATE/debootstrap-$release.log" 2>&1; then
     tail -n 20 "$HERALD_DOCKER_STATE/debootstrap-$release.log" >&2
-    docker_as_root rm -rf "$rootfs"
+    as_root rm -rf "$rootfs"
     docker_die "debootstrap $release failed; its log is above"
   fi
-  docker_as_root rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
-  docker_as_root tar -C "$rootfs" -c . |
+  as_root rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
+  as_root tar -C "$rootfs" -c . |
     docker import --change 'CMD ["bash"]' --change 'ENV LANG=C.UTF-8' - "$image" >/dev/null
-  docker_as_root rm -rf "$rootfs"
+  as_root rm -rf "$rootfs"
   record_built_image "$image"
   docker_say "built $image (stand-in)"
 }

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { makeCerts, type TestCerts } from '@herald/testkit';
+import { makeCerts, request, type TestCerts } from '@herald/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MpesaProvider } from '../src/mpesa/provider.js';
 import { CALLBACK_ACK } from '../src/mpesa/schemas.js';
@@ -229,29 +229,15 @@ describe('the simulator over TLS (docker compose dev profile)', () => {
       expect(tlsSim.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
       const port = new URL(tlsSim.url).port;
       const auth = Buffer.from(`${SIM_CONSUMER_KEY}:${SIM_CONSUMER_SECRET}`).toString('base64');
-      const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-        https
-          .get(
-            {
-              host: 'localhost',
-              port,
-              path: '/oauth/v1/generate?grant_type=client_credentials',
-              headers: { authorization: `Basic ${auth}` },
-              ca: certs.ca,
-            },
-            (res) => {
-              let body = '';
-              res.setEncoding('utf8');
-              res.on('data', (c: string) => {
-                body += c;
-              });
-              res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-            },
-          )
-          .on('error', reject);
-      });
+      const answer = await request(
+        'GET',
+        `https://localhost:${port}/oauth/v1/generate?grant_type=client_credentials`,
+        certs.ca,
+        undefined,
+        { authorization: `Basic ${auth}` },
+      );
       expect(answer.status).toBe(200);
-      expect(JSON.parse(answer.body)).toHaveProperty('access_token');
+      expect(answer.body).toHaveProperty('access_token');
     } finally {
       await tlsSim.close();
     }
