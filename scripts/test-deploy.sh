@@ -44,6 +44,9 @@ read -r HERALD_INGRESS_PORT HERALD_EDGE_PORT HERALD_DASHBOARD_PORT < <(node -e '
     .then((ports) => { console.log(ports.join(" ")); servers.forEach((s) => s.close()); });
 ')
 export HERALD_BIND=127.0.0.1 HERALD_INGRESS_PORT HERALD_EDGE_PORT HERALD_DASHBOARD_PORT
+# The dev profile too (the Daraja simulator, auth's billing pointed at it), and the start held to
+# the same bound the tests hold every restart to.
+export COMPOSE_PROFILES=dev HERALD_COMPOSE_WAIT_S=120
 
 cleanup() {
   local status=$? image

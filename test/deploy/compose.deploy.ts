@@ -92,8 +92,15 @@ describe('the docker compose stack', () => {
   it('has every container healthy, and publishes only ingress, socket-edge and the dashboard, on 127.0.0.1', async () => {
     const took = await stack.waitHealthy(HEALTHY_LIMIT_MS);
     const containers = await stack.containers();
+    // scripts/test-deploy.sh runs the dev profile too: the Daraja simulator.
+    const profiles = (process.env.COMPOSE_PROFILES ?? '').split(',');
     expect(containers.map((c) => c.service).sort()).toEqual(
-      ['nats', 'postgres', ...HERALD_SERVICES].sort(),
+      [
+        'nats',
+        'postgres',
+        ...HERALD_SERVICES,
+        ...(profiles.includes('dev') ? ['daraja-sim'] : []),
+      ].sort(),
     );
     const published = containers
       .flatMap((c) => c.publishers.map((p) => `${c.service}:${p.url}:${p.targetPort}`))
@@ -315,5 +322,43 @@ describe('the docker compose stack', () => {
       // JetStream came back: the events queued before the backup arrive.
       await receiveQueued(to, 10, 'backup');
     }, 900_000);
+  });
+  it('takes an M-Pesa payment through the Daraja simulator over TLS (profile dev)', async () => {
+    expect((process.env.COMPOSE_PROFILES ?? '').split(',')).toContain('dev');
+    const admin = async (...args: string[]) =>
+      JSON.parse(
+        await composeOk(
+          'exec',
+          '-T',
+          'auth',
+          'node',
+          'services/auth/dist/admin.js',
+          ...args,
+          '--json',
+        ),
+      ) as { id: string; status: string; plan: string };
+    const payment = await admin(
+      'billing',
+      'checkout',
+      '--account',
+      stack.demo().accountId,
+      '--plan',
+      'hobby',
+      '--phone',
+      '0708374149',
+    );
+    expect(payment.status).toBe('pending');
+    // The simulator answers after its delay, calling back auth at https://auth:8445 (verified
+    // against the stack's CA); auth confirms with a query and settles.
+    let last = payment;
+    await eventually(
+      async () => {
+        last = await admin('billing', 'show', '--payment', payment.id);
+        return last.status !== 'pending';
+      },
+      'the payment settled',
+      60_000,
+    );
+    expect(last.status).toBe('succeeded');
   });
 });
