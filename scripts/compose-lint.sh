@@ -14,8 +14,10 @@ while IFS= read -r f; do files+=("$f"); done < <(
 )
 [[ ${#files[@]} -gt 0 ]] || docker_die 'no compose file under deploy/'
 for f in "${files[@]}"; do
-  env -i PATH="$PATH" HOME="$HOME" NATS_PASSWORD=lint POSTGRES_PASSWORD=lint \
-    docker compose -f "$f" --env-file /dev/null --profile '*' config --quiet ||
-    docker_die "docker compose config refuses ${f#"$ROOT"/} (above)"
+  (
+    # The file as shipped: none of this shell's stack settings take part.
+    for v in $(compgen -e | grep -E '^(HERALD_|COMPOSE_)' || true); do unset "$v"; done
+    NATS_PASSWORD=lint POSTGRES_PASSWORD=lint compose_cmd -f "$f" --env-file /dev/null --profile '*' config --quiet
+  ) || docker_die "docker compose config refuses ${f#"$ROOT"/} (above)"
 done
 printf 'compose-lint: %d compose file(s) valid: %s\n' "${#files[@]}" "$(printf '%s ' "${files[@]#"$ROOT"/}")"

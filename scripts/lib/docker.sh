@@ -107,7 +107,19 @@ docker_engine_stop() {
 
 # The version of the compose plugin the docker CLI runs, e.g. 2.40.3 (empty when none).
 compose_plugin_version() {
-  { docker compose version --short 2>/dev/null || true; } | sed -nE 's/^v?([0-9]+\.[0-9]+\.[0-9]+).*/\1/p'
+  { compose_cmd version --short 2>/dev/null || true; } | sed -nE 's/^v?([0-9]+\.[0-9]+\.[0-9]+).*/\1/p'
+}
+
+# `docker compose`, or the plugin run on its own where there is no docker CLI yet (make lint
+# needs only `config`, no engine).
+compose_cmd() {
+  if command -v docker >/dev/null 2>&1; then
+    docker compose "$@"
+  elif [[ -x $(compose_plugin_dir)/docker-compose ]]; then
+    "$(compose_plugin_dir)/docker-compose" "$@"
+  else
+    return 127
+  fi
 }
 
 # Where the CLI looks for plugins: system-wide as root, the user's own folder otherwise.
