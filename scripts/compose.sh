@@ -77,7 +77,8 @@ case ${1:-} in
   down)
     docker_answers || die 'no Docker engine answers: nothing to stop'
     shift
-    stack_compose down "$@"
+    # Every profile's containers (the dev profile's simulator too), whichever are active now.
+    stack_compose --profile '*' down "$@"
     if [[ " $* " == *' --volumes '* || " $* " == *' -v '* ]]; then
       say 'stopped, and deleted its volumes (NATS store, Postgres data)'
     else
