@@ -13,6 +13,7 @@
 #
 # Settings (environment; deploy/env/compose.env.example lists them with their defaults):
 #   HERALD_COMPOSE_PROJECT  compose project name (herald)
+#   HERALD_COMPOSE_FILE     the compose file (deploy/docker-compose.yml)
 #   HERALD_DEPLOY_DIR       where the stack's certificates (tls/), passwords (.env) and demo key
 #                           (demo.env) live (deploy/)
 #   HERALD_BIND, HERALD_INGRESS_PORT, HERALD_EDGE_PORT, HERALD_DASHBOARD_PORT

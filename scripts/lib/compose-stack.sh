@@ -6,7 +6,8 @@
 HERALD_COMPOSE_PROJECT=${HERALD_COMPOSE_PROJECT:-herald}
 HERALD_DEPLOY_DIR=$(mkdir -p "${HERALD_DEPLOY_DIR:-$DOCKER_ROOT/deploy}" && cd "${HERALD_DEPLOY_DIR:-$DOCKER_ROOT/deploy}" && pwd)
 HERALD_COMPOSE_WAIT_S=${HERALD_COMPOSE_WAIT_S:-240}
-STACK_FILE=$DOCKER_ROOT/deploy/docker-compose.yml
+# The compose file: the single-host stack unless another (a cluster's) is named.
+STACK_FILE=${HERALD_COMPOSE_FILE:-$DOCKER_ROOT/deploy/docker-compose.yml}
 # compose reads these from the environment (interpolation in deploy/docker-compose.yml).
 export HERALD_TLS_DIR=$HERALD_DEPLOY_DIR/tls
 export HERALD_IMAGE=${HERALD_IMAGE:-herald:local}
