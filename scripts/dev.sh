@@ -17,6 +17,9 @@ cd "$ROOT"
 
 HOST=${HERALD_HOST:-127.0.0.1}
 TLS=$DATA/tls
+DEMO_EMAIL=demo@herald.local
+# A stored Test key is reused while it has at least this long to live (Test keys live 4 hours).
+KEY_MIN_REMAINING_MS=$((10 * 60 * 1000))
 READY_TIMEOUT_S=90
 
 # name:port, in start order. Retention joins when it exists.
@@ -209,15 +212,86 @@ for entry in "${started[@]}"; do
 done
 
 # ---- demo account and Test key ----------------------------------------------------------------
-# The admin CLI has no lookup by email: demo-key.sh asks this one read of auth's table.
-demo_account_by_email() { psql_q herald "select id from accounts where email = '$1'"; }
-# shellcheck source=lib/demo-key.sh
-. "$ROOT/scripts/lib/demo-key.sh"
-demo_key_ensure "$DATA/demo.env" "$LOGS/admin.log"
+# The admin CLI prints one JSON object on stdout with --json, its errors on stderr.
+admin_json() {
+  local out
+  out=$(admin "$@" --json 2>"$LOGS/admin.log") || {
+    sed 's/^/  /' "$LOGS/admin.log" >&2
+    return 1
+  }
+  printf '%s\n' "$out"
+}
+json_field() { node -e 'const v = JSON.parse(process.argv[1])[process.argv[2]]; if (v == null) process.exit(1); console.log(v)' "$1" "$2"; }
+
+HERALD_ACCOUNT_ID='' HERALD_TEST_KEY='' HERALD_TEST_KEY_ID='' HERALD_TEST_KEY_EXPIRES_AT='' HERALD_RECIPIENT=''
+if [[ -f $DATA/demo.env ]]; then
+  while IFS='=' read -r k v; do
+    case $k in
+      HERALD_ACCOUNT_ID | HERALD_TEST_KEY | HERALD_TEST_KEY_ID | HERALD_TEST_KEY_EXPIRES_AT | HERALD_RECIPIENT) printf -v "$k" '%s' "$v" ;;
+    esac
+  done <"$DATA/demo.env"
+fi
+
+keys=''
+if [[ -n $HERALD_ACCOUNT_ID ]] && ! keys=$(admin_json key list --account "$HERALD_ACCOUNT_ID" 2>/dev/null); then
+  say "the stored demo account $HERALD_ACCOUNT_ID is gone from the database: making a new one"
+  HERALD_ACCOUNT_ID=''
+fi
+if [[ -z $HERALD_ACCOUNT_ID ]]; then
+  say "creating the demo account ($DEMO_EMAIL)"
+  if out=$(admin_json account create --email "$DEMO_EMAIL" 2>/dev/null); then
+    HERALD_ACCOUNT_ID=$(json_field "$out" id) || die "admin account create printed no id: $out"
+  else
+    # The database outlived .data/demo.env: the address is taken by the demo account made then.
+    # The admin CLI has no lookup by email, hence this one read of auth's table.
+    HERALD_ACCOUNT_ID=$(psql_q herald "select id from accounts where email = '$DEMO_EMAIL'" 2>/dev/null || true)
+    [[ -n $HERALD_ACCOUNT_ID ]] || { sed 's/^/  /' "$LOGS/admin.log" >&2; die 'admin account create failed; its message is above'; }
+  fi
+  HERALD_TEST_KEY='' HERALD_TEST_KEY_ID=''
+fi
+[[ -n $HERALD_RECIPIENT ]] || HERALD_RECIPIENT=$(node -e 'console.log(crypto.randomUUID())')
+
+# Reuse the stored Test key while the database says it is neither revoked nor about to expire.
+key_usable() {
+  [[ -n $HERALD_TEST_KEY && -n $HERALD_TEST_KEY_ID && -n $keys ]] || return 1
+  node -e '
+    const [keys, id, margin] = process.argv.slice(1);
+    const k = JSON.parse(keys).keys.find((k) => k.id === id);
+    const ok = k && !k.revoked_at && (k.expires_at === null || Date.parse(k.expires_at) - Date.now() > Number(margin));
+    process.exit(ok ? 0 : 1);
+  ' "$keys" "$HERALD_TEST_KEY_ID" "$KEY_MIN_REMAINING_MS"
+}
+if ! key_usable; then
+  # One Test key per account, ever: a new account gets one; after that, support's reset-test
+  # (which revokes the old value) is the only way to a fresh 4-hour key.
+  if [[ -n $keys ]] && node -e 'process.exit(JSON.parse(process.argv[1]).keys.some((k) => k.kind === "test") ? 0 : 1)' "$keys"; then
+    say 'resetting the demo account Test key (the stored one expired or was revoked)'
+    out=$(admin_json key reset-test --account "$HERALD_ACCOUNT_ID") ||
+      die 'admin key reset-test failed; its message is above'
+  else
+    say 'creating a Test key for the demo account'
+    out=$(admin_json key create --account "$HERALD_ACCOUNT_ID" --kind test --client mobile) ||
+      die 'admin key create failed; its message is above'
+  fi
+  HERALD_TEST_KEY=$(json_field "$out" key) || die "admin key create printed no key: $out"
+  HERALD_TEST_KEY_ID=$(json_field "$out" id) || die "admin key create printed no id: $out"
+  HERALD_TEST_KEY_EXPIRES_AT=$(json_field "$out" expires_at) || die "admin key create printed no expires_at: $out"
+fi
 
 BASE_URL=https://localhost:8443
 WS_URL=wss://localhost:8444
-demo_env_write "$DATA/demo.env" "$BASE_URL" "$WS_URL"
+(
+  umask 077
+  cat >"$DATA/demo.env" <<EOF
+HERALD_BASE_URL=$BASE_URL
+HERALD_WS_URL=$WS_URL
+HERALD_ACCOUNT_ID=$HERALD_ACCOUNT_ID
+HERALD_TEST_KEY=$HERALD_TEST_KEY
+HERALD_TEST_KEY_ID=$HERALD_TEST_KEY_ID
+HERALD_TEST_KEY_EXPIRES_AT=$HERALD_TEST_KEY_EXPIRES_AT
+HERALD_RECIPIENT=$HERALD_RECIPIENT
+EOF
+)
 
 connect_url="$WS_URL/ws/connect?api_key=$HERALD_TEST_KEY&recipient=$HERALD_RECIPIENT&client=mobile"
 body="{\"recipient\":\"$HERALD_RECIPIENT\",\"payload\":{\"hello\":\"world\"},\"api_key\":\"$HERALD_TEST_KEY\",\"client\":\"mobile\"}"

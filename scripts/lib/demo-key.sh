@@ -1,5 +1,5 @@
-# The demo account and its Test key, shared by `make dev` (scripts/dev.sh) and `make compose-up`
-# (scripts/compose.sh). Sourced, never executed. The caller defines:
+# The demo account and its Test key of `make compose-up` (scripts/lib/compose-stack.sh), made and
+# kept as `make dev` keeps its own. Sourced, never executed. The caller defines:
 #
 #   admin ARGS...            runs the admin CLI (services/auth admin) with ARGS
 #   demo_account_by_email E  prints the id of the account with email E (one read of auth's
