@@ -1,16 +1,20 @@
 # Herald's container machinery, shared by every script that runs a compose stack (compose.sh,
-# test-deploy.sh): a Docker engine, the compose v2 plugin, and the base images, each installed,
-# started or built only when missing. Sourced, never executed; callers define nothing first.
+# compose-lint.sh, test-deploy.sh): a Docker engine, the compose v2 plugin, and the base images,
+# each installed, started or built only when missing. Sourced, never executed.
 #
 #   docker_engine_ensure        install Debian's docker.io when there is no engine; start dockerd
 #                               (root, background, own log) when none answers
-#   docker_engine_started_here  true when docker_engine_ensure started the dockerd that runs now
+#   docker_engine_started_here  true while the dockerd that docker_engine_ensure started runs
 #   docker_engine_stop          stop the dockerd this machinery started (no-op otherwise)
 #   compose_plugin_ensure       the docker compose plugin at COMPOSE_VERSION or newer, built from
 #                               the Go module proxy and installed as a CLI plugin when missing
-#   base_image_ensure IMAGE     IMAGE present locally, pulled, or built as a local stand-in under
-#                               the same name:tag (deploy/base/<kind>.Dockerfile)
+#   compose_cmd ARGS...         `docker compose ARGS`, or the plugin alone without a docker CLI
+#   base_image_ensure IMAGE DOCKERFILE CONTEXT RELEASE
+#                               IMAGE present locally, pulled, or built from DOCKERFILE as a local
+#                               stand-in under the same name:tag, on debian:RELEASE-slim
 #   debian_image_ensure RELEASE debian:RELEASE-slim present, pulled, or made with debootstrap
+#   herald_base_images_ensure   the three base images of deploy/ (node, nats, postgres)
+#   go_static_tool PKG@VERSION  a static build of a Go command, made once; prints its path
 #
 # State (dockerd's pid and log, what was built here) lives in HERALD_DOCKER_STATE
 # (.data/docker by default).
@@ -52,7 +56,8 @@ docker_engine_started_here() {
   local pid
   [[ -f $HERALD_DOCKER_STATE/dockerd.pid ]] || return 1
   pid=$(<"$HERALD_DOCKER_STATE/dockerd.pid")
-  [[ $pid =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null
+  # Still that dockerd: a pid file can outlive its process, and the pid be reused.
+  [[ $pid =~ ^[0-9]+$ && $(cat "/proc/$pid/comm" 2>/dev/null) == dockerd ]]
 }
 
 docker_engine_ensure() {
@@ -97,8 +102,12 @@ docker_engine_stop() {
   pid=$(<"$HERALD_DOCKER_STATE/dockerd.pid")
   docker_say "stopping the dockerd started here (pid $pid)"
   as_root kill -TERM "$pid" 2>/dev/null || true
-  for ((i = 0; i < 120 && $(kill -0 "$pid" 2>/dev/null && echo 1 || echo 0); i++)); do sleep 0.25; done
-  kill -0 "$pid" 2>/dev/null && docker_say "dockerd (pid $pid) is still stopping after 30s"
+  # dockerd stops its containers first: up to 30 s.
+  for ((i = 0; i < 120; i++)); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.25
+  done
+  if kill -0 "$pid" 2>/dev/null; then docker_say "dockerd (pid $pid) is still stopping after 30s"; fi
   rm -f "$HERALD_DOCKER_STATE/dockerd.pid"
   return 0
 }
@@ -237,12 +246,16 @@ base_image_ensure() {
 # The three base images of deploy/docker-compose.yml and deploy/Dockerfile. The nats stand-in
 # carries the pinned nats-server that `make deps` builds (static, so it runs on any base).
 herald_base_images_ensure() {
-  local node_image=${HERALD_NODE_IMAGE:-node:20-slim} nats_version nats_bin context
+  local node_image=${HERALD_NODE_IMAGE:-node:20-slim} postgres_image nats_version nats_bin context
   # shellcheck source=nats-bin.sh
   . "$DOCKER_ROOT/scripts/lib/nats-bin.sh"
   nats_version=$(nats_pinned_version)
+  # The compose file names the Postgres image; this only makes it exist.
+  postgres_image=$(sed -nE 's/^[[:space:]]*image:[[:space:]]*(postgres:[^[:space:]]+).*/\1/p' \
+    "$DOCKER_ROOT/deploy/docker-compose.yml" | head -n 1)
+  [[ -n $postgres_image ]] || docker_die 'deploy/docker-compose.yml names no postgres image'
   base_image_ensure "$node_image" "$DOCKER_ROOT/deploy/base/node.Dockerfile" "$DOCKER_ROOT/deploy/base" trixie
-  base_image_ensure postgres:15-alpine "$DOCKER_ROOT/deploy/base/postgres.Dockerfile" "$DOCKER_ROOT/deploy/base" bookworm
+  base_image_ensure "$postgres_image" "$DOCKER_ROOT/deploy/base/postgres.Dockerfile" "$DOCKER_ROOT/deploy/base" bookworm
   image_present "nats:$nats_version-alpine" && return 0
   nats_bin=$HERALD_BIN_DIR/nats-server
   if [[ ! -x $nats_bin || $(nats_server_version_of "$nats_bin") != "$nats_version" ]] ||
