@@ -3,8 +3,15 @@
 # the caller defines say and die. Several stacks can live on one engine: each has its own project
 # name, deploy folder and published ports.
 
-HERALD_COMPOSE_PROJECT=${HERALD_COMPOSE_PROJECT:-herald}
 HERALD_DEPLOY_DIR=$(mkdir -p "${HERALD_DEPLOY_DIR:-$DOCKER_ROOT/deploy}" && cd "${HERALD_DEPLOY_DIR:-$DOCKER_ROOT/deploy}" && pwd)
+# The stack's settings in its .env count here as they do for compose, the environment winning.
+if [[ -f $HERALD_DEPLOY_DIR/.env ]]; then
+  while IFS='=' read -r stack_k stack_v; do
+    [[ $stack_k =~ ^HERALD_[A-Z0-9_]+$ && -z ${!stack_k+set} ]] && export "$stack_k=$stack_v"
+  done < <(grep -E '^HERALD_[A-Z0-9_]+=' "$HERALD_DEPLOY_DIR/.env" || true)
+  unset stack_k stack_v
+fi
+HERALD_COMPOSE_PROJECT=${HERALD_COMPOSE_PROJECT:-herald}
 HERALD_COMPOSE_WAIT_S=${HERALD_COMPOSE_WAIT_S:-240}
 # The compose file: the single-host stack unless another (a cluster's) is named.
 STACK_FILE=${HERALD_COMPOSE_FILE:-$DOCKER_ROOT/deploy/docker-compose.yml}
