@@ -79,7 +79,7 @@ case ${1:-} in
     docker_answers || die 'no Docker engine answers: nothing to stop'
     shift
     # Every profile's containers (the dev profile's simulator too), whichever are active now.
-    stack_compose --profile '*' down "$@"
+    stack_down "$@"
     if [[ " $* " == *' --volumes '* || " $* " == *' -v '* ]]; then
       say 'stopped, and deleted its volumes (NATS store, Postgres data)'
     else

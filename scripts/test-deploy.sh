@@ -53,7 +53,7 @@ cleanup() {
   trap '' INT TERM
   say 'cleaning up'
   if docker_answers; then
-    stack_compose --profile '*' down --volumes --remove-orphans --timeout 20 >/dev/null 2>&1 ||
+    stack_down --volumes --remove-orphans --timeout 20 >/dev/null 2>&1 ||
       say "warning: docker compose down failed for $HERALD_COMPOSE_PROJECT"
     if [[ -z ${HERALD_DEPLOY_TEST_KEEP_IMAGES:-} ]]; then
       docker image rm -f "$HERALD_IMAGE" >/dev/null 2>&1 || true

@@ -24,6 +24,20 @@ stack_compose() {
   docker compose -p "$HERALD_COMPOSE_PROJECT" -f "$STACK_FILE" --env-file "$HERALD_DEPLOY_DIR/.env" "$@"
 }
 
+# `docker compose down ARGS` for every profile's containers. Engine 20.10 can refuse to remove a
+# network ("has active endpoints") for a moment after it removed the network's last container;
+# down is idempotent, so it runs again, at most three times in all.
+stack_down() {
+  local try
+  for try in 1 2 3; do
+    stack_compose --profile '*' down "$@" && return 0
+    ((try < 3)) || break
+    say "docker compose down did not finish (above): trying again"
+    sleep 2
+  done
+  return 1
+}
+
 # What npm inside the image build must trust beyond the image's own CAs (see the header of
 # scripts/compose.sh). Exported for the compose file's build secret.
 stack_build_ca() {
