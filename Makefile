@@ -7,7 +7,7 @@ SHELL := bash
 .NOTPARALLEL:
 .DEFAULT_GOAL := help
 
-.PHONY: help deps deps-browser dev stop test lint typecheck build bench clean
+.PHONY: help deps deps-browser dev stop test lint typecheck build bench clean compose-up compose-down test-deploy
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
@@ -31,9 +31,10 @@ example: ## the React bell example on https://localhost:5173, against a running 
 test: deps deps-browser ## run every test (vitest, real nats-server and Postgres)
 	npx vitest run
 
-lint: deps ## biome check and the TypeScript compiler over the whole repo
+lint: deps ## biome check, the TypeScript compiler, and `docker compose config` of every compose file
 	npx biome check .
 	npx tsc -p tsconfig.json
+	@scripts/compose-lint.sh
 
 typecheck: deps ## the TypeScript compiler only
 	npx tsc -p tsconfig.json
@@ -45,6 +46,15 @@ bench: deps ## run the benchmarks against Centrifugo and the baselines (bench/ru
 	@# Every connection is a descriptor: raise the soft limit to the hard one. QUICK=1: the smoke run CI runs.
 	@ulimit -n "$$(ulimit -Hn)" 2>/dev/null || true; \
 	  node --conditions=herald-source --import tsx bench/run.ts
+
+compose-up: deps ## run the docker compose stack (deploy/): engine, images, certificates, demo key; prints HERALD_* lines
+	@scripts/compose.sh up
+
+compose-down: ## stop the docker compose stack; its volumes (queued events, accounts) are kept
+	@scripts/compose.sh down
+
+test-deploy: deps ## the compose stack as real containers, on its own ports: quickstart, restarts, kill, backups
+	@scripts/test-deploy.sh
 
 clean: ## stop the dev stack, then delete .data/ and every dist/
 	@scripts/dev-stop.sh

@@ -20,18 +20,8 @@ die() {
   exit 1
 }
 
-# sudo only when needed; never prompt without a terminal (CI), fail instead of hanging.
-as_root() {
-  if [[ $(id -u) -eq 0 ]]; then
-    "$@"
-  elif ! command -v sudo >/dev/null 2>&1; then
-    die "need root to run '$*' and sudo is not installed: run it as root"
-  elif [[ -n ${CI:-} || ! -t 0 ]]; then
-    sudo -n "$@"
-  else
-    sudo "$@"
-  fi
-}
+# shellcheck source=lib/as-root.sh
+. "$ROOT/scripts/lib/as-root.sh"
 
 apt_updated=
 apt_install() {
@@ -125,7 +115,7 @@ install_nats() {
       say "would run: GOBIN=$HERALD_BIN_DIR go install github.com/nats-io/nats-server/v2@v$want"
     else
       say "building nats-server v$want into $HERALD_BIN_DIR (go install)"
-      GOBIN=$HERALD_BIN_DIR GOFLAGS=-buildvcs=false "$go" install "github.com/nats-io/nats-server/v2@v$want" ||
+      GOBIN=$HERALD_BIN_DIR GOFLAGS=-buildvcs=false CGO_ENABLED=0 "$go" install "github.com/nats-io/nats-server/v2@v$want" ||
         die "go install of nats-server v$want failed (output above)"
     fi
   fi
@@ -139,7 +129,7 @@ install_nats() {
       say "would run: GOBIN=$HERALD_BIN_DIR go install github.com/nats-io/natscli/nats@v$NATSCLI_VERSION"
     else
       say "building the nats CLI v$NATSCLI_VERSION into $HERALD_BIN_DIR (go install)"
-      GOBIN=$HERALD_BIN_DIR GOFLAGS=-buildvcs=false "$go" install "github.com/nats-io/natscli/nats@v$NATSCLI_VERSION" ||
+      GOBIN=$HERALD_BIN_DIR GOFLAGS=-buildvcs=false CGO_ENABLED=0 "$go" install "github.com/nats-io/natscli/nats@v$NATSCLI_VERSION" ||
         say "warning: go install of the nats CLI failed (optional: used by docs and ops)"
     fi
   fi

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { makeCerts, type TestCerts } from '@herald/testkit';
+import { makeCerts, request, type TestCerts } from '@herald/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MpesaProvider } from '../src/mpesa/provider.js';
 import { CALLBACK_ACK } from '../src/mpesa/schemas.js';
@@ -211,5 +211,35 @@ describe('the M-Pesa provider against the Daraja simulator', () => {
     const err = await down.query('ws_CO_x').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ProviderError);
     expect((err as ProviderError).retryable).toBe(true);
+  });
+});
+
+describe('the simulator over TLS (docker compose dev profile)', () => {
+  it('serves its token endpoint over HTTPS with the certificate it is given', async () => {
+    const tlsSim = await startDarajaSimulator(
+      { resultDelayMs: null },
+      {
+        tls: {
+          cert: readFileSync(certs.certFile, 'utf8'),
+          key: readFileSync(certs.keyFile, 'utf8'),
+        },
+      },
+    );
+    try {
+      expect(tlsSim.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+      const port = new URL(tlsSim.url).port;
+      const auth = Buffer.from(`${SIM_CONSUMER_KEY}:${SIM_CONSUMER_SECRET}`).toString('base64');
+      const answer = await request(
+        'GET',
+        `https://localhost:${port}/oauth/v1/generate?grant_type=client_credentials`,
+        certs.ca,
+        undefined,
+        { authorization: `Basic ${auth}` },
+      );
+      expect(answer.status).toBe(200);
+      expect(answer.body).toHaveProperty('access_token');
+    } finally {
+      await tlsSim.close();
+    }
   });
 });

@@ -86,10 +86,10 @@ export async function sweepRecipient(
 /**
  * Deletes, one by one, the subject's events at or below the consumer's ack floor: every one of
  * them was delivered and acked (that is what the floor means), so none is pending anywhere.
- * Event by event rather than one purge. On the pinned server (2.12.15) a purge below the ack floor
- * is correct (it keeps ack-pending deliveries; < 2.9.15 forgot them), but a filtered purge still
- * scans the stream span under the stream's lock: 20 ms median, 84 ms worst, at 200,000 events
- * over 10,000 subjects (bench/nats-facts.ts; 240 ms on 2.9.10), against 0.8 ms for one delete.
+ * Event by event rather than one purge. On the pinned server a purge below the ack floor is
+ * correct (it keeps ack-pending deliveries; < 2.9.15 forgot them), but a filtered purge still
+ * scans the stream span under the stream's lock, many times the cost of one delete (figures in
+ * docs/architecture.md, "NATS facts on the pinned server", from bench/nats-facts.ts).
  * At retention's API rate, purges would hold the lock most of the time and stall ingress's
  * publishes during the weekly run; deletes interleave with them.
  */

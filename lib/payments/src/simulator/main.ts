@@ -2,7 +2,8 @@
  * The Daraja simulator as a process (scripts/dev.sh runs it):
  *   DARAJA_SIM_PORT (default 8450), DARAJA_SIM_HOST (127.0.0.1),
  *   DARAJA_SIM_RESULT_DELAY_MS (default 3000: how long the "customer" takes to answer),
- *   DARAJA_SIM_LATE_CALLBACK_MS (default 10000), DARAJA_SIM_CA_FILE (CA to trust for callbacks).
+ *   DARAJA_SIM_LATE_CALLBACK_MS (default 10000), DARAJA_SIM_CA_FILE (CA to trust for callbacks),
+ *   DARAJA_SIM_TLS_CERT_FILE and DARAJA_SIM_TLS_KEY_FILE (serve HTTPS; both or neither).
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
@@ -14,6 +15,8 @@ const Env = z.object({
   DARAJA_SIM_RESULT_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(3000),
   DARAJA_SIM_LATE_CALLBACK_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
   DARAJA_SIM_CA_FILE: z.string().optional(),
+  DARAJA_SIM_TLS_CERT_FILE: z.string().min(1).optional(),
+  DARAJA_SIM_TLS_KEY_FILE: z.string().min(1).optional(),
 });
 
 async function main(): Promise<void> {
@@ -23,13 +26,25 @@ async function main(): Promise<void> {
     throw new Error(`daraja-sim: bad environment: ${issues.join('; ')}`);
   }
   const env = parsed.data;
+  if (!env.DARAJA_SIM_TLS_CERT_FILE !== !env.DARAJA_SIM_TLS_KEY_FILE) {
+    throw new Error(
+      'daraja-sim: set both DARAJA_SIM_TLS_CERT_FILE and DARAJA_SIM_TLS_KEY_FILE to serve HTTPS, or neither',
+    );
+  }
+  const tls =
+    env.DARAJA_SIM_TLS_CERT_FILE && env.DARAJA_SIM_TLS_KEY_FILE
+      ? {
+          cert: readFileSync(env.DARAJA_SIM_TLS_CERT_FILE, 'utf8'),
+          key: readFileSync(env.DARAJA_SIM_TLS_KEY_FILE, 'utf8'),
+        }
+      : undefined;
   const sim = await startDarajaSimulator(
     {
       resultDelayMs: env.DARAJA_SIM_RESULT_DELAY_MS,
       lateCallbackMs: env.DARAJA_SIM_LATE_CALLBACK_MS,
       ca: env.DARAJA_SIM_CA_FILE ? readFileSync(env.DARAJA_SIM_CA_FILE, 'utf8') : undefined,
     },
-    { port: env.DARAJA_SIM_PORT, host: env.DARAJA_SIM_HOST },
+    { port: env.DARAJA_SIM_PORT, host: env.DARAJA_SIM_HOST, ...(tls ? { tls } : {}) },
   );
   process.stdout.write(`daraja-sim listening on ${sim.url}\n`);
   const stop = () => {

@@ -90,7 +90,7 @@ export interface DarajaSimulator {
  */
 export async function startDarajaSimulator(
   opts: SimulatorOptions = {},
-  listen: { port?: number; host?: string } = {},
+  listen: { port?: number; host?: string; tls?: { cert: string; key: string } } = {},
 ): Promise<DarajaSimulator> {
   const cfg = {
     consumerKey: opts.consumerKey ?? SIM_CONSUMER_KEY,
@@ -293,12 +293,17 @@ export async function startDarajaSimulator(
     return error(404, '404.000.00', `No such Daraja path: ${req.method} ${url.pathname}`);
   }
 
-  const server = http.createServer((req, res) => {
+  const onRequest = (req: http.IncomingMessage, res: http.ServerResponse) => {
     handle(req, res).catch((err: unknown) => {
       res.writeHead(500, { 'Content-Type': 'application/json' });
       res.end(JSON.stringify({ errorCode: '500.000.00', errorMessage: String(err) }));
     });
-  });
+  };
+  // HTTPS where it runs beside other containers (docker compose's dev profile); plain HTTP on
+  // loopback for `make dev` and the tests.
+  const server = listen.tls
+    ? https.createServer({ cert: listen.tls.cert, key: listen.tls.key }, onRequest)
+    : http.createServer(onRequest);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(listen.port ?? 0, listen.host ?? '127.0.0.1', () => resolve());
@@ -307,7 +312,7 @@ export async function startDarajaSimulator(
   const host = listen.host && listen.host !== '0.0.0.0' ? listen.host : '127.0.0.1';
 
   return {
-    url: `http://${host}:${port}`,
+    url: `${listen.tls ? 'https' : 'http'}://${host}:${port}`,
     pushes,
     tokenRequests: () => issued,
     nextPush: (next) => {

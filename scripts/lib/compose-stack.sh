@@ -1,0 +1,235 @@
+# One Herald compose stack: its settings, its docker compose command line, its certificates,
+# passwords and demo key. Sourced (after docker.sh) by scripts/compose.sh and the deploy test;
+# the caller defines say and die. Several stacks can live on one engine: each has its own project
+# name, deploy folder and published ports.
+
+HERALD_DEPLOY_DIR=$(mkdir -p "${HERALD_DEPLOY_DIR:-$DOCKER_ROOT/deploy}" && cd "${HERALD_DEPLOY_DIR:-$DOCKER_ROOT/deploy}" && pwd)
+# The stack's settings in its .env count here as they do for compose, the environment winning.
+if [[ -f $HERALD_DEPLOY_DIR/.env ]]; then
+  while IFS='=' read -r stack_k stack_v; do
+    [[ $stack_k =~ ^HERALD_[A-Z0-9_]+$ && -z ${!stack_k+set} ]] && export "$stack_k=$stack_v"
+  done < <(grep -E '^HERALD_[A-Z0-9_]+=' "$HERALD_DEPLOY_DIR/.env" || true)
+  unset stack_k stack_v
+fi
+HERALD_COMPOSE_PROJECT=${HERALD_COMPOSE_PROJECT:-herald}
+HERALD_COMPOSE_WAIT_S=${HERALD_COMPOSE_WAIT_S:-240}
+# The compose file: the single-host stack unless another (a cluster's) is named.
+STACK_FILE=${HERALD_COMPOSE_FILE:-$DOCKER_ROOT/deploy/docker-compose.yml}
+# compose reads these from the environment (interpolation in deploy/docker-compose.yml).
+export HERALD_TLS_DIR=$HERALD_DEPLOY_DIR/tls
+export HERALD_IMAGE=${HERALD_IMAGE:-herald:local}
+export HERALD_PUBLIC_HOST=${HERALD_PUBLIC_HOST:-localhost}
+
+stack_compose() {
+  docker compose -p "$HERALD_COMPOSE_PROJECT" -f "$STACK_FILE" --env-file "$HERALD_DEPLOY_DIR/.env" "$@"
+}
+
+# `docker compose down ARGS` for every profile's containers. Engine 20.10 can refuse to remove a
+# network ("has active endpoints") for a moment after it removed the network's last container;
+# down is idempotent, so it runs again, at most three times in all.
+stack_down() {
+  local try
+  for try in 1 2 3; do
+    stack_compose --profile '*' down "$@" && return 0
+    ((try < 3)) || break
+    say "docker compose down did not finish (above): trying again"
+    sleep 2
+  done
+  return 1
+}
+
+# What npm inside the image build must trust beyond the image's own CAs (see the header of
+# scripts/compose.sh). Exported for the compose file's build secret.
+stack_build_ca() {
+  local file
+  if [[ -n ${HERALD_BUILD_CA_FILE+set} ]]; then
+    file=$HERALD_BUILD_CA_FILE
+  else
+    file=$(npm config get cafile 2>/dev/null || true)
+    [[ $file == null || $file == undefined ]] && file=''
+    [[ -n $file ]] || file=${NODE_EXTRA_CA_CERTS:-}
+  fi
+  if [[ -z $file ]]; then
+    unset HERALD_BUILD_CA_FILE
+    return 0
+  fi
+  [[ -r $file ]] || die "HERALD_BUILD_CA_FILE=$file cannot be read: name a PEM bundle, or set it empty for none"
+  export HERALD_BUILD_CA_FILE=$file
+}
+
+# Names the containers reach each other by, plus the public one: all in the one certificate.
+STACK_TLS_NAMES=(nats postgres auth ingress-api socket-edge daraja-sim)
+
+stack_tls_ensure() {
+  local tls=$HERALD_TLS_DIR name sans missing=''
+  sans=$(printf 'DNS:%s,' "${STACK_TLS_NAMES[@]}")
+  sans=${sans%,}
+  [[ $HERALD_PUBLIC_HOST == localhost ]] || sans+=",DNS:$HERALD_PUBLIC_HOST"
+  # A certificate made before a name was needed (or for another public host) is re-issued.
+  if [[ -s $tls/tls.crt ]]; then
+    for name in "${STACK_TLS_NAMES[@]}" "$HERALD_PUBLIC_HOST"; do
+      openssl x509 -in "$tls/tls.crt" -noout -ext subjectAltName 2>/dev/null | grep -q "DNS:$name\b" || missing+=" $name"
+    done
+    if [[ -n $missing ]]; then
+      say "re-issuing $tls/tls.crt: it does not name$missing"
+      rm -f "$tls/tls.crt"
+    fi
+  fi
+  HERALD_TLS_SANS=$sans "$DOCKER_ROOT/scripts/gen-certs.sh" "$tls" >"$HERALD_DOCKER_STATE/gen-certs.log" 2>&1 || {
+    cat "$HERALD_DOCKER_STATE/gen-certs.log" >&2
+    die 'creating the certificates failed; output above'
+  }
+  chmod 755 "$tls"
+  # The services run as the image's `node` user (uid 1000) and read the key; NATS and Postgres
+  # start as root (Postgres copies it for its own user).
+  if [[ $(stat -c %u "$tls/tls.key") != 1000 ]]; then
+    as_root chown 1000:1000 "$tls/tls.key"
+  fi
+}
+
+# deploy/.env: the passwords compose needs, made once (hex: URL-safe inside DATABASE_URL).
+stack_env_ensure() {
+  local env=$HERALD_DEPLOY_DIR/.env name
+  for name in NATS_PASSWORD POSTGRES_PASSWORD; do
+    if ! grep -Eq "^$name=.+" "$env" 2>/dev/null; then
+      (
+        umask 077
+        touch "$env"
+        sed -i "/^$name=/d" "$env"
+        printf '%s=%s\n' "$name" "$(openssl rand -hex 24)" >>"$env"
+      )
+      say "made a $name in $env"
+    fi
+  done
+  if [[ ,${COMPOSE_PROFILES:-}, == *,dev,* ]]; then
+    export HERALD_BILLING_ENV_FILE=$DOCKER_ROOT/deploy/dev/billing-simulator.env
+  fi
+  stack_build_ca
+}
+
+# The address a published port answers on, as host:port (compose's own answer).
+stack_port() {
+  local addr
+  addr=$(stack_compose port "$1" "$2" 2>/dev/null | head -n 1)
+  [[ -n $addr ]] || die "$1 publishes no port $2: is the stack up?"
+  echo "${addr##*:}"
+}
+
+# The admin CLI inside the running auth container, as demo-key.sh expects it.
+admin() { stack_compose exec -T auth node services/auth/dist/admin.js "$@"; }
+demo_account_by_email() {
+  stack_compose exec -T postgres psql -U herald -d herald -XtAq -v ON_ERROR_STOP=1 \
+    -c "select id from accounts where email = '$1'"
+}
+
+stack_demo_key() {
+  # shellcheck source=demo-key.sh
+  . "$DOCKER_ROOT/scripts/lib/demo-key.sh"
+  demo_key_ensure "$HERALD_DEPLOY_DIR/demo.env" "$HERALD_DOCKER_STATE/$HERALD_COMPOSE_PROJECT-admin.log"
+  STACK_BASE_URL=https://$HERALD_PUBLIC_HOST:$(stack_port ingress-api 8443)
+  STACK_WS_URL=wss://$HERALD_PUBLIC_HOST:$(stack_port socket-edge 8444)
+  STACK_DASHBOARD_URL=https://$HERALD_PUBLIC_HOST:$(stack_port auth 8445)/
+  demo_env_write "$HERALD_DEPLOY_DIR/demo.env" "$STACK_BASE_URL" "$STACK_WS_URL"
+}
+
+stack_print() {
+  local ca=$HERALD_TLS_DIR/ca.crt
+  local connect_url="$STACK_WS_URL/ws/connect?api_key=$HERALD_TEST_KEY&recipient=$HERALD_RECIPIENT&client=mobile"
+  local body="{\"recipient\":\"$HERALD_RECIPIENT\",\"payload\":{\"hello\":\"world\"},\"api_key\":\"$HERALD_TEST_KEY\",\"client\":\"mobile\"}"
+  cat <<EOF
+
+Herald is running in docker compose (project $HERALD_COMPOSE_PROJECT). make compose-down stops it
+and keeps its data; scripts/compose.sh logs -f SERVICE follows a service's log.
+
+HERALD_BASE_URL=$STACK_BASE_URL
+HERALD_WS_URL=$STACK_WS_URL
+HERALD_TEST_KEY=$HERALD_TEST_KEY
+HERALD_ACCOUNT_ID=$HERALD_ACCOUNT_ID
+HERALD_DASHBOARD_URL=$STACK_DASHBOARD_URL
+
+The Test key expires at $HERALD_TEST_KEY_EXPIRES_AT (make compose-up issues a new one then).
+Paste the lines above into a shell (or: . $HERALD_DEPLOY_DIR/demo.env), then
+
+Send an event to recipient $HERALD_RECIPIENT (202 while it is offline: queued; 200 once connected):
+  curl --cacert $ca -H 'content-type: application/json' -d '$body' \$HERALD_BASE_URL/notify
+
+Receive events (queued ones arrive on connect, then live ones):
+  NODE_EXTRA_CA_CERTS=$ca node -e "new (require('ws'))(process.argv[1]).on('message', (m) => console.log(String(m)))" '$connect_url'
+
+The dashboard is at HERALD_DASHBOARD_URL once your browser trusts $ca.
+
+EOF
+}
+
+# ---- backups ----------------------------------------------------------------------------------
+# Postgres: pg_dump's custom format, taken and restored inside the postgres container.
+# JetStream: every stream of the account (the offline queue, the KV buckets, the status stream)
+# snapshotted over NATS with the nats CLI, run in a one-off container on the stack's network.
+
+# The nats CLI (static) in a throwaway container of the nats service: on the backend network,
+# with the CA and the password the services use. Extra docker compose run options before `--`.
+stack_nats_cli() {
+  local cli opts=()
+  # make deps's build when it is static (it is since deps builds with CGO_ENABLED=0).
+  cli=$(nats_cli_bin)
+  if [[ -z $cli ]] || grep -qa 'ld-linux' "$cli"; then
+    cli=$(go_static_tool "github.com/nats-io/natscli/nats@v$NATSCLI_VERSION")
+  fi
+  while [[ $# -gt 0 && $1 != -- ]]; do
+    opts+=("$1")
+    shift
+  done
+  shift
+  stack_compose run --rm --no-deps -T --entrypoint /usr/local/bin/nats-cli \
+    -v "$cli:/usr/local/bin/nats-cli:ro" \
+    -e NATS_URL=tls://nats:4222 -e NATS_USER=herald -e NATS_CA=/tls/ca.crt \
+    "${opts[@]}" nats "$@"
+}
+
+STACK_SERVICES=(auth ingress-api socket-edge retention status)
+
+stack_backup() {
+  local dir=$1
+  [[ -n $dir ]] || die 'usage: scripts/compose.sh backup DIR'
+  mkdir -p "$dir"
+  dir=$(cd "$dir" && pwd)
+  [[ ! -e $dir/postgres.dump && ! -e $dir/jetstream ]] || die "$dir already holds a backup: name an empty folder"
+  # shellcheck source=nats-bin.sh
+  . "$DOCKER_ROOT/scripts/lib/nats-bin.sh"
+  say "Postgres: pg_dump to $dir/postgres.dump"
+  stack_compose exec -T postgres pg_dump -U herald -d herald --format=custom >"$dir/postgres.dump.part"
+  mv "$dir/postgres.dump.part" "$dir/postgres.dump"
+  say "JetStream: every stream to $dir/jetstream/"
+  mkdir -p "$dir/jetstream"
+  # Written by the CLI as root inside its container: handed back to the caller afterwards.
+  stack_nats_cli -v "$dir/jetstream:/backup" -- backup account /backup --force --consumers ||
+    die 'the JetStream backup failed (output above)'
+  as_root chown -R "$(id -u):$(id -g)" "$dir/jetstream"
+  say "backup complete in $dir"
+}
+
+# Restores DIR into the stack: the Herald services are stopped meanwhile (nothing writes), the
+# streams in the backup replace their namesakes, the database is replaced, then everything starts.
+stack_restore() {
+  local dir=$1 stream
+  [[ -n $dir && -s $dir/postgres.dump && -d $dir/jetstream ]] ||
+    die "usage: scripts/compose.sh restore DIR (DIR holds postgres.dump and jetstream/ from scripts/compose.sh backup)"
+  dir=$(cd "$dir" && pwd)
+  # shellcheck source=nats-bin.sh
+  . "$DOCKER_ROOT/scripts/lib/nats-bin.sh"
+  say 'stopping the Herald services (NATS and Postgres stay up)'
+  stack_compose stop "${STACK_SERVICES[@]}" >/dev/null 2>&1 || true
+  stack_compose up -d --wait --wait-timeout "$HERALD_COMPOSE_WAIT_S" nats postgres
+  say "Postgres: restoring $dir/postgres.dump"
+  stack_compose exec -T postgres pg_restore -U herald -d herald --clean --if-exists --no-owner \
+    --single-transaction <"$dir/postgres.dump" || die 'pg_restore failed (output above)'
+  say "JetStream: restoring the streams of $dir/jetstream/"
+  for stream in $(stack_nats_cli -- stream ls --names); do
+    [[ -d $dir/jetstream/$stream ]] && { stack_nats_cli -- stream rm --force "$stream" >/dev/null || die "removing stream $stream failed"; }
+  done
+  stack_nats_cli -v "$dir/jetstream:/backup:ro" -- backup restore account /backup ||
+    die 'the JetStream restore failed (output above)'
+  say 'starting the Herald services'
+  stack_compose up -d --wait --wait-timeout "$HERALD_COMPOSE_WAIT_S"
+  say "restored from $dir"
+}
