@@ -8,23 +8,6 @@ export {
   QueueFloors,
   queueFloorKey,
 } from './ack-floors.js';
-export { EventMsgHdrs } from './event-headers.js';
-export {
-  isConsumerNotFound,
-  isDeleteNotFound,
-  isNoMessageFound,
-  isNotFound,
-  isRecipientFull,
-  isStoreFull,
-  isStreamNameInUse,
-  isStreamNotFound,
-  isWrongLastSequence,
-  type JsApiError,
-  JsErrCode,
-  JsErrDescription,
-  jsApiError,
-  jsErrCode,
-} from './jetstream-errors.js';
 export {
   type LegacyMigration,
   type MigrateOptions,
@@ -33,7 +16,6 @@ export {
   retireLegacyQueueStream,
 } from './legacy-queue.js';
 export { storesAnythingFor } from './lookup.js';
-export { NatsRequester, type RequestOutcome, replyJson } from './nats-requester.js';
 export {
   classifyPublishError,
   enqueue,
@@ -73,4 +55,3 @@ export {
   queueConsumerName,
   queueStreamConfig,
 } from './stream-config.js';
-export { type Publisher, TurnPublisher, type TurnPublishOptions } from './turn-publisher.js';

@@ -1,9 +1,15 @@
+import type { Publisher } from '@herald/nats';
+import {
+  EventMsgHdrs,
+  isRecipientFull,
+  isStoreFull,
+  jsApiError,
+  type NatsRequester,
+  type RequestOutcome,
+  replyJson,
+} from '@herald/nats';
 import { type QueuedNotice, type RecipientSubjects, subjects } from '@herald/proto';
 import type { MsgHdrs } from 'nats';
-import { EventMsgHdrs } from './event-headers.js';
-import { isRecipientFull, isStoreFull, jsApiError } from './jetstream-errors.js';
-import { type NatsRequester, type RequestOutcome, replyJson } from './nats-requester.js';
-import type { Publisher } from './turn-publisher.js';
 
 export type QueueOutcome =
   | { kind: 'stored'; seq: number; duplicate: boolean }

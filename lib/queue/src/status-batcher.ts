@@ -1,5 +1,5 @@
+import type { TurnPublisher } from '@herald/nats';
 import { STATUS_BATCH_RECORDS_MAX, type StatusEvent, subjects } from '@herald/proto';
-import type { TurnPublisher } from './turn-publisher.js';
 
 /** Bounds of one status batch message. */
 export interface StatusBatchLimits {

@@ -1,14 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import { EventMsgHdrs, NatsRequester, TurnPublisher } from '@herald/nats';
 import { EventHeaders, recipientSubjects, subjects } from '@herald/proto';
 import { type NatsServer, startNatsServer } from '@herald/testkit';
 import { connect, type Msg, type NatsConnection } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EventMsgHdrs } from '../src/event-headers.js';
-import { NatsRequester } from '../src/nats-requester.js';
 import { enqueue, enqueueOutcome, enqueueRequest, type QueuedEvent } from '../src/publish.js';
 import { QueueLayout } from '../src/queue-layout.js';
 import { ensureQueueStream } from '../src/queue-stream.js';
-import { TurnPublisher } from '../src/turn-publisher.js';
 
 const ACCOUNT = '0b6a5d3e-7c41-4f2a-9d0e-1a2b3c4d5e6f';
 let server: NatsServer;

@@ -1,11 +1,9 @@
 import type { Logger } from '@herald/kit';
+import { EventMsgHdrs, type NatsRequester, type Publisher } from '@herald/nats';
 import { EventHeaders, recipientSubjects } from '@herald/proto';
 import {
-  EventMsgHdrs,
   enqueueOutcome,
   enqueueRequest,
-  type NatsRequester,
-  type Publisher,
   type QueuedEvent,
   type QueueLayout,
   type RecipientDepth,

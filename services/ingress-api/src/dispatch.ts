@@ -1,12 +1,7 @@
 import type { KeyVerifier } from '@herald/access';
 import { type AuthFailureLimiter, isAuthFailure, type Logger, type NatsLink } from '@herald/kit';
-import {
-  NatsRequester,
-  type QueueLayout,
-  type RecipientDepth,
-  StatusBatcher,
-  TurnPublisher,
-} from '@herald/queue';
+import { NatsRequester, TurnPublisher } from '@herald/nats';
+import { type QueueLayout, type RecipientDepth, StatusBatcher } from '@herald/queue';
 import type { JetStreamClient, NatsConnection } from 'nats';
 import { accept } from './accept.js';
 import { type Caller, createAuthorise } from './authorise.js';

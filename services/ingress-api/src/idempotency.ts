@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ensureKvBucket } from '@herald/kit';
+import { isWrongLastSequence } from '@herald/nats';
 import { HeraldError } from '@herald/proto';
-import { isWrongLastSequence } from '@herald/queue';
 import type { JetStreamClient, JetStreamManager, KV } from 'nats';
 import { z } from 'zod';
 import type { DispatchResult } from './results.js';

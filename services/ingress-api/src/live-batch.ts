@@ -1,4 +1,5 @@
 import type { Logger } from '@herald/kit';
+import { type NatsRequester, replyJson } from '@herald/nats';
 import {
   encodeLiveBatch,
   type LiveBatchMeta,
@@ -6,7 +7,6 @@ import {
   LiveHoldersReply,
   subjects,
 } from '@herald/proto';
-import { type NatsRequester, replyJson } from '@herald/queue';
 import type { LiveOutcome } from './live-push.js';
 
 /** One event of a batch that may go live. */

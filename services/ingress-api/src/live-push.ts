@@ -1,5 +1,5 @@
+import { type NatsRequester, type RequestOutcome, replyJson } from '@herald/nats';
 import { type LiveReply, subjects } from '@herald/proto';
-import { type NatsRequester, type RequestOutcome, replyJson } from '@herald/queue';
 import type { MsgHdrs } from 'nats';
 
 export type LiveOutcome =

@@ -1,6 +1,6 @@
 import type { Logger } from '@herald/kit';
+import { TurnPublisher } from '@herald/nats';
 import { accountOfDispatchSubject, type DispatchReply, HeraldError, subjects } from '@herald/proto';
-import { TurnPublisher } from '@herald/queue';
 import { Match, type Msg, type MsgHdrs, type NatsConnection, headers as natsHeaders } from 'nats';
 import { type Answer, resultOfError } from './answer.js';
 import type { Dispatcher } from './dispatch.js';

@@ -1,6 +1,6 @@
 import type { Logger } from '@herald/kit';
+import { isWrongLastSequence } from '@herald/nats';
 import { HeraldError, type VerifiedKey } from '@herald/proto';
-import { isWrongLastSequence } from '@herald/queue';
 import type { KV, KvEntry } from 'nats';
 import {
   type BucketLimits,

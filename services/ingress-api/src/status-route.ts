@@ -1,5 +1,6 @@
 import type { KeyVerifier } from '@herald/access';
 import type { NatsLink } from '@herald/kit';
+import { NatsRequester, replyJson } from '@herald/nats';
 import {
   HeraldError,
   StatusLookupRequest,
@@ -7,7 +8,6 @@ import {
   StatusReply,
   subjects,
 } from '@herald/proto';
-import { NatsRequester, replyJson } from '@herald/queue';
 import type { Middleware } from 'koa';
 import type { NatsConnection } from 'nats';
 import { checkJsonRequest, readJsonBody } from './http-body.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createLogger } from '@herald/kit';
+import { NatsRequester } from '@herald/nats';
 import { decodeLiveBatch, type LiveBatchMeta, LiveHoldersQuery, subjects } from '@herald/proto';
-import { NatsRequester } from '@herald/queue';
 import { type NatsServer, startNatsServer } from '@herald/testkit';
 import { connect, JSONCodec, type NatsConnection, type Subscription } from 'nats';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
 import type { Logger } from '@herald/kit';
+import { NatsRequester, replyJson } from '@herald/nats';
 import { StatusTrimReply, subjects } from '@herald/proto';
-import { NatsRequester, replyJson } from '@herald/queue';
 import type { NatsConnection } from 'nats';
 
 /** How long the status service may take to trim, ms (a large first trim deletes in chunks). */

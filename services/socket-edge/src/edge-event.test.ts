@@ -1,5 +1,5 @@
+import { EventMsgHdrs } from '@herald/nats';
 import { EventHeaders } from '@herald/proto';
-import { EventMsgHdrs } from '@herald/queue';
 import { type CoreNatsServer, startCoreNatsServer } from '@herald/testkit';
 import { connect, headers, type JsMsg, type Msg, type MsgHdrs, type NatsConnection } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

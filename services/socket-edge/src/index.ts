@@ -15,6 +15,7 @@ import {
   type ReadinessCheck,
   startOpsServer,
 } from '@herald/kit';
+import { NatsRequester } from '@herald/nats';
 import {
   CloseCodes,
   CONNECT_PATH,
@@ -22,13 +23,7 @@ import {
   HeraldError,
   SUBPROTOCOL,
 } from '@herald/proto';
-import {
-  checkQueueLayout,
-  NatsRequester,
-  QueueFloors,
-  QueueLayout,
-  QueueLayoutMismatch,
-} from '@herald/queue';
+import { checkQueueLayout, QueueFloors, QueueLayout, QueueLayoutMismatch } from '@herald/queue';
 import type { JetStreamManager, NatsConnection } from 'nats';
 import pLimit from 'p-limit';
 import type { Registry } from 'prom-client';

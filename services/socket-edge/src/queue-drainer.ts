@@ -1,11 +1,6 @@
 import type { Logger } from '@herald/kit';
-import {
-  isNotFound,
-  type NatsRequester,
-  type QueueFloors,
-  type QueueLayout,
-  queueConsumerName,
-} from '@herald/queue';
+import { isNotFound, type NatsRequester } from '@herald/nats';
+import { type QueueFloors, type QueueLayout, queueConsumerName } from '@herald/queue';
 import type {
   Consumer,
   ConsumerMessages,

@@ -1,9 +1,8 @@
 import type { Logger } from '@herald/kit';
+import { isNotFound, type NatsRequester } from '@herald/nats';
 import { subjects } from '@herald/proto';
 import {
   deleteUpToFloor,
-  isNotFound,
-  type NatsRequester,
   type QueueFloors,
   queueConsumerConfig,
   queueConsumerName,

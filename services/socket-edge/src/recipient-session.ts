@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@herald/kit';
+import { TurnPublisher } from '@herald/nats';
 import {
   HeraldError,
   type LiveReply,
@@ -7,7 +8,6 @@ import {
   recipientSubjectKind,
   subjects,
 } from '@herald/proto';
-import { TurnPublisher } from '@herald/queue';
 import { JSONCodec, type Msg, type NatsConnection, type Subscription } from 'nats';
 import { type EdgeEvent, edgeEventOf } from './edge-event.js';
 import type { EdgeSocket } from './edge-socket.js';

@@ -1,5 +1,6 @@
+import { TurnPublisher } from '@herald/nats';
 import type { StatusEvent } from '@herald/proto';
-import { StatusBatcher, TurnPublisher } from '@herald/queue';
+import { StatusBatcher } from '@herald/queue';
 import type { NatsConnection } from 'nats';
 
 /**

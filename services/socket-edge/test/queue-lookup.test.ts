@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createLogger } from '@herald/kit';
+import { NatsRequester } from '@herald/nats';
 import { subjects } from '@herald/proto';
 import {
-  NatsRequester,
   QueueLayout,
   queueConsumerConfig,
   queueConsumerName,

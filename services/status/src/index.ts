@@ -7,8 +7,8 @@ import {
   type Logger,
   natsAnswers,
 } from '@herald/kit';
+import { JsErrCode, jsErrCode } from '@herald/nats';
 import { STATUS_STREAM, statusStreamConfig } from '@herald/proto';
-import { JsErrCode, jsErrCode } from '@herald/queue';
 import type { Kysely } from 'kysely';
 import type { JetStreamManager, NatsConnection, StreamConfig, Subscription } from 'nats';
 import type { Registry } from 'prom-client';

@@ -1,5 +1,5 @@
+import { NatsRequester, replyJson } from '@herald/nats';
 import { HeraldError, type StatusQuery, StatusReply, subjects } from '@herald/proto';
-import { NatsRequester, replyJson } from '@herald/queue';
 import type { NatsConnection } from 'nats';
 
 export type StatusAnswer = Extract<StatusReply, { ok: true }>;
