@@ -186,6 +186,7 @@ export type StatusReply = z.infer<typeof StatusReply>;
 
 /** `subjects.statusTrim` request: delete status rows older than the service's retention window. */
 export const StatusTrimRequest = z.object({ v: z.literal(1) });
+export type StatusTrimRequest = z.infer<typeof StatusTrimRequest>;
 export const StatusTrimReply = z.object({
   v: z.literal(1),
   ok: z.boolean(),

@@ -43,11 +43,6 @@ export {
 } from './queue-stream.js';
 export { RecipientDepth, type RecipientDepthOptions, type Room } from './recipient-depth.js';
 export {
-  DEFAULT_STATUS_BATCH_LIMITS,
-  StatusBatcher,
-  type StatusBatchLimits,
-} from './status-batcher.js';
-export {
   parseQueueConsumerName,
   type QueueConsumerOptions,
   type QueueStreamOptions,

@@ -1,7 +1,8 @@
 import type { KeyVerifier } from '@herald/access';
 import { type AuthFailureLimiter, isAuthFailure, type Logger, type NatsLink } from '@herald/kit';
 import { NatsRequester, TurnPublisher } from '@herald/nats';
-import { type QueueLayout, type RecipientDepth, StatusBatcher } from '@herald/queue';
+import type { QueueLayout, RecipientDepth } from '@herald/queue';
+import { StatusBatcher } from '@herald/status-client';
 import type { JetStreamClient, NatsConnection } from 'nats';
 import { accept } from './accept.js';
 import { type Caller, createAuthorise } from './authorise.js';

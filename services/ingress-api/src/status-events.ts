@@ -1,5 +1,5 @@
 import type { StatusEvent } from '@herald/proto';
-import type { StatusBatcher } from '@herald/queue';
+import type { StatusBatcher } from '@herald/status-client';
 import type { DispatchResult } from './results.js';
 
 interface Dispatched {

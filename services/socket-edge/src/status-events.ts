@@ -1,6 +1,6 @@
 import { TurnPublisher } from '@herald/nats';
 import type { StatusEvent } from '@herald/proto';
-import { StatusBatcher } from '@herald/queue';
+import { StatusBatcher } from '@herald/status-client';
 import type { NatsConnection } from 'nats';
 
 /**

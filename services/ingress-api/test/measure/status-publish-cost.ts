@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import { TurnPublisher } from '@herald/nats';
 import { type StatusEvent, statusStreamConfig, subjects } from '@herald/proto';
-import { StatusBatcher } from '@herald/queue';
+import { StatusBatcher } from '@herald/status-client';
 import { childCpuMs, startNatsServer } from '@herald/testkit';
 import { connect, type StreamConfig } from 'nats';
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { TurnPublisher } from '@herald/nats';
 import { STATUS_BATCH_RECORDS_MAX, StatusBatch, StatusEvent, subjects } from '@herald/proto';
-import { StatusBatcher } from '@herald/queue';
+import { StatusBatcher } from '@herald/status-client';
 import { type NatsServer, startNatsServer } from '@herald/testkit';
 import { connect, type Msg, type NatsConnection } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
