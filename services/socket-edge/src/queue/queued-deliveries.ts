@@ -1,9 +1,9 @@
 import type { JsMsg } from 'nats';
-import type { Delivery } from './delivery.js';
-import { queuedEventOf } from './edge-event.js';
-import type { EdgeSocket } from './edge-socket.js';
-import { EventFrames } from './framing.js';
-import { corkForTick } from './tick-cork.js';
+import type { Delivery } from '../socket/delivery.js';
+import { queuedEventOf } from '../socket/edge-event.js';
+import type { EdgeSocket } from '../socket/edge-socket.js';
+import { EventFrames } from '../socket/framing.js';
+import { corkForTick } from '../socket/tick-cork.js';
 
 type Settle = (entry: InFlight, how: 'ack' | 'nak') => void;
 

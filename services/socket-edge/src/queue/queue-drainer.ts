@@ -1,6 +1,7 @@
 import type { Logger } from '@herald/kit';
 import { isNotFound, type NatsRequester } from '@herald/nats';
 import { type QueueFloors, type QueueLayout, queueConsumerName } from '@herald/queue';
+import type { StatusBatcher } from '@herald/status-client';
 import type {
   Consumer,
   ConsumerMessages,
@@ -9,13 +10,11 @@ import type {
   JsMsg,
   NatsConnection,
 } from 'nats';
+import type { EdgeMetrics } from '../metrics.js';
+import type { EdgeSocket } from '../socket/edge-socket.js';
 import { nextTrouble } from './consumption-trouble.js';
-import type { EdgeSocket } from './edge-socket.js';
-import type { EdgeMetrics } from './metrics.js';
+import { DrainWriter } from './drain-writer.js';
 import { type FoundConsumer, findQueueConsumer } from './queue-lookup.js';
-import { QueuePacer } from './queue-pacer.js';
-import { QueuedDeliveries } from './queued-deliveries.js';
-import { publishDelivered } from './status-events.js';
 import { drainSubscription } from './subscription-drain.js';
 
 /**
@@ -26,14 +25,6 @@ import { drainSubscription } from './subscription-drain.js';
 const ORPHAN_WAIT_MAX_MS = 2000;
 /** Delay before retrying a queue check that failed (JetStream unreachable), ms. */
 const RETRY_MS = 2000;
-/**
- * After a drain caught up: delays before reading the consumer's ack floor to record it, ms. The
- * acks travel as plain publishes and nats-server applies them apart from API requests, so the
- * floor is read a little later, and again later (twice) if it has not reached the last ack yet; a
- * newer candidate starts the delays again.
- */
-const FLOOR_READ_DELAYS_MS = [250, 1000, 5000] as const;
-
 export interface QueueDrainerOptions {
   /** max_messages of consume(). */
   batch: number;
@@ -62,6 +53,8 @@ export interface QueueDrainerDeps {
   logger: Logger;
   /** Recorded ack floors, for consumers whose state is in nats-server's memory (ack-floors.ts). */
   floors?: QueueFloors;
+  /** The edge's one status batcher: each acked event is a `delivered` record. */
+  statusBatcher: Pick<StatusBatcher, 'add'>;
   /** Runs a queue check when one of the edge's QUEUE_CHECK_CONCURRENCY slots is free. */
   limitChecks: <T>(check: () => Promise<T>) => Promise<T>;
   /**
@@ -80,7 +73,7 @@ type State = 'idle' | 'checking' | 'consuming';
  * drainer starts idle and checks the queue when told to ({@link kick}: on session start, on every
  * QueuedNotice, once more shortly after the start). When the consumer exists, or the stream holds
  * a message on the recipient's subject (the consumer is then created), it consumes with a small
- * batch, writing through a {@link QueuePacer} and settling through {@link QueuedDeliveries}.
+ * batch, writing and settling through a {@link DrainWriter}.
  *
  * The consumer's ack_wait is short (ACK_WAIT_MS, 1 s by default) so that what an edge that died
  * had in flight comes back within the reconnect contract; while this edge is alive it keeps its
@@ -91,11 +84,8 @@ export class QueueDrainer {
   readonly #deps: QueueDrainerDeps;
   /** The recipient's partition stream. */
   readonly #stream: string;
-  /**
-   * The writing side, made at the first consume: most sessions never find anything queued, and
-   * these (about 1 KB with their closures) would otherwise be held by every idle connection.
-   */
-  #parts: { deliveries: QueuedDeliveries; pacer: QueuePacer } | undefined;
+  /** The writing side, made at the first consume (most sessions never find anything queued). */
+  #writer: DrainWriter | undefined;
   #state: State = 'idle';
   #stopped = false;
   /** A kick arrived while a check was running: check again when it ends. */
@@ -105,16 +95,8 @@ export class QueueDrainer {
   #run: ConsumerMessages | undefined;
   /** While stopping: deliveries that arrive are kept here, unwritten, and nakked. */
   #arriving: JsMsg[] | undefined;
-  #keepAlive: NodeJS.Timeout | undefined;
   #retry: NodeJS.Timeout | undefined;
   #previous: Promise<void> | undefined;
-  /** The consumer being drained keeps its state in memory: its ack floor is recorded. */
-  #memoryState = false;
-  /** The last acked delivery of a drain that caught up, waiting to be recorded as the floor. */
-  #floorCandidate: { seq: number; id: string } | undefined;
-  #floorTimer: NodeJS.Timeout | undefined;
-  /** Highest floor recorded by this session. */
-  #recordedSeq = 0;
 
   constructor(deps: QueueDrainerDeps) {
     this.#deps = deps;
@@ -125,23 +107,6 @@ export class QueueDrainer {
   /** The recipient's durable consumer (derived when needed rather than kept per session). */
   get #name(): string {
     return queueConsumerName(this.#deps.account, this.#deps.recipient);
-  }
-
-  #makeParts(): { deliveries: QueuedDeliveries; pacer: QueuePacer } {
-    const deps = this.#deps;
-    const deliveries = new QueuedDeliveries(
-      (id) => {
-        deps.metrics.queuedDeliveries.inc();
-        publishDelivered(deps.nc, deps.account, deps.recipient, id);
-      },
-      () => pacer.pump(),
-      (msg, id) => this.#caughtUp(msg, id),
-    );
-    const pacer = new QueuePacer(
-      (msg) => this.#hasRoomFor(msg),
-      (msg) => deliveries.write(msg, deps.sockets()),
-    );
-    return { deliveries, pacer };
   }
 
   /**
@@ -185,9 +150,9 @@ export class QueueDrainer {
     if (this.#stopped) return;
     this.#stopped = true;
     clearTimeout(this.#retry);
-    clearInterval(this.#keepAlive);
-    const parts = this.#parts;
-    parts?.deliveries.hold();
+    const writer = this.#writer;
+    writer?.idle();
+    writer?.hold();
     const run = this.#run;
     if (run) {
       this.#arriving = [];
@@ -196,12 +161,7 @@ export class QueueDrainer {
       const jsm = await this.#deps.jsm;
       await jsm.consumers.info(this.#stream, this.#name).catch(() => undefined);
     }
-    parts?.deliveries.nakAll();
-    const held = [
-      ...(parts?.deliveries.takeHeld() ?? []),
-      ...(parts?.pacer.takeAll() ?? []),
-      ...(this.#arriving ?? []),
-    ];
+    const held = [...(writer?.takeUnsettled() ?? []), ...(this.#arriving ?? [])];
     this.#arriving = undefined;
     for (const msg of held) msg.nak();
   }
@@ -250,13 +210,12 @@ export class QueueDrainer {
   async #consume({ consumer, ackPending, memoryState }: FoundConsumer): Promise<void> {
     this.#state = 'consuming';
     this.#consumer = consumer;
-    this.#memoryState = memoryState;
     if (ackPending > 0 && this.#deps.options.ackWaitMs <= ORPHAN_WAIT_MAX_MS) {
       await this.#letOrphansExpire();
     }
     if (this.#stopped) return;
-    this.#parts ??= this.#makeParts();
-    const parts = this.#parts;
+    this.#writer ??= new DrainWriter(this.#deps, this.#stream, this.#name);
+    const writer = this.#writer;
     const { batch } = this.#deps.options;
     const run = await consumer.consume({
       max_messages: batch,
@@ -273,15 +232,7 @@ export class QueueDrainer {
     }
     this.#run = run;
     this.#deps.metrics.activeDrainers.inc();
-    clearInterval(this.#keepAlive);
-    this.#keepAlive = setInterval(
-      () => {
-        parts.deliveries.touch();
-        parts.pacer.touch();
-      },
-      Math.max(100, Math.floor(this.#deps.options.ackWaitMs / 3)),
-    );
-    this.#keepAlive.unref();
+    writer.running(memoryState, this.#deps.options.ackWaitMs);
     void this.#watch(run);
   }
 
@@ -317,8 +268,7 @@ export class QueueDrainer {
 
   /** The consumer is gone: what was in flight can no longer be acked; check again. */
   #forget(): void {
-    this.#parts?.deliveries.clear();
-    this.#parts?.pacer.reset();
+    this.#writer?.forget();
     this.#restart();
   }
 
@@ -331,8 +281,7 @@ export class QueueDrainer {
   }
 
   #endRun(): void {
-    clearInterval(this.#keepAlive);
-    this.#keepAlive = undefined;
+    this.#writer?.idle();
     const run = this.#run;
     if (!run) return;
     this.#run = undefined;
@@ -354,81 +303,10 @@ export class QueueDrainer {
     }
   }
 
-  /**
-   * Every delivery was acked. When that was the last stored event (nothing pending on the consumer
-   * when it came, nothing waiting in the pacer) and the consumer's state is in memory, its floor is
-   * recorded shortly, so that a nats-server restart does not bring back what was acked up to here.
-   */
-  #caughtUp(msg: JsMsg, id: string): void {
-    if (!this.#memoryState || !this.#deps.floors || this.#parts?.pacer.waiting) return;
-    let info: JsMsg['info'];
-    try {
-      info = msg.info;
-    } catch {
-      return;
-    }
-    if (info.pending !== 0 || info.streamSequence <= this.#recordedSeq) return;
-    this.#floorCandidate = { seq: info.streamSequence, id };
-    clearTimeout(this.#floorTimer);
-    this.#scheduleFloor(0);
-  }
-
-  #scheduleFloor(attempt: number): void {
-    const delay = FLOOR_READ_DELAYS_MS[attempt];
-    if (delay === undefined) {
-      this.#floorCandidate = undefined;
-      return;
-    }
-    this.#floorTimer = setTimeout(() => {
-      this.#floorTimer = undefined;
-      void this.#recordFloor(attempt);
-    }, delay);
-    this.#floorTimer.unref();
-  }
-
-  /**
-   * Records the candidate as the recipient's floor once the consumer's ack floor, as nats-server
-   * reports it, is at or above it. The server's floor covers every session's deliveries (a socket
-   * on another edge may hold an earlier event unacked), which this session's own view does not.
-   */
-  async #recordFloor(attempt: number): Promise<void> {
-    const candidate = this.#floorCandidate;
-    const floors = this.#deps.floors;
-    if (!candidate || !floors) return;
-    try {
-      const info = await floors.consumerFloor(this.#stream, this.#name);
-      if (this.#floorCandidate !== candidate || info?.memoryState !== true) return;
-      if (info.ackFloor < candidate.seq) {
-        this.#scheduleFloor(attempt + 1);
-        return;
-      }
-      this.#floorCandidate = undefined;
-      await floors.record(this.#deps.account, this.#deps.recipient, {
-        v: 1,
-        stream: this.#stream,
-        seq: candidate.seq,
-        id: candidate.id,
-      });
-      this.#recordedSeq = Math.max(this.#recordedSeq, candidate.seq);
-    } catch (err) {
-      if (this.#floorCandidate === candidate) this.#floorCandidate = undefined;
-      this.#deps.logger.debug(
-        { err: String(err), consumer: this.#name },
-        'ack floor not recorded: acked events may come again after a nats-server restart',
-      );
-    }
-  }
-
   #onMessage(msg: JsMsg): void {
     if (this.#arriving) this.#arriving.push(msg);
-    // The parts exist from before consume() (the only source of messages); nak, never drop.
-    else if (this.#parts) this.#parts.pacer.offer(msg);
+    // The writer exists from before consume() (the only source of messages); nak, never drop.
+    else if (this.#writer) this.#writer.offer(msg);
     else msg.nak();
-  }
-
-  #hasRoomFor(msg: JsMsg): boolean {
-    for (const socket of this.#deps.sockets())
-      if (!socket.hasRoomFor(msg.data.length)) return false;
-    return true;
   }
 }

@@ -17,12 +17,15 @@ import {
   type VerifiedKey,
 } from '@herald/proto';
 import type { WebSocket, WebSocketServer } from 'ws';
+import type { RecipientRegistry } from '../connection-registry.js';
+import type { EdgeMetrics } from '../metrics.js';
+import type { RecipientSession } from '../recipient-session.js';
+import { closeWithError } from '../socket/closing.js';
+import { type Framing, framingOf } from '../socket/framing.js';
+import { ConnectHold } from './connect-hold.js';
 import type { ConnectionGate } from './connection-gate.js';
-import type { RecipientRegistry } from './connection-registry.js';
-import { type Framing, framingOf } from './framing.js';
-import type { EdgeMetrics } from './metrics.js';
-import type { RecipientSession } from './recipient-session.js';
-import { asHeraldError, closeWithError, refuseUpgrade } from './rejection.js';
+import { handshakeError } from './handshake.js';
+import { connectError, refuseUpgrade } from './refusal.js';
 import type { SocketBudget } from './socket-budget.js';
 
 /** A connect that passed every check, handed to the edge with its WebSocket. */
@@ -36,51 +39,6 @@ export interface Admission {
   session: RecipientSession;
   /** Gives back the MAX_SOCKETS slot and the gate's admission: release it when the socket closes. */
   hold: ConnectHold;
-}
-
-/**
- * What one connect holds from its first check until its socket closes: a MAX_SOCKETS slot, then
- * the gate's admission. An object rather than a closure over {@link admit}'s scope: it is kept as
- * long as the socket, and a closure would keep that whole scope (parameters, request state) too.
- */
-export class ConnectHold {
-  readonly #budget: SocketBudget;
-  readonly #gate: ConnectionGate;
-  #slot = false;
-  #key: VerifiedKey | undefined;
-  #recipient = '';
-
-  constructor(budget: SocketBudget, gate: ConnectionGate) {
-    this.#budget = budget;
-    this.#gate = gate;
-  }
-
-  /** Takes a MAX_SOCKETS slot; false when the edge holds its maximum. */
-  takeSlot(): boolean {
-    this.#slot = this.#budget.take();
-    return this.#slot;
-  }
-
-  /** Asks the gate (429 when it refuses); once admitted, the admission is held until release. */
-  admit(key: VerifiedKey, recipient: string): Promise<void> | undefined {
-    const pending = this.#gate.admit(key, recipient);
-    if (!pending) return this.#admitted(key, recipient);
-    return pending.then(() => this.#admitted(key, recipient));
-  }
-
-  #admitted(key: VerifiedKey, recipient: string): undefined {
-    this.#key = key;
-    this.#recipient = recipient;
-    return undefined;
-  }
-
-  /** Gives back what is held; later calls do nothing. */
-  release(): void {
-    if (this.#slot) this.#budget.give();
-    if (this.#key) this.#gate.release(this.#key, this.#recipient);
-    this.#slot = false;
-    this.#key = undefined;
-  }
 }
 
 export interface UpgradeHandlerDeps {
@@ -180,11 +138,13 @@ async function admit(
   } catch (err) {
     hold.release();
     if (session) deps.sessions.cancel(session);
-    const error = asHeraldError(err);
+    const error = connectError(err, (internal) =>
+      logger.error({ err: internal, path }, 'connect failed'),
+    );
     if (isAuthFailure(error)) deps.authFailures?.fail(source);
     metrics.rejections.inc({ code: error.code });
-    if (error.code === 'internal') logger.error({ err, path }, 'connect failed');
-    else logger.debug({ code: error.code, path, framing }, 'connect refused');
+    if (error.code !== 'internal')
+      logger.debug({ code: error.code, path, framing }, 'connect refused');
     if (framing !== 'plain') socket.off('error', onEarlyError);
     reject(deps.wss, req, socket, head, framing, error);
     return;
@@ -201,74 +161,6 @@ async function admit(
     hold.release();
     deps.sessions.cancel(reserved);
   }
-}
-
-/** A Sec-WebSocket-Key: the base64 of 16 bytes (RFC 6455 §4.1), as ws accepts it. */
-const WEBSOCKET_KEY = /^[+/0-9A-Za-z]{22}==$/;
-
-/**
- * The handshake checks ws would otherwise answer itself in text/html (RFC 6455 §4.2.1), as the
- * JSON error to refuse with; undefined when the handshake is well formed. Never echoes a value.
- */
-function handshakeError(req: http.IncomingMessage): HeraldError | undefined {
-  if (req.method !== 'GET') {
-    return new HeraldError(
-      'method_not_allowed',
-      `A WebSocket connect is a GET upgrade: send GET ${CONNECT_PATH}, not ${safeMethod(req.method)}`,
-      { field: 'method' },
-    );
-  }
-  if ((req.headers.upgrade ?? '').toLowerCase() !== 'websocket') {
-    return new HeraldError('invalid_field', 'Upgrade must be "websocket": open a WebSocket', {
-      field: 'Upgrade',
-    });
-  }
-  if (!WEBSOCKET_KEY.test(req.headers['sec-websocket-key'] ?? '')) {
-    return new HeraldError(
-      'invalid_field',
-      'Sec-WebSocket-Key must be the base64 of 16 random bytes (RFC 6455): use a WebSocket client',
-      { field: 'Sec-WebSocket-Key' },
-    );
-  }
-  const protocols = req.headers['sec-websocket-protocol'];
-  if (protocols !== undefined && !isProtocolList(protocols)) {
-    return new HeraldError(
-      'invalid_field',
-      'Sec-WebSocket-Protocol must be a comma-separated list of distinct tokens: offer herald.v1, or nothing for plain framing',
-      { field: 'Sec-WebSocket-Protocol' },
-    );
-  }
-  if (req.headers['sec-websocket-version'] !== '13') {
-    return new HeraldError(
-      'invalid_field',
-      'Sec-WebSocket-Version must be 13 (RFC 6455): use a WebSocket client',
-      { field: 'Sec-WebSocket-Version' },
-    );
-  }
-  return undefined;
-}
-
-/** An HTTP token (RFC 9110 §5.6.2): what a subprotocol name is. */
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-
-/**
- * Whether a Sec-WebSocket-Protocol value is what ws's own parser accepts: distinct tokens
- * separated by commas, spaces or tabs around the commas only.
- */
-function isProtocolList(header: string): boolean {
-  if (/^[ \t]|[ \t]$/.test(header)) return false;
-  const seen = new Set<string>();
-  for (const part of header.split(',')) {
-    const name = part.replace(/^[ \t]+|[ \t]+$/g, '');
-    if (!TOKEN.test(name) || seen.has(name)) return false;
-    seen.add(name);
-  }
-  return true;
-}
-
-/** The request's method for a message: Node's parser only lets token characters through. */
-function safeMethod(method: string | undefined): string {
-  return /^[A-Z]{1,16}$/.test(method ?? '') ? (method as string) : 'another method';
 }
 
 function reject(

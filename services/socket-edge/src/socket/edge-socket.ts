@@ -1,11 +1,11 @@
 import { authorizeKeyUse, type KeyVerifier, keyUseDeadline } from '@herald/access';
 import { type Client, CloseCodes, HeraldError, type VerifiedKey } from '@herald/proto';
 import { WebSocket } from 'ws';
+import { closeWithError } from './closing.js';
 import type { Delivery } from './delivery.js';
 import type { EventFrames, Framing } from './framing.js';
 import { PingProof } from './ping-proof.js';
 import { ProofLedger, type ProofLedgerOptions } from './proof-ledger.js';
-import { closeWithError } from './rejection.js';
 import { corkUntilTickEnd } from './tick-cork.js';
 
 /** setTimeout's largest delay; a deadline later than this is re-armed when the timer fires. */

@@ -1,9 +1,9 @@
 import { authorizeKeyUse, type KeyVerifier } from '@herald/access';
 import type { Logger } from '@herald/kit';
 import type { AuthInvalidate } from '@herald/proto';
-import type { EdgeSocket } from './edge-socket.js';
-import type { EdgeMetrics } from './metrics.js';
-import { asHeraldError } from './rejection.js';
+import type { EdgeMetrics } from '../metrics.js';
+import type { EdgeSocket } from '../socket/edge-socket.js';
+import { connectError } from './refusal.js';
 
 /**
  * On every auth invalidation (revocation, reset, plan change), re-verifies the keys of the open
@@ -39,7 +39,8 @@ async function recheck(
     authorizeKeyUse(key, { client: socket.client, origin: socket.origin, now: Date.now() });
     if (key.id === socket.key.id && key.account_id === socket.account) socket.refreshKey(key);
   } catch (err) {
-    const error = asHeraldError(err);
+    // A bug is logged by the line below, as an outage is: neither is a revocation.
+    const error = connectError(err, () => undefined);
     if (error.code === 'unavailable' || error.code === 'internal') {
       logger.warn(
         { code: error.code, keyId: socket.key.id },
