@@ -25,7 +25,7 @@ export interface PushedLive {
 }
 
 export interface DeliverDeps {
-  /** Where the `rt.queued` notice goes (the dispatcher's TurnPublisher). */
+  /** Where the `rt.queued` notice goes (the pipeline's TurnPublisher). */
   publisher: Publisher;
   requester: NatsRequester;
   /** Which partition stream holds a recipient's queue. */

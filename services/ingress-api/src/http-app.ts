@@ -5,7 +5,7 @@ import Router from '@koa/router';
 import Koa, { type Context, type Middleware } from 'koa';
 import { type Answer, resultOfError } from './answer.js';
 import { cors } from './cors.js';
-import type { Dispatcher } from './dispatch.js';
+import type { Dispatch } from './dispatch.js';
 import { notifyRoute } from './notify-route.js';
 import type { DispatchResult } from './results.js';
 
@@ -15,7 +15,7 @@ export interface HttpAppOptions {
   /** Proxies in front that append to X-Forwarded-For (TRUSTED_PROXY_HOPS); 0 by default. */
   trustedProxyHops?: number;
   logger: Logger;
-  /** Counts each dispatch's outcome once (the dispatcher's last step). */
+  /** Counts each dispatch's outcome once (the dispatch's last step). */
   answer: Answer;
   /** kit's createOpsHandler (public): /healthz and /readyz's status on the same listener. */
   ops?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
@@ -36,15 +36,15 @@ export interface HttpApp {
 }
 
 /**
- * The HTTP transport: reads the raw body's bytes and hands them to the dispatcher. Built without
+ * The HTTP transport: reads the raw body's bytes and hands them to the dispatch. Built without
  * listening (`listener` serves it), so tests and `start()` share it.
  */
-export function createHttpApp(dispatcher: Dispatcher, opts: HttpAppOptions): HttpApp {
+export function createHttpApp(dispatch: Dispatch, opts: HttpAppOptions): HttpApp {
   const app = new Koa();
   // Every error becomes a JSON body here, so koa's default stderr logging would only duplicate it.
   app.silent = true;
   const router = new Router();
-  const notify = notifyRoute(dispatcher, opts);
+  const notify = notifyRoute(dispatch, opts);
   for (const path of NOTIFY_PATHS) router.post(path, notify.middleware);
   if (opts.eventStatus) router.post(STATUS_PATH, opts.eventStatus);
   if (opts.notifyBatch) for (const path of NOTIFY_BATCH_PATHS) router.post(path, opts.notifyBatch);

@@ -3,7 +3,7 @@ import { TurnPublisher } from '@herald/nats';
 import { accountOfDispatchSubject, type DispatchReply, HeraldError, subjects } from '@herald/proto';
 import { Match, type Msg, type MsgHdrs, type NatsConnection, headers as natsHeaders } from 'nats';
 import { type Answer, resultOfError } from './answer.js';
-import type { Dispatcher } from './dispatch.js';
+import type { Dispatch } from './dispatch.js';
 import { type NatsDispatchServer, serveIngressRequests } from './nats-service.js';
 import type { DispatchResult } from './results.js';
 
@@ -11,7 +11,7 @@ export interface NatsDispatchOptions {
   /** Most bytes a body may have: PAYLOAD_LIMIT_BYTES + BODY_OVERHEAD_BYTES, as over HTTP. */
   bodyLimitBytes: number;
   logger: Logger;
-  /** Counts each dispatch's outcome once (the dispatcher's last step). */
+  /** Counts each dispatch's outcome once (the dispatch's last step). */
   answer: Answer;
 }
 
@@ -23,7 +23,7 @@ export type { NatsDispatchServer } from './nats-service.js';
  */
 export function serveNatsDispatch(
   nc: NatsConnection,
-  dispatcher: Dispatcher,
+  dispatch: Dispatch,
   opts: NatsDispatchOptions,
 ): NatsDispatchServer {
   /**
@@ -57,7 +57,7 @@ export function serveNatsDispatch(
         { field: 'body' },
       );
     }
-    return dispatcher.dispatch({
+    return dispatch({
       body: msg.data,
       origin: header(msg, 'Origin'),
       idempotencyKey: header(msg, 'Idempotency-Key'),

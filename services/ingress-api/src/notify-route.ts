@@ -3,7 +3,7 @@ import { type Logger, safePath, sourceAddress } from '@herald/kit';
 import { HeraldError, NOTIFY_PATHS } from '@herald/proto';
 import type { Middleware } from 'koa';
 import { type Answer, resultOfError } from './answer.js';
-import type { Dispatcher } from './dispatch.js';
+import type { Dispatch } from './dispatch.js';
 import { checkJsonRequest, readJsonBody } from './http-body.js';
 import type { DispatchResult } from './results.js';
 
@@ -40,7 +40,7 @@ const JSON_TYPE = 'application/json; charset=utf-8';
  * boundary: a thrown error goes through the same `resultOfError` as koa's boundary, and the
  * answer is counted once, as there. Reached through koa (see `middleware`), it is the same code.
  */
-export function notifyRoute(dispatcher: Dispatcher, opts: NotifyRouteOptions): NotifyRoute {
+export function notifyRoute(dispatch: Dispatch, opts: NotifyRouteOptions): NotifyRoute {
   async function handle(
     req: http.IncomingMessage,
     res: http.ServerResponse,
@@ -60,7 +60,7 @@ export function notifyRoute(dispatcher: Dispatcher, opts: NotifyRouteOptions): N
         if (err instanceof HeraldError && err.code === 'payload_too_large') tooLarge = true;
         throw err;
       });
-      result = await dispatcher.dispatch({
+      result = await dispatch({
         body,
         origin,
         idempotencyKey: header(req, 'idempotency-key'),

@@ -19,16 +19,21 @@ import type Koa from 'koa';
 import type { JetStreamManager, NatsConnection } from 'nats';
 import type { Registry } from 'prom-client';
 import { createAnswer } from './answer.js';
-import { batchRoute } from './batch-route.js';
+import { createBatchDispatch } from './batch/batch.js';
+import { batchRoute } from './batch/batch-route.js';
+import { serveNatsBatch } from './batch/nats-batch.js';
 import type { IngressConfig } from './config.js';
-import { createDispatcher, type Dispatcher } from './dispatch.js';
+import { createDispatch } from './dispatch.js';
 import { createHttpApp } from './http-app.js';
 import { createIngressMetrics } from './metrics.js';
-import { serveNatsBatch } from './nats-batch.js';
 import { type NatsDispatchServer, serveNatsDispatch } from './nats-dispatch.js';
+import { createPipeline } from './pipeline.js';
 import { DispatchRateLimiter } from './rate-limiter.js';
 import { bindRateBucket, checkNatsServer, ensureJetStreamResources } from './startup.js';
 import { statusRoute } from './status-route.js';
+
+/** nats-server's default max_payload, for a connection whose INFO is not known yet. */
+const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
 
 export interface IngressDeps {
   nc: NatsConnection;
@@ -44,7 +49,6 @@ export interface Ingress {
   app: Koa;
   /** The HTTP request listener (`POST /notify` without koa, then koa); serves without `start`. */
   listener: http.RequestListener;
-  dispatcher: Dispatcher;
   registry: Registry;
   /**
    * Ensures the queue stream and idempotency bucket, subscribes to NATS dispatches and listens
@@ -76,7 +80,7 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
   const authFailures = new AuthFailureLimiter(config, deps.now);
   const layout = new QueueLayout(config.QUEUE_PARTITIONS);
   const link = watchNatsLink(nc, config.NATS_OUTAGE_GRACE_MS);
-  const dispatcher = createDispatcher({
+  const pipeline = createPipeline({
     nc,
     js,
     verifier,
@@ -99,6 +103,13 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
     }),
     ...(deps.now ? { now: deps.now } : {}),
   });
+  // The two front doors, on the one pipeline.
+  const dispatch = createDispatch(pipeline, config);
+  const dispatchBatch = createBatchDispatch(
+    pipeline,
+    config,
+    nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD,
+  );
   const bodyLimitBytes = config.PAYLOAD_LIMIT_BYTES + config.BODY_OVERHEAD_BYTES;
   const ready = async () => {
     const [nats, queue_stream] = await Promise.all([
@@ -116,7 +127,7 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
     return { nats, queue_stream };
   };
   const answer = createAnswer(metrics);
-  const { app, listener } = createHttpApp(dispatcher, {
+  const { app, listener } = createHttpApp(dispatch, {
     bodyLimitBytes,
     trustedProxyHops: config.TRUSTED_PROXY_HOPS,
     logger,
@@ -131,7 +142,7 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
       // Room for STATUS_IDS_MAX ids of 64 characters, quoted, plus the key.
       bodyLimitBytes: Math.max(config.BODY_OVERHEAD_BYTES, config.STATUS_IDS_MAX * 70 + 1024),
     }),
-    notifyBatch: batchRoute(dispatcher, {
+    notifyBatch: batchRoute(dispatchBatch, {
       bodyLimitBytes: config.BATCH_MAX_BYTES,
       answer,
       trustedProxyHops: config.TRUSTED_PROXY_HOPS,
@@ -145,13 +156,12 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
   return {
     app,
     listener,
-    dispatcher,
     registry,
     async start(port = config.PORT) {
       checkNatsServer(nc, config);
       await ensureJetStreamResources(nc, js, await jsm(), layout, config, logger);
-      natsDispatch = serveNatsDispatch(nc, dispatcher, { bodyLimitBytes, logger, answer });
-      natsBatch = serveNatsBatch(nc, dispatcher, {
+      natsDispatch = serveNatsDispatch(nc, dispatch, { bodyLimitBytes, logger, answer });
+      natsBatch = serveNatsBatch(nc, dispatchBatch, {
         bodyLimitBytes: config.BATCH_MAX_BYTES,
         logger,
         answer,

@@ -1,4 +1,4 @@
-import { type Scanned, Scanner, type Span } from './raw-json.js';
+import { type Scanned, Scanner, type Span } from '../raw-json.js';
 
 /** One element of a batch's `events` array, as the scan found it. */
 export type ScannedEvent = { span: Span } & Scanned;

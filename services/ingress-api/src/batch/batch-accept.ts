@@ -1,9 +1,9 @@
 import { isUtf8 } from 'node:buffer';
 import { HeraldError, type NotifyRequest, parseNotifyRequest } from '@herald/proto';
-import type { AcceptInput } from './accept.js';
+import type { AcceptInput } from '../accept.js';
+import { validateIdempotencyKey } from '../idempotency.js';
+import type { Span } from '../raw-json.js';
 import { type ScannedBatch, scanBatchJson } from './batch-json.js';
-import { validateIdempotencyKey } from './idempotency.js';
-import type { Span } from './raw-json.js';
 
 /** One event of an accepted batch: ready to deliver, or refused on its own. */
 export type AcceptedEvent =

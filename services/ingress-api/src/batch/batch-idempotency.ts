@@ -2,8 +2,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from '@herald/kit';
 import { BatchItemResult, HeraldError } from '@herald/proto';
 import { z } from 'zod';
-import type { IdempotencyStore } from './idempotency.js';
-import type { DispatchResult } from './results.js';
+import type { IdempotencyStore } from '../idempotency.js';
+import type { DispatchResult } from '../results.js';
 
 /** The event id and JetStream dedup id of each event of a batch, by its index. */
 export interface BatchIds {

@@ -1,42 +1,26 @@
 import { authorizeRecipient } from '@herald/access';
-import { type AuthFailureLimiter, isAuthFailure, type Logger, type NatsLink } from '@herald/kit';
 import { HeraldError, type VerifiedKey } from '@herald/proto';
-import { resultOfError } from './answer.js';
-import { type Caller, createAuthorise } from './authorise.js';
-import { type AcceptedEvent, acceptBatch, type BatchLimits } from './batch-accept.js';
+import { resultOfError } from '../answer.js';
+import type { IngressConfig } from '../config.js';
+import type { PushedLive } from '../deliver.js';
+import type { DispatchInput, Pipeline } from '../pipeline.js';
+import { type DispatchResult, fromError } from '../results.js';
+import { type AcceptedEvent, acceptBatch } from './batch-accept.js';
 import { createIdempotentBatch } from './batch-idempotency.js';
 import { mapBounded } from './bounded.js';
-import type { Deliver, PushedLive } from './deliver.js';
-import type { DispatchInput } from './dispatch.js';
-import type { IdempotencyStore } from './idempotency.js';
-import type { LiveBatchItem, PushLiveBatch } from './live-batch.js';
-import { refuseWhileDown } from './nats-outage.js';
-import type { DispatchRateLimiter } from './rate-limiter.js';
-import { type DispatchResult, fromError } from './results.js';
+import { createLiveBatch, type LiveBatchItem, type PushLiveBatch } from './live-batch.js';
 
-export interface BatchDispatchDeps {
-  verifier: Parameters<typeof createAuthorise>[0]['verifier'];
-  /** The per-source limit of failed authentications (403 auth_failures); none when absent. */
-  authFailures?: Pick<AuthFailureLimiter, 'check' | 'fail'> | undefined;
-  rateLimiter?: Pick<DispatchRateLimiter, 'take'> | undefined;
-  store: IdempotencyStore;
-  /** The single dispatch's deliver step (with its status records), run once per event. */
-  deliver: Deliver;
-  /**
-   * The batch's live push in two messages per batch (BATCH_LIVE=grouped); absent, each event's
-   * deliver step pushes it live on its own (per_event).
-   */
-  pushLiveBatch?: PushLiveBatch | undefined;
-  /** The NATS connection's state: the whole batch is refused at once while it is down. */
-  link?: NatsLink | undefined;
-  logger: Logger;
-  limits: BatchLimits & {
-    /** Events delivered at once (BATCH_CONCURRENCY). */
-    concurrency: number;
-  };
-  /** Epoch ms. */
-  now: () => number;
-}
+export type BatchConfig = Pick<
+  IngressConfig,
+  | 'PAYLOAD_LIMIT_BYTES'
+  | 'BATCH_MAX_EVENTS'
+  | 'BATCH_CONCURRENCY'
+  | 'BATCH_LIVE'
+  | 'LIVE_TIMEOUT_MS'
+>;
+
+/** A batch: one result per event, in order; throws a whole-request refusal. */
+export type DispatchBatch = (input: DispatchInput) => Promise<DispatchResult[]>;
 
 /**
  * The batch dispatch path: the single dispatch's named steps, each run once per batch where it
@@ -45,24 +29,44 @@ export interface BatchDispatchDeps {
  * once, so live pushes and queue publishes overlap; one recipient's events keep the batch's order. Resolves with one result per event, in
  * order; throws the HeraldError of a refused request, as single dispatch does.
  */
-export function createBatchDispatch(deps: BatchDispatchDeps) {
-  const { logger, limits } = deps;
-  // The key's checks without its rate: tokens are taken per event below.
-  const authorise = createAuthorise({ verifier: deps.verifier, now: deps.now });
-  const batchOnce = createIdempotentBatch(deps.store, logger);
+export function createBatchDispatch(
+  pipeline: Pipeline,
+  config: BatchConfig,
+  /** nats-server's max_payload: larger live batches are split, since it refuses a message over it. */
+  maxMessageBytes: number,
+): DispatchBatch {
+  const { logger, deliver } = pipeline;
+  const limits = {
+    payloadLimitBytes: config.PAYLOAD_LIMIT_BYTES,
+    maxEvents: config.BATCH_MAX_EVENTS,
+    concurrency: config.BATCH_CONCURRENCY,
+  };
+  const batchOnce = createIdempotentBatch(pipeline.store, logger);
+  // The batch's live push in two messages per batch (BATCH_LIVE=grouped); absent, each event's
+  // deliver step pushes it live on its own (per_event).
+  const pushLiveBatch: PushLiveBatch | undefined =
+    config.BATCH_LIVE === 'grouped'
+      ? createLiveBatch({
+          requester: pipeline.requester,
+          timeoutMs: config.LIVE_TIMEOUT_MS,
+          maxMessageBytes,
+          logger,
+        })
+      : undefined;
 
-  return async function dispatchBatch(input: DispatchInput): Promise<DispatchResult[]> {
+  return async function dispatchBatch(input) {
     const { source } = input;
     // As a single dispatch: a source sending bad keys is refused first, and each 401 counts.
-    if (source !== undefined) deps.authFailures?.check(source);
+    pipeline.checkSource(source);
     let accepted: ReturnType<typeof acceptBatch>;
     let key: VerifiedKey;
     try {
       accepted = acceptBatch(input, limits);
-      refuseWhileDown(deps.link);
-      key = await authorise(accepted.request, input satisfies Caller);
+      pipeline.refuseWhileDown();
+      // The key's checks without its rate: tokens are taken per event below.
+      key = await pipeline.authorise(accepted.request, input);
     } catch (err) {
-      if (source !== undefined && isAuthFailure(err)) deps.authFailures?.fail(source);
+      pipeline.countFailure(source, err);
       throw err;
     }
     const { events, idempotencyKey } = accepted;
@@ -84,8 +88,8 @@ export function createBatchDispatch(deps: BatchDispatchDeps) {
         if (indices) indices.push(index);
         else byRecipient.set(event.recipient, [index]);
       });
-      const pushed = deps.pushLiveBatch
-        ? await pushLive(deps.pushLiveBatch, account, admitted, byRecipient, ids.id, deps.now())
+      const pushed = pushLiveBatch
+        ? await pushLive(pushLiveBatch, account, admitted, byRecipient, ids.id, pipeline.now())
         : undefined;
       await mapBounded([...byRecipient.values()], limits.concurrency, async (indices) => {
         for (const index of indices) {
@@ -93,7 +97,7 @@ export function createBatchDispatch(deps: BatchDispatchDeps) {
           if (!event?.ok) continue;
           const target = { key, account, recipient: event.recipient, payload: event.payload };
           try {
-            results[index] = await deps.deliver(
+            results[index] = await deliver(
               target,
               ids.id(index),
               ids.msgId(index),
@@ -114,7 +118,8 @@ export function createBatchDispatch(deps: BatchDispatchDeps) {
    * past the limit fails alone in its slot.
    */
   async function takeTokens(key: VerifiedKey, events: AcceptedEvent[]): Promise<AcceptedEvent[]> {
-    if (!deps.rateLimiter) return events;
+    const { rateLimiter } = pipeline;
+    if (!rateLimiter) return events;
     const out: AcceptedEvent[] = [];
     let granted = 0;
     for (const event of events) {
@@ -123,7 +128,7 @@ export function createBatchDispatch(deps: BatchDispatchDeps) {
         continue;
       }
       try {
-        await deps.rateLimiter.take(key);
+        await rateLimiter.take(key);
         granted++;
         out.push(event);
       } catch (err) {
@@ -134,8 +139,6 @@ export function createBatchDispatch(deps: BatchDispatchDeps) {
     return out;
   }
 }
-
-export type DispatchBatch = ReturnType<typeof createBatchDispatch>;
 
 /**
  * Pushes every deliverable event of the batch live at once (live-batch.ts); by batch index, how

@@ -7,7 +7,7 @@ import {
   LiveHoldersReply,
   subjects,
 } from '@herald/proto';
-import type { LiveOutcome } from './live-push.js';
+import type { LiveOutcome } from '../live-push.js';
 
 /** One event of a batch that may go live. */
 export interface LiveBatchItem {

@@ -1,10 +1,10 @@
 import { sourceAddress } from '@herald/kit';
 import { HeraldError } from '@herald/proto';
 import type { Context, Middleware } from 'koa';
-import type { Answer } from './answer.js';
+import type { Answer } from '../answer.js';
+import { checkJsonRequest, readJsonBody } from '../http-body.js';
+import type { DispatchBatch } from './batch.js';
 import { batchAnswerJson } from './batch-idempotency.js';
-import type { Dispatcher } from './dispatch.js';
-import { checkJsonRequest, readJsonBody } from './http-body.js';
 
 export interface BatchRouteOptions {
   /** Most bytes a batch body may have (BATCH_MAX_BYTES). */
@@ -20,7 +20,7 @@ export interface BatchRouteOptions {
  * A batch that was taken answers 200 with one result per event; a refused request throws to the
  * app's error boundary, which answers and counts it as a single dispatch's refusal.
  */
-export function batchRoute(dispatcher: Dispatcher, opts: BatchRouteOptions): Middleware {
+export function batchRoute(dispatchBatch: DispatchBatch, opts: BatchRouteOptions): Middleware {
   return async (ctx) => {
     const started = performance.now();
     checkJsonRequest(
@@ -37,7 +37,7 @@ export function batchRoute(dispatcher: Dispatcher, opts: BatchRouteOptions): Mid
         { field: 'body' },
       );
     });
-    const results = await dispatcher.dispatchBatch({
+    const results = await dispatchBatch({
       body,
       origin: ctx.get('Origin') || undefined,
       idempotencyKey: header(ctx, 'idempotency-key'),

@@ -6,10 +6,10 @@ import {
   subjects,
 } from '@herald/proto';
 import { Match, type Msg, type MsgHdrs, type NatsConnection, headers as natsHeaders } from 'nats';
-import { type Answer, resultOfError } from './answer.js';
+import { type Answer, resultOfError } from '../answer.js';
+import { type NatsDispatchServer, serveIngressRequests } from '../nats-service.js';
+import type { DispatchBatch } from './batch.js';
 import { batchAnswerJson } from './batch-idempotency.js';
-import type { Dispatcher } from './dispatch.js';
-import { type NatsDispatchServer, serveIngressRequests } from './nats-service.js';
 
 export interface NatsBatchOptions {
   /** Most bytes a batch body may have (BATCH_MAX_BYTES), as over HTTP. */
@@ -25,7 +25,7 @@ export interface NatsBatchOptions {
  */
 export function serveNatsBatch(
   nc: NatsConnection,
-  dispatcher: Dispatcher,
+  dispatchBatch: DispatchBatch,
   opts: NatsBatchOptions,
 ): NatsDispatchServer {
   /** This transport's one error boundary: a refused batch is answered and counted once. */
@@ -66,7 +66,7 @@ export function serveNatsBatch(
         { field: 'body' },
       );
     }
-    return dispatcher.dispatchBatch({
+    return dispatchBatch({
       body: msg.data,
       origin: header(msg, 'Origin'),
       idempotencyKey: header(msg, 'Idempotency-Key'),

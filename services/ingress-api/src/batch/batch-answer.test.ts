@@ -1,10 +1,10 @@
 import { HeraldError } from '@herald/proto';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { createAnswer } from './answer.js';
+import { createAnswer } from '../answer.js';
+import { createIngressMetrics } from '../metrics.js';
+import { type DispatchResult, errorResult, fromError, queued, sent } from '../results.js';
 import { batchAnswerJson, itemOf } from './batch-idempotency.js';
-import { createIngressMetrics } from './metrics.js';
-import { type DispatchResult, errorResult, fromError, queued, sent } from './results.js';
 
 const results: DispatchResult[] = [
   sent('7d9f0c3e-0000-4000-8000-000000000001'),
