@@ -16,14 +16,7 @@ export {
   retireLegacyQueueStream,
 } from './legacy-queue.js';
 export { storesAnythingFor } from './lookup.js';
-export {
-  classifyPublishError,
-  enqueue,
-  enqueueOutcome,
-  enqueueRequest,
-  type QueuedEvent,
-  type QueueOutcome,
-} from './publish.js';
+export { enqueue, type QueuedEvent, type QueueOutcome } from './publish.js';
 export { type ConsumerPage, type FirstEvent, QueueApi, type QueueApiLimiter } from './queue-api.js';
 export { type AccountDepth, measureQueueDepth, type QueueDepth } from './queue-depth.js';
 export {

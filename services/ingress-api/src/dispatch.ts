@@ -2,15 +2,15 @@ import { accept } from './accept.js';
 import type { IngressConfig } from './config.js';
 import { fingerprintOf } from './idempotency.js';
 import { createIdempotentDelivery } from './idempotent-delivery.js';
+import type { Outcome } from './outcome.js';
 import type { DispatchInput, Pipeline } from './pipeline.js';
-import type { DispatchResult } from './results.js';
 
 /**
- * The single dispatch behind `POST /notify` and `rt.dispatch.<account>`. Resolves with the result
+ * The single dispatch behind `POST /notify` and `rt.dispatch.<account>`. Resolves with its outcome
  * to answer; throws the HeraldError of a refused request (or a bug), which the transport's error
  * boundary answers.
  */
-export type Dispatch = (input: DispatchInput) => Promise<DispatchResult>;
+export type Dispatch = (input: DispatchInput) => Promise<Outcome>;
 
 /**
  * The front door of one event: accept (parse + validate) → authorise (key, then one rate token)

@@ -39,9 +39,6 @@ import { closeSockets } from './socket/closing.js';
 import { selectProtocol } from './socket/framing.js';
 import { startHeartbeat } from './socket/heartbeat.js';
 
-export type { EdgeConfig } from './config.js';
-export { loadConfig } from './config.js';
-
 export interface EdgeDeps {
   /** The edge's NATS connection; the edge drains it in close(). */
   nc: NatsConnection;

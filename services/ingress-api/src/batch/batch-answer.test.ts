@@ -3,17 +3,19 @@ import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { createAnswer } from '../answer.js';
 import { createIngressMetrics } from '../metrics.js';
-import { type DispatchResult, errorResult, fromError, queued, sent } from '../results.js';
+import { notDelivered, type Outcome, queued, sent } from '../outcome.js';
 import { batchAnswerJson, itemOf } from './batch-idempotency.js';
 
-const results: DispatchResult[] = [
+const results: Outcome[] = [
   sent('7d9f0c3e-0000-4000-8000-000000000001'),
   queued('7d9f0c3e-0000-4000-8000-000000000002'),
-  errorResult('queue_full', 'This recipient already has "10" queued events', {
-    field: 'recipient',
-  }),
-  fromError(new HeraldError('unavailable', 'retry shortly')),
-  fromError(new HeraldError('rate_limited', 'slow down', { retryAfter: 3 })),
+  notDelivered(
+    new HeraldError('queue_full', 'This recipient already has "10" queued events', {
+      field: 'recipient',
+    }),
+  ),
+  notDelivered(new HeraldError('unavailable', 'retry shortly')),
+  notDelivered(new HeraldError('rate_limited', 'slow down', { retryAfter: 3 })),
   queued('an id with "quotes" and \\ and \u2028'),
 ];
 

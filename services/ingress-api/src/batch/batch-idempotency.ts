@@ -1,9 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from '@herald/kit';
-import { BatchItemResult, HeraldError } from '@herald/proto';
+import { BatchItemResult, DispatchStatus, HeraldError } from '@herald/proto';
 import { z } from 'zod';
 import type { IdempotencyStore } from '../idempotency.js';
-import type { DispatchResult } from '../results.js';
+import { httpStatus, type Outcome, outcomeOfHttp, toHttp } from '../outcome.js';
 
 /** The event id and JetStream dedup id of each event of a batch, by its index. */
 export interface BatchIds {
@@ -11,8 +11,8 @@ export interface BatchIds {
   msgId(index: number): string;
 }
 
-/** Delivers a batch's events under the given ids; one result per event, in order. */
-export type RunBatch = (ids: BatchIds) => Promise<DispatchResult[]>;
+/** Delivers a batch's events under the given ids; one outcome per event, in order. */
+export type RunBatch = (ids: BatchIds) => Promise<Outcome[]>;
 
 /** What the store remembers of a finished batch: its results. */
 const StoredBatch = z.object({ results: z.array(BatchItemResult) });
@@ -31,7 +31,7 @@ export function createIdempotentBatch(store: IdempotencyStore, logger: Logger) {
     idempotencyKey: string | undefined,
     body: Uint8Array,
     run: RunBatch,
-  ): Promise<DispatchResult[]> {
+  ): Promise<Outcome[]> {
     if (idempotencyKey === undefined) {
       const ids: string[] = [];
       const idAt = (index: number) => {
@@ -56,7 +56,7 @@ export function createIdempotentBatch(store: IdempotencyStore, logger: Logger) {
         { cause: err },
       );
     }
-    if (claim.kind === 'replay') return replay(claim.result);
+    if (claim.kind === 'replay') return replay(claim.answer.body);
     if (claim.kind === 'busy') {
       throw new HeraldError(
         'idempotency_in_progress',
@@ -65,7 +65,7 @@ export function createIdempotentBatch(store: IdempotencyStore, logger: Logger) {
       );
     }
     const batchId = claim.id;
-    let results: DispatchResult[];
+    let results: Outcome[];
     try {
       results = await run({
         id: (index) => derivedId(batchId, index),
@@ -76,7 +76,7 @@ export function createIdempotentBatch(store: IdempotencyStore, logger: Logger) {
       throw err;
     }
     try {
-      if (results.some((r) => r.status >= 500)) {
+      if (results.some((r) => httpStatus(r) >= 500)) {
         await store.abandon(claim);
       } else {
         const stored = { results: results.map(itemOf) };
@@ -89,10 +89,14 @@ export function createIdempotentBatch(store: IdempotencyStore, logger: Logger) {
   };
 }
 
-/** A result as it sits in a batch answer: the single dispatch's body plus its status. */
-export function itemOf(result: DispatchResult): BatchItemResult {
-  return { ...result.body, http_status: result.status } as BatchItemResult;
+/** An outcome as it sits in a batch answer: the single dispatch's body plus its status. */
+export function itemOf(outcome: Outcome): BatchItemResult {
+  const answer = toHttp(outcome);
+  return { ...answer.body, http_status: answer.status } as BatchItemResult;
 }
+
+const SENT = JSON.stringify(DispatchStatus.sent);
+const QUEUED = JSON.stringify(DispatchStatus.queued);
 
 /**
  * A taken batch's answer as JSON text, byte for byte `JSON.stringify({ results: results.map(itemOf) })`,
@@ -100,25 +104,26 @@ export function itemOf(result: DispatchResult): BatchItemResult {
  * copied into a new object and walked by the serializer.
  */
 export function batchAnswerJson(
-  results: readonly DispatchResult[],
+  outcomes: readonly Outcome[],
   /** Members after `results`, as JSON text starting with a comma (the NATS reply's http_status). */
   more = '',
 ): string {
   let out = '{"results":[';
-  for (let i = 0; i < results.length; i++) {
-    const result = results[i] as DispatchResult;
-    const body = result.body;
+  for (let i = 0; i < outcomes.length; i++) {
+    const outcome = outcomes[i] as Outcome;
     if (i > 0) out += ',';
     out +=
-      (result.status === 200 || result.status === 202) && !('error' in body)
-        ? `{"status":${JSON.stringify(body.status)},"id":${JSON.stringify(body.id)},"http_status":${result.status}}`
-        : JSON.stringify(itemOf(result));
+      outcome.kind === 'sent'
+        ? `{"status":${SENT},"id":${JSON.stringify(outcome.id)},"http_status":200}`
+        : outcome.kind === 'queued'
+          ? `{"status":${QUEUED},"id":${JSON.stringify(outcome.id)},"http_status":202}`
+          : JSON.stringify(itemOf(outcome));
   }
   return `${out}]${more}}`;
 }
 
-function replay(result: DispatchResult): DispatchResult[] {
-  const parsed = StoredBatch.safeParse(result.body);
+function replay(body: unknown): Outcome[] {
+  const parsed = StoredBatch.safeParse(body);
   if (!parsed.success) {
     // Not a batch's entry: only a single dispatch could have written it, under another key space.
     throw new HeraldError(
@@ -127,7 +132,7 @@ function replay(result: DispatchResult): DispatchResult[] {
       { field: 'Idempotency-Key' },
     );
   }
-  return parsed.data.results.map(({ http_status, ...body }) => ({ status: http_status, body }));
+  return parsed.data.results.map(({ http_status, ...body }) => outcomeOfHttp(http_status, body));
 }
 
 /** A UUID v4-shaped id fixed by the batch's id and the event's index. */

@@ -37,16 +37,16 @@ export function batchRoute(dispatchBatch: DispatchBatch, opts: BatchRouteOptions
         { field: 'body' },
       );
     });
-    const results = await dispatchBatch({
+    const outcomes = await dispatchBatch({
       body,
       origin: ctx.get('Origin') || undefined,
       idempotencyKey: header(ctx, 'idempotency-key'),
       source: sourceAddress(ctx.req, opts.trustedProxyHops ?? 0),
     });
-    opts.answer.batch('http', results, started);
+    opts.answer.batch('http', outcomes, started);
     ctx.status = 200;
     ctx.type = 'application/json';
-    ctx.body = batchAnswerJson(results);
+    ctx.body = batchAnswerJson(outcomes);
   };
 }
 

@@ -1,10 +1,10 @@
 import { authorizeRecipient } from '@herald/access';
 import { HeraldError, type VerifiedKey } from '@herald/proto';
-import { resultOfError } from '../answer.js';
+import { outcomeOfError } from '../answer.js';
 import type { IngressConfig } from '../config.js';
 import type { PushedLive } from '../deliver.js';
+import { notDelivered, type Outcome } from '../outcome.js';
 import type { DispatchInput, Pipeline } from '../pipeline.js';
-import { type DispatchResult, fromError } from '../results.js';
 import { type AcceptedEvent, acceptBatch } from './batch-accept.js';
 import { createIdempotentBatch } from './batch-idempotency.js';
 import { mapBounded } from './bounded.js';
@@ -19,8 +19,8 @@ export type BatchConfig = Pick<
   | 'LIVE_TIMEOUT_MS'
 >;
 
-/** A batch: one result per event, in order; throws a whole-request refusal. */
-export type DispatchBatch = (input: DispatchInput) => Promise<DispatchResult[]>;
+/** A batch: one outcome per event, in order; throws a whole-request refusal. */
+export type DispatchBatch = (input: DispatchInput) => Promise<Outcome[]>;
 
 /**
  * The batch dispatch path: the single dispatch's named steps, each run once per batch where it
@@ -73,14 +73,14 @@ export function createBatchDispatch(
     const account = key.account_id;
     return batchOnce(account, idempotencyKey, input.body, async (ids) => {
       const admitted = await takeTokens(key, events);
-      const results: DispatchResult[] = [];
+      const results: Outcome[] = [];
       // A recipient's events go one after another, so they reach it in the batch's order;
       // different recipients' events overlap.
       const byRecipient = new Map<string, number[]>();
       admitted.forEach((event, index) => {
         const refusal = event.ok ? recipientRefusal(key, event.recipient) : event.error;
         if (refusal !== undefined) {
-          results[index] = fromError(refusal);
+          results[index] = notDelivered(refusal);
           return;
         }
         if (!event.ok) return;
@@ -104,7 +104,7 @@ export function createBatchDispatch(
               pushed?.get(index),
             );
           } catch (err) {
-            results[index] = resultOfError(err, logger, { transport: 'batch', index });
+            results[index] = outcomeOfError(err, logger, { transport: 'batch', index });
           }
         }
       });

@@ -6,8 +6,9 @@ import {
   subjects,
 } from '@herald/proto';
 import { Match, type Msg, type MsgHdrs, type NatsConnection, headers as natsHeaders } from 'nats';
-import { type Answer, resultOfError } from '../answer.js';
+import { type Answer, outcomeOfError } from '../answer.js';
 import { type NatsDispatchServer, serveIngressRequests } from '../nats-service.js';
+import { toHttp } from '../outcome.js';
 import type { DispatchBatch } from './batch.js';
 import { batchAnswerJson } from './batch-idempotency.js';
 
@@ -34,23 +35,21 @@ export function serveNatsBatch(
     let reply: BatchReply | string;
     let retryAfter: number | undefined;
     try {
-      const results = await resultsOf(msg);
-      opts.answer.batch('nats', results, started);
-      // `{ results: results.map(itemOf), http_status: 200 }` as JSON text.
-      reply = batchAnswerJson(results, ',"http_status":200');
+      const outcomes = await outcomesOf(msg);
+      opts.answer.batch('nats', outcomes, started);
+      // `{ results: outcomes.map(itemOf), http_status: 200 }` as JSON text.
+      reply = batchAnswerJson(outcomes, ',"http_status":200');
     } catch (err) {
-      const result = opts.answer(
-        'nats',
-        resultOfError(err, opts.logger, { transport: 'nats-batch' }),
-        started,
+      const refused = toHttp(
+        opts.answer('nats', outcomeOfError(err, opts.logger, { transport: 'nats-batch' }), started),
       );
-      reply = { ...result.body, http_status: result.status } as BatchReply;
-      retryAfter = result.retryAfter;
+      reply = { ...refused.body, http_status: refused.status } as BatchReply;
+      retryAfter = refused.retryAfter;
     }
     respond(msg, reply, retryAfter);
   }
 
-  async function resultsOf(msg: Msg) {
+  async function outcomesOf(msg: Msg) {
     const account = accountOfDispatchBatchSubject(msg.subject);
     if (account === undefined) {
       throw new HeraldError(

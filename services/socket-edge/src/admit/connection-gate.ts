@@ -10,9 +10,3 @@ export interface ConnectionGate {
   admit(key: VerifiedKey, recipient: string): Promise<void> | void;
   release(key: VerifiedKey, recipient: string): void;
 }
-
-/** The default gate: no per-account cap (MAX_SOCKETS still bounds the process). */
-export const admitAll: ConnectionGate = {
-  admit: () => undefined,
-  release: () => undefined,
-};
