@@ -32,9 +32,17 @@ export { NATS_PROBE_TIMEOUT_MS, natsAnswers } from './nats-readiness.js';
 export {
   createOpsHandler,
   createRegistry,
+  type OpsHandler,
   type OpsHandlerOptions,
   type ReadinessCheck,
 } from './ops.js';
 export { type OpsServer, opsEnv, startOpsServer } from './ops-server.js';
+export {
+  type DatabaseConfig,
+  type RunConfig,
+  runService,
+  type ServiceDeps,
+} from './run-service.js';
 export { closeServer, createServer, type Handler, listen, type ServerConfig } from './server.js';
+export { type ServeConfig, type Service, type Serving, serve } from './service.js';
 export { exitOnStartupError, handleShutdown } from './shutdown.js';

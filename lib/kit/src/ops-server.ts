@@ -1,6 +1,6 @@
-import type http from 'node:http';
 import { z } from 'zod';
 import { envPort } from './config.js';
+import type { OpsHandler } from './ops.js';
 import { closeServer, createServer, listen, type ServerConfig } from './server.js';
 
 /**
@@ -31,7 +31,7 @@ export interface OpsServer {
  */
 export async function startOpsServer(
   config: Omit<ServerConfig, 'TLS_DISABLED'> & { OPS_HOST: string; OPS_PORT: number },
-  handler: (req: http.IncomingMessage, res: http.ServerResponse) => boolean,
+  handler: OpsHandler,
 ): Promise<OpsServer> {
   const server = createServer({ ...config, TLS_DISABLED: true }, (req, res) => {
     if (handler(req, res)) return;

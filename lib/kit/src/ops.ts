@@ -9,6 +9,9 @@ export function createRegistry(service: string): Registry {
   return registry;
 }
 
+/** A listener's ops routes: answers the request and returns true, or returns false to pass it on. */
+export type OpsHandler = (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
+
 export type ReadinessCheck = () => Promise<Record<string, boolean>> | Record<string, boolean>;
 
 export interface OpsHandlerOptions {
@@ -28,8 +31,8 @@ export function createOpsHandler(
   registry: Registry,
   ready: ReadinessCheck,
   opts: OpsHandlerOptions = {},
-) {
-  return (req: http.IncomingMessage, res: http.ServerResponse): boolean => {
+): OpsHandler {
+  return (req, res) => {
     const path = (req.url ?? '').split('?')[0];
     if (req.method !== 'GET' && req.method !== 'HEAD') return false;
     if (path === '/healthz') {

@@ -1,17 +1,12 @@
-import type http from 'node:http';
 import type { Socket } from 'node:net';
 import { KeyVerifier } from '@herald/access';
 import {
   AuthFailureLimiter,
-  closeServer,
   createOpsHandler,
   createRegistry,
-  createServer,
   type Logger,
-  listen,
   natsAnswers,
-  type OpsServer,
-  startOpsServer,
+  type Service,
   watchNatsLink,
 } from '@herald/kit';
 import { QueueLayout, RecipientDepth } from '@herald/queue';
@@ -44,21 +39,18 @@ export interface IngressDeps {
   now?: () => number;
 }
 
-export interface Ingress {
+/** The ingress as kit's {@link Service}, plus what tests reach into. */
+export interface Ingress extends Service {
   /** The koa app (every route but the plain `POST /notify`, which it serves too when reached). */
   app: Koa;
-  /** The HTTP request listener (`POST /notify` without koa, then koa); serves without `start`. */
-  listener: http.RequestListener;
   registry: Registry;
   /**
-   * Ensures the queue stream and idempotency bucket, subscribes to NATS dispatches and listens
-   * (TLS unless TLS_DISABLED). Resolves with the bound port.
+   * Checks the NATS server, ensures the queue's streams and the KV buckets, and subscribes to
+   * NATS dispatches: what must stand before the port opens.
    */
-  start(port?: number): Promise<number>;
-  /** Stops accepting, lets in-flight requests finish, drains the dispatch subscription. The caller owns `nc`. */
-  close(): Promise<void>;
-  /** The ops listener's port (/metrics, /readyz with checks), once started. */
-  readonly opsPort: number | undefined;
+  start(): Promise<void>;
+  /** Drains the dispatch subscriptions; once the requests in flight are answered, the verifier. */
+  close(drained?: Promise<void>): Promise<void>;
 }
 
 export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress {
@@ -148,16 +140,15 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
       trustedProxyHops: config.TRUSTED_PROXY_HOPS,
     }),
   });
-  let server: http.Server | undefined;
-  let opsServer: OpsServer | undefined;
   let natsDispatch: NatsDispatchServer | undefined;
   let natsBatch: NatsDispatchServer | undefined;
 
   return {
     app,
-    listener,
+    handler: listener,
+    opsHandler: createOpsHandler(registry, ready),
     registry,
-    async start(port = config.PORT) {
+    async start() {
       checkNatsServer(nc, config);
       await ensureJetStreamResources(nc, js, await jsm(), layout, config, logger);
       natsDispatch = serveNatsDispatch(nc, dispatch, { bodyLimitBytes, logger, answer });
@@ -166,7 +157,8 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
         logger,
         answer,
       });
-      server = createServer(config, listener);
+    },
+    attach(server) {
       // A refused source's new connections are dropped before TLS and HTTP cost anything (its
       // refusal closed the connection it was told on). Behind proxies the TCP peer is a proxy,
       // so refusals stay per request there.
@@ -176,19 +168,9 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
             socket.destroy();
         });
       }
-      opsServer = await startOpsServer(config, createOpsHandler(registry, ready));
-      return listen(server, port, config.HOST);
     },
-    get opsPort() {
-      return opsServer?.port;
-    },
-    async close() {
-      await Promise.all([
-        server ? closeServer(server) : undefined,
-        opsServer?.close(),
-        natsDispatch?.close(),
-        natsBatch?.close(),
-      ]);
+    async close(drained) {
+      await Promise.all([drained, natsDispatch?.close(), natsBatch?.close()]);
       verifier.close();
     },
   };

@@ -1,20 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type http from 'node:http';
 import { KeyVerifier } from '@herald/access';
-import {
-  AuthFailureLimiter,
-  closeServer,
-  createOpsHandler,
-  createRegistry,
-  createServer,
-  type Logger,
-  listen,
-  type OpsServer,
-  startOpsServer,
-} from '@herald/kit';
+import { AuthFailureLimiter, createRegistry, type Logger, type Service } from '@herald/kit';
 import { NatsRequester, TurnPublisher } from '@herald/nats';
 import type { CredentialKind } from '@herald/proto';
-import { checkQueueLayout, QueueFloors, QueueLayout, QueueLayoutMismatch } from '@herald/queue';
+import { QueueFloors, QueueLayout } from '@herald/queue';
 import { StatusBatcher } from '@herald/status-client';
 import type { NatsConnection } from 'nats';
 import type { Registry } from 'prom-client';
@@ -29,18 +18,15 @@ import { SocketBudget } from './admit/socket-budget.js';
 import { createUpgradeHandler } from './admit/upgrade-handler.js';
 import type { EdgeConfig } from './config.js';
 import { RecipientRegistry } from './connection-registry.js';
-import { httpHandler } from './http-fallback.js';
-import { serveLiveBatches } from './live-batch.js';
 import { createEdgeMetrics } from './metrics.js';
 import { queueCheckLimiter } from './queue/check-limiter.js';
 import { natsReadiness } from './readiness.js';
 import { RecipientSession, type RecipientSessionDeps } from './recipient-session.js';
-import { closeSockets } from './socket/closing.js';
+import { edgeService, type Shutdown } from './service.js';
 import { selectProtocol } from './socket/framing.js';
-import { startHeartbeat } from './socket/heartbeat.js';
 
 export interface EdgeDeps {
-  /** The edge's NATS connection; the edge drains it in close(). */
+  /** The edge's NATS connection; the caller drains it after close(). */
   nc: NatsConnection;
   logger: Logger;
   /**
@@ -52,7 +38,8 @@ export interface EdgeDeps {
   registry?: Registry;
 }
 
-export interface Edge {
+/** The socket edge: kit's {@link Service}, and what it counts against the cap. */
+export interface Edge extends Service {
   /** This process's id in the `herald_connections` bucket (random per process). */
   id: string;
   /**
@@ -61,21 +48,13 @@ export interface Edge {
    * replaced the cap.
    */
   connectionsSeen(account: string, kind?: CredentialKind): number | undefined;
-  /** The TLS listener (plain HTTP when TLS_DISABLED): WebSocket upgrades, /healthz, /readyz's status. */
-  server: http.Server;
-  /** The ops listener's port (/metrics, /readyz with checks), once started. */
-  readonly opsPort: number | undefined;
-  /** Listens on `port` (default config.PORT) and resolves with the bound port. */
-  start(port?: number): Promise<number>;
-  /**
-   * Graceful shutdown: refuses new connects, stops every queue drainer and nakks what it held,
-   * closes every socket with 1001 so clients reconnect elsewhere, stores the live events they had
-   * not proven, drains NATS, closes the server.
-   */
-  close(): Promise<void>;
 }
 
-/** Builds the socket edge without listening. */
+/**
+ * Builds the socket edge without listening: its wings wired together (admission, the recipient
+ * sessions with their drains, one open socket's pieces) and handed to {@link edgeService}, which
+ * starts and stops them.
+ */
 export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
   const { nc, logger } = deps;
   const id = randomUUID();
@@ -92,10 +71,6 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
   const gate = deps.gate ?? new ConnectionCap(counts as ConnectionCounts);
   const registry = deps.registry ?? createRegistry('socket-edge');
   const metrics = createEdgeMetrics(registry);
-  // Ready only while NATS answers a ping: a socket accepted without it could not be served.
-  const ready = natsReadiness(nc);
-  let opsServer: OpsServer | undefined;
-  const server = createServer(config, httpHandler(registry, ready));
   const wss = new WebSocketServer({
     noServer: true,
     perMessageDeflate: false,
@@ -110,13 +85,9 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
     negativeTtlMs: config.KEY_NEGATIVE_CACHE_TTL_MS,
     timeoutMs: config.AUTH_TIMEOUT_MS,
   });
-  const js = nc.jetstream();
   const jsm = nc.jetstreamManager({ checkAPI: false });
   const requester = new NatsRequester(nc);
-  // nats.js's own JetStream API timeout, as the queue lookup's.
-  const floors = new QueueFloors(nc, 5000, requester);
   const layout = new QueueLayout(config.QUEUE_PARTITIONS);
-  const limitChecks = queueCheckLimiter(config.QUEUE_CHECK_CONCURRENCY, metrics);
   // The edge's one turn publisher: a turn's live replies and its status records (one message per
   // account, the batcher's) leave in one socket write.
   const publisher = new TurnPublisher(nc);
@@ -125,7 +96,7 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
     nc,
     publisher,
     statusBatcher: new StatusBatcher(publisher),
-    js,
+    js: nc.jetstream(),
     jsm,
     layout,
     options: {
@@ -137,118 +108,70 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
     recheckMs: config.QUEUE_RECHECK_MS,
     metrics,
     logger,
-    limitChecks,
+    limitChecks: queueCheckLimiter(config.QUEUE_CHECK_CONCURRENCY, metrics),
     requester,
-    floors,
+    // nats.js's own JetStream API timeout, as the queue lookup's.
+    floors: new QueueFloors(nc, 5000, requester),
   };
   const sessions = new RecipientRegistry(
     (account, recipient, previous) =>
       new RecipientSession(sessionDeps, account, recipient, previous),
   );
-  const budget = new SocketBudget(config.MAX_SOCKETS);
-  let closing = false;
-  let closed: Promise<void> | undefined;
-  let stopHeartbeat = () => {};
-  let liveBatches: { stop(): void } | undefined;
-  const countsBinding = counts
-    ? bindCountsInBackground(counts, {
-        nc,
-        jsm,
-        logger,
-        bucket: { ttlMs: config.CONNECTION_COUNT_TTL_MS, replicas: config.NATS_REPLICAS },
-        closing: () => closing,
-      })
-    : undefined;
-  const stopRevocations = watchRevocations(verifier, () => sessions.sockets(), metrics, logger);
-
-  const onAdmitted = socketAdmitter({
+  const shutdown: Shutdown = { closing: false };
+  const closing = () => shutdown.closing;
+  const upgrade = createUpgradeHandler({
+    wss,
+    verifier,
+    authFailures: new AuthFailureLimiter(config),
+    trustedProxyHops: config.TRUSTED_PROXY_HOPS,
+    gate,
+    budget: new SocketBudget(config.MAX_SOCKETS),
     sessions,
     metrics,
     logger,
-    proof: {
-      maxEvents: config.MAX_UNPROVEN_EVENTS,
-      maxBytes: config.MAX_UNPROVEN_BYTES,
-      liveProofTimeoutMs: config.LIVE_PROOF_TIMEOUT_MS,
-    },
-    closing: () => closing,
-  });
-
-  server.on(
-    'upgrade',
-    createUpgradeHandler({
-      wss,
-      verifier,
-      authFailures: new AuthFailureLimiter(config),
-      trustedProxyHops: config.TRUSTED_PROXY_HOPS,
-      gate,
-      budget,
+    closing,
+    onAdmitted: socketAdmitter({
       sessions,
       metrics,
       logger,
-      closing: () => closing,
-      onAdmitted,
+      proof: {
+        maxEvents: config.MAX_UNPROVEN_EVENTS,
+        maxBytes: config.MAX_UNPROVEN_BYTES,
+        liveProofTimeoutMs: config.LIVE_PROOF_TIMEOUT_MS,
+      },
+      closing,
     }),
-  );
-
+  });
+  const service = edgeService(config, {
+    id,
+    nc,
+    jsm,
+    layout,
+    logger,
+    registry,
+    // Ready only while NATS answers a ping: a socket accepted without it could not be served.
+    ready: natsReadiness(nc),
+    verifier,
+    sessions,
+    counts,
+    countsBinding: counts
+      ? bindCountsInBackground(counts, {
+          nc,
+          jsm,
+          logger,
+          bucket: { ttlMs: config.CONNECTION_COUNT_TTL_MS, replicas: config.NATS_REPLICAS },
+          closing,
+        })
+      : undefined,
+    wss,
+    upgrade,
+    stopRevocations: watchRevocations(verifier, () => sessions.sockets(), metrics, logger),
+    shutdown,
+  });
   return {
+    ...service,
     id,
     connectionsSeen: (account, kind = 'live') =>
       counts?.total(poolOf({ account_id: account, kind })),
-    server,
-    get opsPort() {
-      return opsServer?.port;
-    },
-    async start(port = config.PORT) {
-      // An edge with another QUEUE_PARTITIONS than ingress would look for queues in the wrong
-      // streams and deliver nothing queued: refuse to start. JetStream being unreachable is no
-      // reason not to serve live events; queue checks retry on their own.
-      await checkQueueLayout(await jsm, layout).catch((err: unknown) => {
-        if (err instanceof QueueLayoutMismatch) throw err;
-        logger.warn({ err: String(err) }, 'could not check the queue layout at start');
-      });
-      // Answering batches before the heartbeat starts: other edges count this one from its first
-      // heartbeat, and ingress waits for as many answers as they count.
-      liveBatches ??= serveLiveBatches({
-        nc,
-        edgeId: id,
-        sessions,
-        // Without the cap's counts (a custom gate) this edge knows of no other: ingress then takes
-        // the first answer, and a recipient held elsewhere gets its events from the queue instead.
-        edgesAlive: () => counts?.edgesAlive() ?? 1,
-        logger,
-      });
-      await countsBinding?.bind();
-      opsServer = await startOpsServer(config, createOpsHandler(registry, ready));
-      const bound = await listen(server, port, config.HOST, config.LISTEN_BACKLOG);
-      stopHeartbeat();
-      stopHeartbeat = startHeartbeat(() => sessions.sockets(), config.HEARTBEAT_INTERVAL_MS);
-      return bound;
-    },
-    close() {
-      closed ??= (async () => {
-        closing = true;
-        const serverClosed = server.listening ? closeServer(server) : Promise.resolve();
-        stopHeartbeat();
-        stopRevocations();
-        // Taken before closeAll forgets them; a connect admitted from now on closes itself (closing).
-        const open = [...sessions.sockets()].map((s) => s.ws);
-        await sessions.closeAll();
-        await closeSockets(open, Math.min(2000, config.SHUTDOWN_TIMEOUT_MS / 4));
-        wss.close();
-        countsBinding?.stop();
-        // Deletes this edge's counts so its sockets stop counting at once, not after the TTL.
-        await counts?.close();
-        // Answered until the heartbeat is gone (with nothing held once the sessions closed), so
-        // ingress never waits for an edge that other edges still count.
-        liveBatches?.stop();
-        verifier.close();
-        await nc
-          .drain()
-          .catch((err: unknown) => logger.warn({ err: String(err) }, 'NATS drain failed'));
-        server.closeAllConnections();
-        await Promise.all([serverClosed, opsServer?.close()]);
-      })();
-      return closed;
-    },
   };
 }
