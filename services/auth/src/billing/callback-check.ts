@@ -1,7 +1,9 @@
 import { digestsEqual, hashKey } from '@herald/access';
-import { CallbackError, type CallbackResult } from '@herald/payments';
+import { CallbackError, type CallbackResult, type PaymentProvider } from '@herald/payments';
 import { HeraldError } from '@herald/proto';
-import type { BillingDeps } from './service.js';
+import type { Kysely } from 'kysely';
+import type { AuthDb } from '../db-schema.js';
+import type { BillingMetrics } from './metrics.js';
 import { appendEvent, findPayment } from './store.js';
 import type { PaymentRow } from './tables.js';
 
@@ -22,7 +24,13 @@ export interface CheckedCallback {
  * request is recorded in the payment's history.
  */
 export async function checkCallback(
-  deps: Pick<BillingDeps, 'db' | 'provider' | 'metrics' | 'now'>,
+  deps: {
+    db: Kysely<AuthDb>;
+    provider: PaymentProvider;
+    metrics?: BillingMetrics | undefined;
+    /** Epoch ms. */
+    now: () => number;
+  },
   paymentId: string,
   token: string,
   body: unknown,
