@@ -27,9 +27,10 @@ stop: ## stop a `make dev` stack that lost its terminal
 test: deps deps-browser ## run every test (vitest, real nats-server and Postgres)
 	npx vitest run
 
-lint: deps ## biome check and the TypeScript compiler over the whole repo
+lint: deps ## biome check, the TypeScript compiler, and the import direction (no circles, no upward arrow)
 	npx biome check .
 	npx tsc -p tsconfig.json
+	npx depcruise --config .dependency-cruiser.cjs proto/src lib services bench clients
 
 typecheck: deps ## the TypeScript compiler only
 	npx tsc -p tsconfig.json
