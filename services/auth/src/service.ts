@@ -1,15 +1,13 @@
-import type http from 'node:http';
 import {
   createOpsHandler,
   createRegistry,
   dbReady,
-  type Handler,
-  type Logger,
   natsAnswers,
+  type Service,
+  type ServiceDeps,
 } from '@herald/kit';
 import type { PlanCatalogue } from '@herald/proto';
 import type { Kysely } from 'kysely';
-import type { NatsConnection } from 'nats';
 import type { Registry } from 'prom-client';
 import { createAccountApi } from './account-api/app.js';
 import { LoginLimiter } from './account-api/login-limiter.js';
@@ -22,10 +20,8 @@ import { type AuthMetrics, createAuthMetrics } from './metrics.js';
 import { loadPlanCatalogue, resolvePlansFile } from './plan-catalogue.js';
 import { startVerifyResponder } from './verify-responder.js';
 
-export interface AuthServiceDeps {
-  nc: NatsConnection;
+export interface AuthServiceDeps extends ServiceDeps {
   db: Kysely<AuthDb>;
-  logger: Logger;
   /** The plan catalogue; read from config.PLANS_FILE (or its default) when omitted. */
   catalogue?: PlanCatalogue;
   /** Where metrics go; a fresh registry with process metrics when omitted. */
@@ -34,13 +30,12 @@ export interface AuthServiceDeps {
   now?: () => number;
 }
 
-export interface AuthService {
-  /**
-   * The account API (/v1/...), /healthz and /readyz's status, with JSON 404s for anything else.
-   */
-  handler: Handler;
-  /** For the ops listener (kit startOpsServer): /metrics, /readyz with NATS and Postgres checks. */
-  opsHandler: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
+/**
+ * Auth as kit's Service: `handler` serves the account API (/v1/...), /healthz and /readyz's status,
+ * with JSON 404s for anything else; `opsHandler` /metrics and /readyz with its NATS and Postgres
+ * checks.
+ */
+export interface AuthService extends Service {
   registry: Registry;
   metrics: AuthMetrics;
   catalogue: PlanCatalogue;
@@ -55,7 +50,7 @@ export interface AuthService {
 
 /**
  * Builds the auth service and starts answering `rt.auth.verify` on the given connection. Binds no
- * port: serve `handler` with kit createServer/listen. Throws a PlanCatalogueError naming the file
+ * port: kit `serve` (or `runService`) does. Throws a PlanCatalogueError naming the file
  * and field when the catalogue is unreadable or invalid.
  */
 export function createAuthService(config: AuthConfig, deps: AuthServiceDeps): AuthService {

@@ -4,14 +4,14 @@ import {
   AuthFailureLimiter,
   createOpsHandler,
   createRegistry,
-  type Logger,
   natsAnswers,
   type Service,
+  type ServiceDeps,
   watchNatsLink,
 } from '@herald/kit';
 import { QueueLayout, RecipientDepth } from '@herald/queue';
 import type Koa from 'koa';
-import type { JetStreamManager, NatsConnection } from 'nats';
+import type { JetStreamManager } from 'nats';
 import type { Registry } from 'prom-client';
 import { createAnswer } from './answer.js';
 import { createBatchDispatch } from './batch/batch.js';
@@ -30,9 +30,7 @@ import { statusRoute } from './status-route.js';
 /** nats-server's default max_payload, for a connection whose INFO is not known yet. */
 const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
 
-export interface IngressDeps {
-  nc: NatsConnection;
-  logger: Logger;
+export interface IngressDeps extends ServiceDeps {
   /** Metrics registry; a fresh one labelled `ingress-api` by default. */
   registry?: Registry;
   /** Epoch ms; injectable for tests. */

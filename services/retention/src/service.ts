@@ -1,8 +1,6 @@
-import type http from 'node:http';
 import { hostname } from 'node:os';
-import { createRegistry, type Handler, type Logger } from '@herald/kit';
+import { createRegistry, type Service, type ServiceDeps } from '@herald/kit';
 import type { QueueDepth } from '@herald/queue';
-import type { NatsConnection } from 'nats';
 import type { Registry } from 'prom-client';
 import type { Clock } from './clock.js';
 import type { Env, RunOnceEnv } from './config.js';
@@ -19,9 +17,7 @@ import { Scheduler } from './scheduler.js';
 export type RetentionSettings = RunOnceEnv &
   Partial<Pick<Env, 'RETENTION_SCHEDULE' | 'QUEUE_DEPTH_INTERVAL_MS'>>;
 
-export interface RetentionDeps {
-  nc: NatsConnection;
-  logger: Logger;
+export interface RetentionDeps extends ServiceDeps {
   registry?: Registry;
   /** Drives the schedule; tests inject a fake one. */
   clock?: Clock;
@@ -31,17 +27,17 @@ export interface RetentionDeps {
   hooks?: SweepHooks;
 }
 
-export interface Retention {
+/**
+ * Retention as kit's Service (its TLS port: /healthz, /readyz's status, 404 for anything else; the
+ * ops listener: /metrics, /readyz with its NATS check), and its runs.
+ */
+export interface Retention extends Service {
   /** One pass now (under the run lock); resolves with its summary, never rejects. */
   runOnce(trigger?: RunTrigger): Promise<RunSummary>;
   /** Starts the schedule and the periodic queue-depth measurement. Needs RETENTION_SCHEDULE. */
   start(): void;
   /** Recomputes the per-account queue depth gauges (one stream info call). */
   refreshQueueDepth(): Promise<QueueDepth | undefined>;
-  /** /healthz, /readyz's status; 404 for anything else. */
-  readonly handler: Handler;
-  /** For the ops listener (kit startOpsServer): /metrics, /readyz with its NATS check. */
-  readonly opsHandler: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
   readonly registry: Registry;
   readonly nextRun: Date | undefined;
   /** Stops the schedule; a run in progress stops at its next safe point (between two events). */

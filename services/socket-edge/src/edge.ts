@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { KeyVerifier } from '@herald/access';
-import { AuthFailureLimiter, createRegistry, type Logger, type Service } from '@herald/kit';
+import { AuthFailureLimiter, createRegistry, type Service, type ServiceDeps } from '@herald/kit';
 import { NatsRequester, TurnPublisher } from '@herald/nats';
 import type { CredentialKind } from '@herald/proto';
 import { QueueFloors, QueueLayout } from '@herald/queue';
 import { StatusBatcher } from '@herald/status-client';
-import type { NatsConnection } from 'nats';
 import type { Registry } from 'prom-client';
 import { WebSocketServer } from 'ws';
 import { socketAdmitter } from './admit/admitter.js';
@@ -25,10 +24,8 @@ import { RecipientSession, type RecipientSessionDeps } from './recipient-session
 import { edgeService, type Shutdown } from './service.js';
 import { selectProtocol } from './socket/framing.js';
 
-export interface EdgeDeps {
-  /** The edge's NATS connection; the caller drains it after close(). */
-  nc: NatsConnection;
-  logger: Logger;
+/** The NATS connection is the caller's: it drains it after close(). */
+export interface EdgeDeps extends ServiceDeps {
   /**
    * Admission beyond authentication (429 / 4429). Default: the per-account concurrent-connection
    * cap across every edge ({@link ConnectionCap} over the `herald_connections` KV bucket).

@@ -4,13 +4,14 @@ import {
   createRegistry,
   dbReady,
   type Handler,
-  type Logger,
   natsAnswers,
+  type Service,
+  type ServiceDeps,
 } from '@herald/kit';
 import { JsErrCode, jsErrCode } from '@herald/nats';
 import { STATUS_STREAM, statusStreamConfig } from '@herald/proto';
 import type { Kysely } from 'kysely';
-import type { JetStreamManager, NatsConnection, StreamConfig, Subscription } from 'nats';
+import type { JetStreamManager, StreamConfig, Subscription } from 'nats';
 import type { Registry } from 'prom-client';
 import type { StatusConfig } from './config.js';
 import type { StatusDb } from './db-schema.js';
@@ -18,20 +19,18 @@ import { createStatusMetrics } from './metrics.js';
 import { serveStatusRequests } from './responder.js';
 import { ensureWriterConsumer, StatusWriter } from './writer.js';
 
-export interface StatusServiceDeps {
-  nc: NatsConnection;
+export interface StatusServiceDeps extends ServiceDeps {
   db: Kysely<StatusDb>;
-  logger: Logger;
   registry?: Registry;
   /** Epoch ms; injectable for tests. */
   now?: () => number;
 }
 
-export interface StatusService {
-  /** /healthz and /readyz's status, for the TLS port. */
-  handler: Handler;
-  /** /healthz, /readyz with its NATS and Postgres checks, /metrics: for the ops listener. */
-  opsHandler: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
+/**
+ * The status service as kit's Service: its TLS port serves /healthz and /readyz's status; the ops
+ * listener /readyz with its NATS and Postgres checks, and /metrics.
+ */
+export interface StatusService extends Service {
   registry: Registry;
   /** Ensures the stream and the writer's consumer, then consumes and answers requests. */
   start(): Promise<void>;
