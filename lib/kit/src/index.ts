@@ -7,13 +7,11 @@ export {
 export {
   CommonEnv,
   ConfigError,
-  checkConfigFiles,
   envBool,
   envInt,
   envPort,
   parseEnv,
   requireTls,
-  withoutCredentials,
 } from './config.js';
 export { createDb, dbReady } from './db.js';
 export { type ErrorMappingOptions, toHeraldError } from './error-mapping.js';
@@ -26,9 +24,9 @@ export {
   type ServiceMigrations,
   serviceMigrations,
 } from './migrations.js';
-export { connectNats, natsReady } from './nats.js';
+export { connectNats } from './nats.js';
 export { type NatsLink, watchNatsLink } from './nats-link.js';
-export { NATS_PROBE_TIMEOUT_MS, natsAnswers } from './nats-readiness.js';
+export { natsAnswers } from './nats-readiness.js';
 export {
   createOpsHandler,
   createRegistry,
@@ -45,4 +43,4 @@ export {
 } from './run-service.js';
 export { closeServer, createServer, type Handler, listen, type ServerConfig } from './server.js';
 export { type ServeConfig, type Service, type Serving, serve } from './service.js';
-export { exitOnStartupError, handleShutdown } from './shutdown.js';
+export { exitOnStartupError } from './shutdown.js';

@@ -1,5 +1,4 @@
 export {
-  DEFAULT_QUEUE_FLOOR_TTL_DAYS,
   deleteUpToFloor,
   ensureQueueFloorBucket,
   parseQueueFloorKey,
@@ -12,8 +11,6 @@ export {
   type LegacyMigration,
   type MigrateOptions,
   migrateLegacyQueue,
-  RETIRED_QUEUE_SUBJECT,
-  retireLegacyQueueStream,
 } from './legacy-queue.js';
 export { storesAnythingFor } from './lookup.js';
 export { enqueue, type QueuedEvent, type QueueOutcome } from './publish.js';
