@@ -49,21 +49,17 @@ export function runService<C extends RunConfig & DatabaseConfig, DB>(
 export function runService<C extends RunConfig>(
   opts: RunOptions<C> & { create(config: C, deps: ServiceDeps): Service },
 ): void;
-export function runService(
-  opts: RunOptions<RunConfig> & {
-    migrate?(db: Kysely<unknown>): Promise<string[]>;
-    create(config: RunConfig, deps: ServiceDeps & { db?: Kysely<unknown> }): Service;
-  },
-): void {
+export function runService(opts: AnyRunOptions): void {
   run(opts).catch((err: unknown) => exitOnStartupError(opts.name, err));
 }
 
-async function run(
-  opts: RunOptions<RunConfig> & {
-    migrate?(db: Kysely<unknown>): Promise<string[]>;
-    create(config: RunConfig, deps: ServiceDeps & { db?: Kysely<unknown> }): Service;
-  },
-): Promise<void> {
+/** What both overloads take, as the implementation sees it. */
+type AnyRunOptions = RunOptions<RunConfig> & {
+  migrate?(db: Kysely<unknown>): Promise<string[]>;
+  create(config: RunConfig, deps: ServiceDeps & { db?: Kysely<unknown> }): Service;
+};
+
+async function run(opts: AnyRunOptions): Promise<void> {
   const { name } = opts;
   const config = opts.loadConfig(process.env);
   checkConfigFiles(name, config);
