@@ -41,3 +41,9 @@ export function seqOf(text: string, offset = 0): number {
   const n = Number(text.slice(start, start + SEQ_DIGITS));
   return Number.isInteger(n) ? n : -1;
 }
+
+/** Where the payload starts inside a herald.v1 event frame, or -1. */
+export function payloadOffsetInEnvelope(frame: string): number {
+  const at = frame.indexOf('"payload":');
+  return at === -1 ? -1 : at + '"payload":'.length;
+}

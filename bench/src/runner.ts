@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { connect } from 'nats';
@@ -17,12 +17,17 @@ import { SourceAddresses } from './load/source-addresses.js';
 import { payloadMaker } from './payload.js';
 import { updateBenchmarksDoc } from './report/docs-file.js';
 import { commitId, loadAverage, machine, natsServerVersion } from './report/environment.js';
-/** The services the bench starts, whose workspaces `BENCH_SERVICES=dist` builds. */
-import { attachProfiles } from './report/figure-profiles.js';
 import { renderMarkdown } from './report/markdown.js';
-import { type ClockWindow, monotonicUs } from './report/profile-top.js';
+import {
+  type ClockWindow,
+  type CpuProfile,
+  monotonicUs,
+  profileOf,
+  summarizeProfile,
+} from './report/profile-top.js';
 import type { BenchResults, FigureResult } from './report/results.js';
 
+/** The services the bench starts, whose workspaces `BENCH_SERVICES=dist` builds. */
 const SERVICE_DIRS = ['services/auth', 'services/ingress-api', 'services/socket-edge'];
 
 /** Timeout of the load generator's JetStream management calls, ms. */
@@ -208,6 +213,49 @@ export async function runBench(
   } finally {
     await cleanup();
     clearTimeout(watchdog);
+  }
+}
+
+/** Herald's Node processes whose profiles explain each figure's misses (nats-server is Go). */
+const PROFILED: Record<FigureId, string[]> = {
+  '1': ['ingress-api', 'socket-edge'],
+  '2': ['ingress-api', 'socket-edge'],
+  '3': ['ingress-api'],
+  '4': ['socket-edge'],
+  '5': ['socket-edge'],
+  '6': ['socket-edge'],
+};
+/** Frames listed per server and kind (self, inclusive). */
+const PROFILE_FRAMES = 8;
+
+/** For every figure with a missed target: its Herald servers' top frames over its span. */
+function attachProfiles(
+  dir: string,
+  figures: FigureResult[],
+  windows: Map<FigureResult, ClockWindow>,
+  say: (m: string) => void,
+): void {
+  const parsed = new Map<string, CpuProfile | null>();
+  const profile = (server: string) => {
+    if (!parsed.has(server)) {
+      try {
+        parsed.set(server, JSON.parse(readFileSync(profileOf(dir, server), 'utf8')) as CpuProfile);
+      } catch (err) {
+        say(`no CPU profile of ${server}: ${err instanceof Error ? err.message : String(err)}`);
+        parsed.set(server, null);
+      }
+    }
+    return parsed.get(server) ?? undefined;
+  };
+  for (const f of figures) {
+    const window = windows.get(f);
+    if (!window || !f.checks.some((c) => c.pass === false)) continue;
+    f.profiles = PROFILED[f.id].flatMap((server) => {
+      const p = profile(server);
+      if (!p) return [];
+      const s = summarizeProfile(p, PROFILE_FRAMES, 0, window);
+      return [{ server, busySamples: s.busySamples, self: s.self, inclusive: s.inclusive }];
+    });
   }
 }
 

@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
+import { SUBPROTOCOL, subjects } from '@herald/proto';
+import type { Consumer } from 'nats';
+import type { WebSocket } from 'ws';
+import { waitUntil } from '../load/pace.js';
+import { WsFleet } from '../load/ws-fleet.js';
+import { seqOf } from '../payload.js';
 import {
   type FigureResult,
   formatNumber,
@@ -9,16 +15,10 @@ import {
   valueCheck,
 } from '../report/results.js';
 import { percentile } from '../stats.js';
-import type { BenchContext } from './context.js';
+import { type BenchContext, HANDSHAKE_TIMEOUT_MS } from './context.js';
 import { meterCpu, PROCESSES } from './cpu-meter.js';
-import {
-  connectStorm,
-  type DrainOutcome,
-  floorReconnect,
-  reconnect,
-  replay,
-} from './drain-runs.js';
-import { queueEvents, resetQueue } from './queue-prep.js';
+import { connectUrl, rawWsUrl } from './herald-wire.js';
+import { queueEvents, queueLayout, resetQueue } from './queue-prep.js';
 
 export const SUBJECTS = {
   herald: 'Herald socket-edge (herald.v1, client acks)',
@@ -28,6 +28,14 @@ export const SUBJECTS = {
   /** DESIGN.md's drain with none of Herald's work: raw ws sockets, a durable consumer each. */
   floor: 'baseline: design floor, raw ws + durable consumer, acked on write',
 } as const;
+
+/** Tracks one recipient's drain: distinct event ids seen and when the last expected one came. */
+interface Drain {
+  ids: Set<string>;
+  doneAt: number;
+  /** When its socket opened; infinite if it never did. */
+  openAt: number;
+}
 
 /**
  * Figure 4: draining queued events on reconnect, through Herald's herald.v1 framing (what the SDK
@@ -221,4 +229,189 @@ async function metered(
 ): Promise<DrainOutcome & { cpuPerEventUs: number }> {
   const { result, cpuSeconds } = await meterCpu(ctx.servers, processes, work);
   return { ...result, cpuPerEventUs: (1e6 * cpuSeconds) / result.delivered };
+}
+
+interface DrainOutcome {
+  /** Per recipient: ms from the start until its last expected event (the time bound if it never came). */
+  times: number[];
+  /** Per recipient: ms from the start until its socket opened (Herald only). */
+  openTimes?: number[];
+  /** Per opened socket: ms from its open until its last expected event, or until the time bound. */
+  afterOpenTimes?: number[];
+  delivered: number;
+  failedConnects: number;
+  firstError?: string;
+}
+
+/** How (b)'s sockets are opened, Herald's and the connect-only baseline's alike. */
+function stormSettings(ctx: BenchContext, sockets: number) {
+  return {
+    tls: ctx.tls,
+    addresses: ctx.addresses,
+    concurrency: Math.min(sockets, ctx.config.drainConnectConcurrency),
+    handshakeTimeoutMs: HANDSHAKE_TIMEOUT_MS,
+  };
+}
+
+/** Opens one herald.v1 socket per recipient, all at once, acking every event as the SDK does. */
+function reconnect(ctx: BenchContext, recipients: string[], each: number): Promise<DrainOutcome> {
+  return storm(ctx, recipients, each, {
+    url: (r) => connectUrl(ctx.stack, r),
+    protocols: [SUBPROTOCOL],
+    eventId: (data, ws) => {
+      const frame = JSON.parse(data.toString('utf8')) as { type: string; id: string };
+      if (frame.type !== 'event') return undefined;
+      ws.send(`{"type":"ack","id":${JSON.stringify(frame.id)}}`);
+      return frame.id;
+    },
+  });
+}
+
+/**
+ * The same storm against the design floor: one raw ws socket per recipient, whose server drains
+ * the recipient's stored events from a durable consumer of its own (raw-ws-server.ts, drainQueue).
+ * The frames are the bare payloads; an event is told apart by its sequence number.
+ */
+function floorReconnect(
+  ctx: BenchContext,
+  recipients: string[],
+  each: number,
+): Promise<DrainOutcome> {
+  return storm(ctx, recipients, each, {
+    url: (r) => {
+      const q = new URLSearchParams({
+        stream: queueLayout.streamOf(ctx.stack.account, r),
+        subject: subjects.queue(ctx.stack.account, r),
+      });
+      return `${rawWsUrl(ctx.baselines.rawWsOrigin, r)}&${q}`;
+    },
+    eventId: (data) => {
+      const seq = seqOf(data.toString('utf8'));
+      return seq < 0 ? undefined : String(seq);
+    },
+  });
+}
+
+/**
+ * Opens one socket per recipient, all at once, and times each recipient until `each` distinct
+ * events (by `eventId`, which also answers the frame as the client must) have arrived.
+ */
+async function storm(
+  ctx: BenchContext,
+  recipients: string[],
+  each: number,
+  client: {
+    url: (recipient: string) => string;
+    protocols?: string[];
+    eventId: (data: Buffer, ws: WebSocket) => string | undefined;
+  },
+): Promise<DrainOutcome> {
+  const drains: Drain[] = recipients.map(() => ({
+    ids: new Set(),
+    doneAt: Number.POSITIVE_INFINITY,
+    openAt: Number.POSITIVE_INFINITY,
+  }));
+  let complete = 0;
+  let delivered = 0;
+  const fleet = new WsFleet({
+    url: (i) => client.url(recipients[i] as string),
+    ...(client.protocols ? { protocols: client.protocols } : {}),
+    ...stormSettings(ctx, recipients.length),
+    onOpen: (i) => {
+      (drains[i] as Drain).openAt = performance.now();
+    },
+    onMessage: (i, data, ws) => {
+      const id = client.eventId(data, ws);
+      if (id === undefined) return;
+      const d = drains[i] as Drain;
+      if (d.ids.has(id)) return;
+      d.ids.add(id);
+      // Only what arrived within the time bound counts (the fleet may still be opening sockets
+      // past it: before, events of the late sockets were counted too).
+      if (performance.now() - start <= ctx.config.drainTimeoutMs) delivered++;
+      if (d.ids.size === each) {
+        d.doneAt = performance.now();
+        complete++;
+      }
+    },
+  });
+  const start = performance.now();
+  try {
+    const out = await fleet.grow(recipients.length);
+    await waitUntil(
+      () => complete === recipients.length,
+      ctx.config.drainTimeoutMs - (performance.now() - start),
+      5,
+    );
+    return {
+      // A recipient that never caught up counts as the whole time bound (a censored sample).
+      times: drains.map((d) => Math.min(d.doneAt - start, ctx.config.drainTimeoutMs)),
+      // The same, split at the socket's open: the handshake, then the drain itself.
+      openTimes: drains.map((d) => Math.min(d.openAt - start, ctx.config.drainTimeoutMs)),
+      afterOpenTimes: drains
+        .filter((d) => d.openAt - start < ctx.config.drainTimeoutMs)
+        .map((d) => Math.min(d.doneAt, start + ctx.config.drainTimeoutMs) - d.openAt),
+      delivered,
+      failedConnects: out.failed,
+      ...(out.firstError === undefined ? {} : { firstError: out.firstError }),
+    };
+  } finally {
+    await fleet.close();
+  }
+}
+
+/**
+ * (b)'s connects without Herald: one TLS WebSocket per recipient to the raw ws baseline, all at
+ * once, through the same fleet settings. Per socket, ms from the start until it opened (the time
+ * bound if it never did): what the load generator and TLS alone cost the storm on this machine.
+ */
+async function connectStorm(ctx: BenchContext, recipients: string[]): Promise<number[]> {
+  const bound = ctx.config.drainTimeoutMs;
+  const openAt = recipients.map(() => Number.POSITIVE_INFINITY);
+  const fleet = new WsFleet({
+    url: (i) => rawWsUrl(ctx.baselines.rawWsOrigin, recipients[i] as string),
+    ...stormSettings(ctx, recipients.length),
+    onOpen: (i) => {
+      openAt[i] = performance.now();
+    },
+  });
+  const start = performance.now();
+  try {
+    await fleet.grow(recipients.length);
+    return openAt.map((t) => Math.min(t - start, bound));
+  } finally {
+    await fleet.close();
+  }
+}
+
+/** Replays each recipient's stored messages with its own ordered consumer, all at once. */
+async function replay(
+  ctx: BenchContext,
+  recipients: string[],
+  each: number,
+): Promise<DrainOutcome> {
+  const start = performance.now();
+  let delivered = 0;
+  const times = await Promise.all(
+    recipients.map(async (r) => {
+      let consumer: Consumer | undefined;
+      try {
+        consumer = await ctx.js.consumers.get(queueLayout.streamOf(ctx.stack.account, r), {
+          filterSubjects: subjects.queue(ctx.stack.account, r),
+        });
+        const messages = await consumer.consume({ max_messages: Math.min(each, 1000) });
+        let got = 0;
+        const timer = setTimeout(() => messages.stop(), ctx.config.drainTimeoutMs);
+        for await (const _m of messages) {
+          delivered++;
+          if (++got === each) break;
+        }
+        clearTimeout(timer);
+        return got === each ? performance.now() - start : ctx.config.drainTimeoutMs;
+      } finally {
+        await consumer?.delete().catch(() => false);
+      }
+    }),
+  );
+  return { times, delivered, failedConnects: 0 };
 }
