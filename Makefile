@@ -31,9 +31,10 @@ example: ## the React bell example on https://localhost:5173, against a running 
 test: deps deps-browser ## run every test (vitest, real nats-server and Postgres)
 	npx vitest run
 
-lint: deps ## biome check, the TypeScript compiler, and `docker compose config` of every compose file
+lint: deps ## biome, the TypeScript compiler, the import direction (no circles, no upward arrow), and `docker compose config` of every compose file
 	npx biome check .
 	npx tsc -p tsconfig.json
+	npx depcruise --config .dependency-cruiser.cjs proto/src lib services bench clients
 	@scripts/compose-lint.sh
 
 typecheck: deps ## the TypeScript compiler only

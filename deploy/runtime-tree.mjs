@@ -22,23 +22,54 @@ if (!out) {
   process.exit(2);
 }
 
-/** The workspaces the services import at run time. */
-const RUNTIME = [
-  'proto',
-  'lib/access',
-  'lib/payments',
-  'lib/queue',
-  'services/kit',
+/** The services the image runs; every workspace they import at run time comes along. */
+const SERVICES = [
   'services/auth',
   'services/ingress-api',
   'services/retention',
   'services/socket-edge',
   'services/status',
 ];
+
+const readJson = (file) => JSON.parse(readFileSync(file, 'utf8'));
+
+/**
+ * The services plus the workspaces their `dependencies` name, transitively (dev dependencies,
+ * such as the test kit, stay out). Derived from the package files so a moved or new library
+ * cannot be left out of the image.
+ */
+function runtimeWorkspaces() {
+  const root = readJson('package.json');
+  const byName = new Map();
+  for (const pattern of root.workspaces) {
+    const dirs = pattern.endsWith('/*')
+      ? readdirSync(pattern.slice(0, -2)).map((d) => join(pattern.slice(0, -2), d))
+      : [pattern];
+    for (const dir of dirs) {
+      try {
+        byName.set(readJson(join(dir, 'package.json')).name, dir);
+      } catch {
+        // not a workspace folder
+      }
+    }
+  }
+  const found = new Set();
+  const visit = (dir) => {
+    if (found.has(dir)) return;
+    found.add(dir);
+    for (const dep of Object.keys(readJson(join(dir, 'package.json')).dependencies ?? {})) {
+      const ws = byName.get(dep);
+      if (ws) visit(ws);
+    }
+  };
+  for (const service of SERVICES) visit(service);
+  return [...found].sort();
+}
+
+const RUNTIME = runtimeWorkspaces();
 /** Static files served by auth (DASHBOARD_DIR), no package of their own at run time. */
 const STATIC = ['clients/dashboard/dist'];
 
-const readJson = (file) => JSON.parse(readFileSync(file, 'utf8'));
 const root = readJson('package.json');
 
 mkdirSync(out, { recursive: true });

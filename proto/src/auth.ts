@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ErrorReply } from './error-reply.js';
 import { Client } from './notify.js';
 import { PlanLimits } from './plans.js';
 
@@ -61,16 +62,13 @@ export const VerifiedKey = z.object({
 });
 export type VerifiedKey = z.infer<typeof VerifiedKey>;
 
+/**
+ * The answer: the verified key, or the one error envelope with the refusal (`invalid_api_key`,
+ * `key_revoked`, `key_expired`, `plan_inactive`) or `internal` when auth could not tell.
+ */
 export const AuthVerifyReply = z.discriminatedUnion('ok', [
   z.object({ v: z.literal(1), ok: z.literal(true), key: VerifiedKey }),
-  z.object({
-    v: z.literal(1),
-    ok: z.literal(false),
-    error: z.object({
-      code: z.enum(['invalid_api_key', 'key_revoked', 'key_expired', 'plan_inactive', 'internal']),
-      message: z.string(),
-    }),
-  }),
+  ErrorReply,
 ]);
 export type AuthVerifyReply = z.infer<typeof AuthVerifyReply>;
 

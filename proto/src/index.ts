@@ -1,16 +1,108 @@
-export * from './api-key.js';
-export * from './auth.js';
-export * from './batch.js';
-export * from './billing.js';
-export * from './connections.js';
-export * from './dashboard.js';
-export * from './errors.js';
-export * from './events.js';
-export * from './live-batch.js';
-export * from './notify.js';
-export * from './plans.js';
-export * from './socket.js';
-export * from './status.js';
-export * from './subjects.js';
-export * from './uuid.js';
-export * from './wire.js';
+// The contract's whole public surface, by name (as nats.js's mod.ts): what a module adds is
+// exported here on purpose, never by a wildcard. `@herald/proto/wire` is the zod-free part.
+export { API_KEY_FORMAT, isWellFormedApiKey } from './api-key.js';
+export {
+  AuthInvalidate,
+  AuthVerifyReply,
+  AuthVerifyRequest,
+  CredentialKind,
+  DashboardScope,
+  KeyKind,
+  KeyPrefix,
+  VerifiedKey,
+} from './auth.js';
+export { BatchAccepted, BatchItemResult, BatchReply } from './batch.js';
+export {
+  BillingNotice,
+  billingSubjects,
+  PaymentNotice,
+  PaymentStatus,
+  RenewalReminder,
+} from './billing.js';
+export { CONNECTIONS_BUCKET } from './connections.js';
+export { dashboardRecipient, isDashboardRecipient } from './dashboard.js';
+export { ErrorReply, errorOfReply, errorReply } from './error-reply.js';
+export {
+  CloseCodes,
+  closeCodeOf,
+  type ErrorBody,
+  type ErrorCode,
+  ErrorCodes,
+  HeraldError,
+  isErrorCode,
+  statusOf,
+} from './errors.js';
+export { EventHeaders, EventMeta, LiveReply, QueueAckFloor, QueuedNotice } from './events.js';
+export {
+  decodeLiveBatch,
+  encodeLiveBatch,
+  LiveBatchEvent,
+  LiveBatchMeta,
+  LiveBatchReply,
+  LiveHoldersQuery,
+  LiveHoldersReply,
+} from './live-batch.js';
+export {
+  Client,
+  DispatchReply,
+  ErrorDetail,
+  invalidApiKey,
+  NotifyAccepted,
+  NotifyFailed,
+  NotifyRefused,
+  NotifyRequest,
+  parseNotifyRequest,
+} from './notify.js';
+export { Plan, PlanCatalogue, PlanLimits, PlanPrice } from './plans.js';
+export {
+  AckFrame,
+  ClientFrame,
+  ConnectParams,
+  ErrorFrame,
+  EventFrame,
+  encodeEventFrame,
+  parseConnectParams,
+  ServerFrame,
+} from './socket.js';
+export {
+  EventStatus,
+  EventStatusView,
+  STATUS_BATCH_RECORDS_MAX,
+  STATUS_CONSUMER,
+  STATUS_PATH,
+  STATUS_STREAM,
+  STATUS_WINDOWS,
+  StatusBatch,
+  StatusBatchEnvelope,
+  StatusCounts,
+  StatusEvent,
+  StatusLookupRequest,
+  StatusQuery,
+  StatusReply,
+  type StatusStreamOptions,
+  StatusTrimReply,
+  StatusTrimRequest,
+  StatusWindow,
+  statusStreamConfig,
+} from './status.js';
+export {
+  accountOfDispatchBatchSubject,
+  accountOfDispatchSubject,
+  accountOfLastToken,
+  assertToken,
+  QUEUE_SLOTS,
+  queueGroups,
+  queueSlot,
+  type RecipientSubjects,
+  recipientSubjectKind,
+  recipientSubjects,
+  subjects,
+} from './subjects.js';
+export { isUuidV4, UUID_V4 } from './uuid.js';
+export {
+  CONNECT_PATH,
+  DispatchStatus,
+  NOTIFY_BATCH_PATHS,
+  NOTIFY_PATHS,
+  SUBPROTOCOL,
+} from './wire.js';

@@ -4,6 +4,7 @@
  * request/reply API (queries and trimming). Never carries a payload.
  */
 import { z } from 'zod';
+import { ErrorReply } from './error-reply.js';
 import { subjects } from './subjects.js';
 
 /** The statuses an event can reach, in the order they can happen. */
@@ -176,23 +177,22 @@ export const StatusReply = z.discriminatedUnion('ok', [
     series: z.array(StatusCounts.extend({ t: z.string() })).optional(),
     last_used: z.record(z.string(), z.string()).optional(),
   }),
-  z.object({
-    v: z.literal(1),
-    ok: z.literal(false),
-    error: z.object({ code: z.string(), message: z.string() }),
-  }),
+  ErrorReply,
 ]);
 export type StatusReply = z.infer<typeof StatusReply>;
 
 /** `subjects.statusTrim` request: delete status rows older than the service's retention window. */
 export const StatusTrimRequest = z.object({ v: z.literal(1) });
-export const StatusTrimReply = z.object({
-  v: z.literal(1),
-  ok: z.boolean(),
-  events_deleted: z.number().int().optional(),
-  rollups_deleted: z.number().int().optional(),
-  error: z.string().optional(),
-});
+export type StatusTrimRequest = z.infer<typeof StatusTrimRequest>;
+export const StatusTrimReply = z.discriminatedUnion('ok', [
+  z.object({
+    v: z.literal(1),
+    ok: z.literal(true),
+    events_deleted: z.number().int(),
+    rollups_deleted: z.number().int(),
+  }),
+  ErrorReply,
+]);
 export type StatusTrimReply = z.infer<typeof StatusTrimReply>;
 
 /** The HTTP path of the sender's status lookup. */

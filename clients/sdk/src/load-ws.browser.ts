@@ -1,4 +1,4 @@
-import type { WebSocketConstructor } from './websocket.js';
+import type { WebSocketConstructor } from './websocket-like.js';
 
 /** The browser and React Native build: never `ws`, which needs Node built-ins. */
 export async function loadWs(): Promise<WebSocketConstructor | undefined> {

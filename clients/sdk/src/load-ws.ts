@@ -1,4 +1,4 @@
-import type { WebSocketConstructor } from './websocket.js';
+import type { WebSocketConstructor } from './websocket-like.js';
 
 /** Node < 22 has no global WebSocket: use the optional `ws` peer dependency, if installed. */
 export async function loadWs(): Promise<WebSocketConstructor | undefined> {

@@ -2,6 +2,7 @@ import type { Logger } from '@herald/kit';
 import {
   AuthInvalidate,
   AuthVerifyReply,
+  errorOfReply,
   HeraldError,
   invalidApiKey,
   isWellFormedApiKey,
@@ -187,7 +188,7 @@ export class KeyVerifier {
                   'unavailable',
                   'Key verification is temporarily unavailable: retry shortly',
                 )
-              : new HeraldError(reply.error.code, reply.error.message, { field: 'api_key' }),
+              : errorOfReply({ ...reply, error: { ...reply.error, field: 'api_key' } }),
         };
     const cacheable = reply.ok || reply.error.code !== 'internal';
     if (cacheable && generation === this.#generation) this.#remember(hash, outcome);

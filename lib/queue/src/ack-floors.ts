@@ -12,10 +12,10 @@
  * finds the recipient's consumer new deletes the events up to that one before consuming. What was
  * acked after the last record is delivered again: at least once, clients drop repeats by id.
  */
+
+import { isNotFound, NatsRequester, replyJson } from '@herald/nats';
 import { assertToken, EventHeaders, QueueAckFloor } from '@herald/proto';
 import type { JetStreamClient, JetStreamManager, KV, NatsConnection } from 'nats';
-import { isNotFound } from './jetstream-errors.js';
-import { NatsRequester, replyJson } from './nats-requester.js';
 
 /** The KV bucket of recorded floors, one key per recipient (stream `KV_herald_queue_floors`). */
 export const QUEUE_FLOOR_BUCKET = 'herald_queue_floors';

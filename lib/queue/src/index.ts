@@ -1,5 +1,4 @@
 export {
-  DEFAULT_QUEUE_FLOOR_TTL_DAYS,
   deleteUpToFloor,
   ensureQueueFloorBucket,
   parseQueueFloorKey,
@@ -8,40 +7,13 @@ export {
   QueueFloors,
   queueFloorKey,
 } from './ack-floors.js';
-export { EventMsgHdrs } from './event-headers.js';
-export {
-  isConsumerNotFound,
-  isDeleteNotFound,
-  isNoMessageFound,
-  isNotFound,
-  isRecipientFull,
-  isStoreFull,
-  isStreamNameInUse,
-  isStreamNotFound,
-  isWrongLastSequence,
-  type JsApiError,
-  JsErrCode,
-  JsErrDescription,
-  jsApiError,
-  jsErrCode,
-} from './jetstream-errors.js';
 export {
   type LegacyMigration,
   type MigrateOptions,
   migrateLegacyQueue,
-  RETIRED_QUEUE_SUBJECT,
-  retireLegacyQueueStream,
 } from './legacy-queue.js';
 export { storesAnythingFor } from './lookup.js';
-export { NatsRequester, type RequestOutcome, replyJson } from './nats-requester.js';
-export {
-  classifyPublishError,
-  enqueue,
-  enqueueOutcome,
-  enqueueRequest,
-  type QueuedEvent,
-  type QueueOutcome,
-} from './publish.js';
+export { enqueue, type QueuedEvent, type QueueOutcome } from './publish.js';
 export { type ConsumerPage, type FirstEvent, QueueApi, type QueueApiLimiter } from './queue-api.js';
 export { type AccountDepth, measureQueueDepth, type QueueDepth } from './queue-depth.js';
 export {
@@ -61,11 +33,6 @@ export {
 } from './queue-stream.js';
 export { RecipientDepth, type RecipientDepthOptions, type Room } from './recipient-depth.js';
 export {
-  DEFAULT_STATUS_BATCH_LIMITS,
-  StatusBatcher,
-  type StatusBatchLimits,
-} from './status-batcher.js';
-export {
   parseQueueConsumerName,
   type QueueConsumerOptions,
   type QueueStreamOptions,
@@ -73,4 +40,3 @@ export {
   queueConsumerName,
   queueStreamConfig,
 } from './stream-config.js';
-export { type Publisher, TurnPublisher, type TurnPublishOptions } from './turn-publisher.js';

@@ -17,9 +17,10 @@
  * same `Nats-Msg-Id`, which JetStream drops as a duplicate within the duplicate window; past it, the
  * recipient may get the event twice with the same id (at-least-once, as the SDK expects).
  */
+
+import { isNotFound, isStreamNotFound } from '@herald/nats';
 import { EventHeaders, type QueuedNotice, subjects } from '@herald/proto';
 import { headers, type JetStreamManager, type JsMsg, type NatsConnection } from 'nats';
-import { isNotFound, isStreamNotFound } from './jetstream-errors.js';
 import { LEGACY_QUEUE_STREAM, type QueueLayout } from './queue-layout.js';
 
 /** What the retired stream captures: a subject no Herald service publishes to. */

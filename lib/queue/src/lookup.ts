@@ -1,5 +1,4 @@
-import { isNotFound } from './jetstream-errors.js';
-import { type NatsRequester, replyJson } from './nats-requester.js';
+import { isNotFound, type NatsRequester, replyJson } from '@herald/nats';
 
 /**
  * Whether the queue stream `stream` holds any message on `subject`: JetStream's `STREAM.MSG.GET` with

@@ -1,9 +1,14 @@
+import type { Publisher } from '@herald/nats';
+import {
+  EventMsgHdrs,
+  isRecipientFull,
+  isStoreFull,
+  jsApiError,
+  type NatsRequester,
+  replyJson,
+} from '@herald/nats';
 import { type QueuedNotice, type RecipientSubjects, subjects } from '@herald/proto';
 import type { MsgHdrs } from 'nats';
-import { EventMsgHdrs } from './event-headers.js';
-import { isRecipientFull, isStoreFull, jsApiError } from './jetstream-errors.js';
-import { type NatsRequester, type RequestOutcome, replyJson } from './nats-requester.js';
-import type { Publisher } from './turn-publisher.js';
 
 export type QueueOutcome =
   | { kind: 'stored'; seq: number; duplicate: boolean }
@@ -57,18 +62,6 @@ export async function enqueue(
   event: QueuedEvent,
   timeoutMs: number,
 ): Promise<QueueOutcome> {
-  return enqueueOutcome(nc, event, await enqueueRequest(requester, event, timeoutMs));
-}
-
-/**
- * `enqueue`'s first half: the JetStream publish request. With {@link enqueueOutcome} on its
- * outcome, exactly `enqueue`; ingress's deliver awaits the request itself (one promise fewer).
- */
-export function enqueueRequest(
-  requester: NatsRequester,
-  event: QueuedEvent,
-  timeoutMs: number,
-): Promise<RequestOutcome> {
   // The caller's headers, extended in place rather than copied: ingress builds them once per event
   // and its live push has already sent them (nats.js encoded them when it was answered).
   const h = event.headers;
@@ -78,20 +71,12 @@ export function enqueueRequest(
     h.set(MSG_ID, event.msgId);
     h.set(EXPECTED_STREAM, event.stream);
   }
-  return requester.request(
+  const outcome = await requester.request(
     event.subjects?.queue ?? subjects.queue(event.account, event.recipient),
     event.payload,
     h,
     timeoutMs,
   );
-}
-
-/** `enqueue`'s second half: what the publish's outcome means, and the notice once stored. */
-export function enqueueOutcome(
-  nc: Publisher,
-  event: QueuedEvent,
-  outcome: RequestOutcome,
-): QueueOutcome {
   if (outcome.kind === 'no_responders')
     return {
       kind: 'error',

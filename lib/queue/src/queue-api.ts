@@ -1,11 +1,11 @@
-import { EventHeaders } from '@herald/proto';
-import type { ConsumerInfo, JetStreamManager, MsgRequest, NatsConnection, StreamInfo } from 'nats';
 import {
   isConsumerNotFound,
   isDeleteNotFound,
   isNoMessageFound,
   isStreamNotFound,
-} from './jetstream-errors.js';
+} from '@herald/nats';
+import { EventHeaders } from '@herald/proto';
+import type { ConsumerInfo, JetStreamManager, MsgRequest, NatsConnection, StreamInfo } from 'nats';
 
 /** What paces the calls: retention's token bucket. */
 export interface QueueApiLimiter {

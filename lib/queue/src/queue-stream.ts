@@ -1,6 +1,6 @@
+import { isStreamNameInUse, isStreamNotFound } from '@herald/nats';
 import type { JetStreamManager, StreamConfig, StreamInfo } from 'nats';
 import { ensureQueueFloorBucket } from './ack-floors.js';
-import { isStreamNameInUse, isStreamNotFound } from './jetstream-errors.js';
 import { retireLegacyQueueStream } from './legacy-queue.js';
 import { QueueLayout } from './queue-layout.js';
 import { type QueueStreamOptions, queueStreamConfig } from './stream-config.js';

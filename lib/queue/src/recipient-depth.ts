@@ -1,6 +1,6 @@
+import { isNotFound } from '@herald/nats';
 import { subjects } from '@herald/proto';
 import type { JetStreamManager, MsgRequest } from 'nats';
-import { isNotFound } from './jetstream-errors.js';
 import { QueueLayout } from './queue-layout.js';
 import { queueConsumerName } from './stream-config.js';
 

@@ -1,14 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import { EventMsgHdrs, NatsRequester, TurnPublisher } from '@herald/nats';
 import { EventHeaders, recipientSubjects, subjects } from '@herald/proto';
 import { type NatsServer, startNatsServer } from '@herald/testkit';
 import { connect, type Msg, type NatsConnection } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EventMsgHdrs } from '../src/event-headers.js';
-import { NatsRequester } from '../src/nats-requester.js';
-import { enqueue, enqueueOutcome, enqueueRequest, type QueuedEvent } from '../src/publish.js';
+import { enqueue, type QueuedEvent } from '../src/publish.js';
 import { QueueLayout } from '../src/queue-layout.js';
 import { ensureQueueStream } from '../src/queue-stream.js';
-import { TurnPublisher } from '../src/turn-publisher.js';
 
 const ACCOUNT = '0b6a5d3e-7c41-4f2a-9d0e-1a2b3c4d5e6f';
 let server: NatsServer;
@@ -37,8 +35,8 @@ async function stored(subject: string, stream: string) {
 }
 
 /**
- * The store and the `rt.queued` notice, once with the subjects built by enqueue (as before),
- * once with `recipientSubjects` handed in, and once in enqueue's two halves (ingress's deliver): the same subjects, stored bytes,
+ * The store and the `rt.queued` notice, once with the subjects built by enqueue and once with
+ * `recipientSubjects` handed in (as ingress's deliver does): the same subjects, stored bytes,
  * headers and notice bytes, and the notice's bytes are the ones a string payload encoded with
  * TextEncoder had (nats.js's encoding of the old `JSON.stringify` payload).
  */
@@ -50,13 +48,9 @@ describe('enqueue wire (real nats-server with JetStream)', () => {
     const sub = peer.subscribe('rt.queued.>', { callback: (_e, m) => notices.push(m) });
     await peer.flush();
     const seen: { data: Buffer; headers: string }[] = [];
-    // One recipient (one stream and subject), three events: each is the last stored when read.
+    // One recipient (one stream and subject), two events: each is the last stored when read.
     const recipient = randomUUID();
-    for (const [precomputed, halves] of [
-      [false, false],
-      [true, false],
-      [true, true],
-    ] as const) {
+    for (const precomputed of [false, true]) {
       const id = randomUUID();
       const names = recipientSubjects(ACCOUNT, recipient);
       const stream = layout.streamOf(ACCOUNT, recipient);
@@ -74,10 +68,7 @@ describe('enqueue wire (real nats-server with JetStream)', () => {
         stream,
         subjects: precomputed ? names : undefined,
       };
-      // enqueue whole (as before), or in the halves ingress's deliver awaits itself.
-      const outcome = halves
-        ? enqueueOutcome(publisher, queued, await enqueueRequest(requester, queued, 2_000))
-        : await enqueue(publisher, requester, queued, 2_000);
+      const outcome = await enqueue(publisher, requester, queued, 2_000);
       expect(outcome).toMatchObject({ kind: 'stored', duplicate: false });
       const got = await stored(subjects.queue(ACCOUNT, recipient), stream);
       seen.push({
@@ -96,7 +87,6 @@ describe('enqueue wire (real nats-server with JetStream)', () => {
       );
     }
     expect(seen[1]).toEqual(seen[0]);
-    expect(seen[2]).toEqual(seen[0]);
     expect(seen[0]?.data.toString()).toBe('{"hello":"wörld"}');
     sub.unsubscribe();
   });

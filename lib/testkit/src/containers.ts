@@ -1,8 +1,7 @@
 import { GenericContainer, type StartedTestContainer, Wait } from 'testcontainers';
 import { pinnedNatsVersion } from './nats-binary.js';
-import type { NatsServer } from './nats-server.js';
 import { freePort } from './ports.js';
-import type { PostgresServer } from './postgres.js';
+import type { NatsServer, PostgresServer } from './servers.js';
 
 /**
  * Opt-in (HERALD_TEST_DOCKER=1): the same private servers as containers, for machines with a

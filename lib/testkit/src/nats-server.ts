@@ -4,15 +4,9 @@ import { join } from 'node:path';
 import { startNatsContainer, useContainers } from './containers.js';
 import { natsServerBinary } from './nats-binary.js';
 import { type LaunchedNats, launchNats, stopProcess } from './nats-launch.js';
+import type { NatsServer } from './servers.js';
 
-export interface NatsServer {
-  url: string;
-  port: number;
-  /** Stops the server (SIGTERM, then SIGKILL) and deletes its store unless keepStore. */
-  stop(opts?: { keepStore?: boolean }): Promise<void>;
-  /** Restarts on the same port and store (simulates a broker restart). */
-  restart(): Promise<void>;
-}
+export type { NatsServer } from './servers.js';
 
 /**
  * Starts a private nats-server with JetStream on a free port and a temporary store: never the

@@ -5,13 +5,9 @@ import { join } from 'node:path';
 import { startPostgresContainer, useContainers } from './containers.js';
 import { execFileAsync, which } from './exec.js';
 import { PortTakenError, readIfExists, retryOnPortTaken, waitFor } from './ports.js';
+import type { PostgresServer } from './servers.js';
 
-export interface PostgresServer {
-  /** Connection string of the `herald` database. */
-  url: string;
-  port: number;
-  stop(): Promise<void>;
-}
+export type { PostgresServer } from './servers.js';
 
 const PG_DIRS = [
   '/usr/lib/postgresql/17/bin',

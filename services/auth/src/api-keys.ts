@@ -1,7 +1,7 @@
 import { hashKey } from '@herald/access';
 import { type Client, HeraldError, type KeyKind } from '@herald/proto';
 import type { Kysely } from 'kysely';
-import type { ApiKeyRow, AuthDb } from './db-schema.js';
+import type { AuthDb } from './db-schema.js';
 import { parseId } from './ids.js';
 import { generateApiKey, type KeyRequest, keyPrefixOf, resolveKeySpec } from './keys.js';
 import { isPgError, PgCodes } from './pg-errors.js';
@@ -199,14 +199,6 @@ export async function listTestKeys(
     .orderBy('created_at', 'desc')
     .orderBy('id')
     .execute();
-}
-
-/** The key with this hash (the unique index makes it one indexed lookup), or undefined. */
-export async function findApiKeyByHash(
-  db: Kysely<AuthDb>,
-  keyHash: string,
-): Promise<ApiKeyRow | undefined> {
-  return db.selectFrom('api_keys').selectAll().where('key_hash', '=', keyHash).executeTakeFirst();
 }
 
 /** The partial unique index of migration 0002: one unrevoked Test key per account. */

@@ -2,6 +2,8 @@ import { digestsEqual } from '@herald/access';
 import {
   type AuthVerifyReply,
   dashboardRecipient,
+  errorReply,
+  HeraldError,
   type PlanCatalogue,
   type VerifiedKey,
 } from '@herald/proto';
@@ -157,5 +159,5 @@ async function verifyDashboardKey(
 }
 
 function refuse(code: Exclude<VerificationResult, 'ok'>, message: string): Verification {
-  return { result: code, reply: { v: 1, ok: false, error: { code, message } } };
+  return { result: code, reply: errorReply(new HeraldError(code, message)) };
 }

@@ -2,6 +2,8 @@ import type { Logger } from '@herald/kit';
 import {
   type AuthVerifyReply,
   AuthVerifyRequest,
+  errorReply,
+  HeraldError,
   type PlanCatalogue,
   queueGroups,
   subjects,
@@ -31,21 +33,16 @@ export interface VerifyResponder {
 
 const codec = JSONCodec();
 
-const MALFORMED: AuthVerifyReply = {
-  v: 1,
-  ok: false,
-  error: {
-    code: 'invalid_api_key',
-    message:
-      'the rt.auth.verify request was malformed: send {"v":1,"key_hash":"<SHA-256 of the key, 64 lower-case hex characters>"}',
-  },
-};
+const MALFORMED: AuthVerifyReply = errorReply(
+  new HeraldError(
+    'invalid_api_key',
+    'the rt.auth.verify request was malformed: send {"v":1,"key_hash":"<SHA-256 of the key, 64 lower-case hex characters>"}',
+  ),
+);
 
-const INTERNAL: AuthVerifyReply = {
-  v: 1,
-  ok: false,
-  error: { code: 'internal', message: 'key verification failed inside Herald: retry shortly' },
-};
+const INTERNAL: AuthVerifyReply = errorReply(
+  new HeraldError('internal', 'key verification failed inside Herald: retry shortly'),
+);
 
 /**
  * Answers `rt.auth.verify` in the `herald-auth` queue group, so each request is served by one

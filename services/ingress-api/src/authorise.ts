@@ -1,11 +1,8 @@
 import { authorizeKeyUse, authorizeRecipient, type KeyVerifier } from '@herald/access';
 import { HeraldError, type NotifyRequest, type VerifiedKey } from '@herald/proto';
-import type { DispatchRateLimiter } from './rate-limiter.js';
 
 export interface AuthoriseDeps {
   verifier: Pick<KeyVerifier, 'verify'>;
-  /** The per-key dispatch rate limit (403 rate_limited); none when absent. */
-  rateLimiter?: Pick<DispatchRateLimiter, 'take'> | undefined;
   /** Epoch ms. */
   now: () => number;
 }
@@ -21,10 +18,10 @@ export interface Caller {
 /**
  * Step 2 of a dispatch: the key is one auth issued and still valid, belongs to the subject's
  * account (NATS), may be used by this client from this Origin and for this recipient (a dashboard
- * credential only over NATS to its dashboard recipient, a customer key never to that one), and has
- * a token left in its rate. A batch passes no recipient (its events are checked one by one), and
- * a dashboard credential is then refused outright. Throws the HeraldError saying which check
- * failed.
+ * credential only over NATS to its dashboard recipient, a customer key never to that one). A
+ * batch passes no recipient (its events are checked one by one), and a dashboard credential is
+ * then refused outright. Throws the HeraldError saying which check failed. The key's rate is the
+ * front door's to take, after this: a single dispatch takes one token, a batch one per event.
  */
 export function createAuthorise(deps: AuthoriseDeps) {
   return async function authorise(
@@ -43,8 +40,8 @@ export function createAuthorise(deps: AuthoriseDeps) {
     const entry = caller.subjectAccount === undefined ? 'http' : 'nats';
     if (request.recipient !== undefined) authorizeRecipient(key, request.recipient, entry);
     else if (key.kind === 'dashboard') authorizeRecipient(key, '', 'http');
-    // After every check of the request, so a refused request spends no token.
-    await deps.rateLimiter?.take(key);
     return key;
   };
 }
+
+export type Authorise = ReturnType<typeof createAuthorise>;

@@ -9,11 +9,8 @@ import {
   requireTls,
 } from '@herald/kit';
 import { STATUS_BATCH_RECORDS_MAX } from '@herald/proto';
-import {
-  DEFAULT_QUEUE_PARTITIONS,
-  DEFAULT_STATUS_BATCH_LIMITS,
-  MAX_QUEUE_PARTITIONS,
-} from '@herald/queue';
+import { DEFAULT_QUEUE_PARTITIONS, MAX_QUEUE_PARTITIONS } from '@herald/queue';
+import { DEFAULT_STATUS_BATCH_LIMITS } from '@herald/status-client';
 import { z } from 'zod';
 
 const MIB = 1024 * 1024;

@@ -1,3 +1,4 @@
+import type http from 'node:http';
 import type { Middleware } from 'koa';
 
 /** Headers a browser may send on a dispatch. */
@@ -15,8 +16,7 @@ export function cors(paths: readonly string[]): Middleware {
   return async (ctx, next) => {
     const origin = ctx.get('Origin');
     if (!origin || !routes.has(ctx.path)) return next();
-    ctx.set('Access-Control-Allow-Origin', origin);
-    ctx.vary('Origin');
+    allowOrigin(ctx.res, origin);
     if (ctx.method === 'OPTIONS' && ctx.get('Access-Control-Request-Method')) {
       ctx.set('Access-Control-Allow-Methods', 'POST');
       ctx.set('Access-Control-Allow-Headers', ALLOWED_HEADERS);
@@ -24,7 +24,21 @@ export function cors(paths: readonly string[]): Middleware {
       ctx.status = 204;
       return;
     }
-    ctx.set('Access-Control-Expose-Headers', 'Retry-After');
+    exposeRetryAfter(ctx.res);
     await next();
   };
+}
+
+/**
+ * The CORS headers of an answer to a request with an Origin: this middleware's, and the plain
+ * `POST /notify` route's (notify-route.ts), which answers without koa.
+ */
+export function allowOrigin(res: Pick<http.ServerResponse, 'setHeader'>, origin: string): void {
+  res.setHeader('Access-Control-Allow-Origin', origin);
+  res.setHeader('Vary', 'Origin');
+}
+
+/** Lets a page read an answer's Retry-After (a preflight's answer needs none). */
+export function exposeRetryAfter(res: Pick<http.ServerResponse, 'setHeader'>): void {
+  res.setHeader('Access-Control-Expose-Headers', 'Retry-After');
 }

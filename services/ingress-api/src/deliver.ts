@@ -1,20 +1,12 @@
 import type { Logger } from '@herald/kit';
-import { EventHeaders, recipientSubjects } from '@herald/proto';
-import {
-  EventMsgHdrs,
-  enqueueOutcome,
-  enqueueRequest,
-  type NatsRequester,
-  type Publisher,
-  type QueuedEvent,
-  type QueueLayout,
-  type RecipientDepth,
-} from '@herald/queue';
+import { EventMsgHdrs, type NatsRequester, type Publisher } from '@herald/nats';
+import { EventHeaders, HeraldError, recipientSubjects } from '@herald/proto';
+import { enqueue, type QueuedEvent, type QueueLayout, type RecipientDepth } from '@herald/queue';
 import type { MsgHdrs } from 'nats';
-import { type LiveOutcome, liveOutcomeOf, requestLive } from './live-push.js';
+import { type LiveOutcome, pushLive } from './live-push.js';
 import type { IngressMetrics } from './metrics.js';
+import { notDelivered, type Outcome, queued, sent } from './outcome.js';
 import { planCapApplies, planQueueFull } from './plan-queue-cap.js';
-import { type DispatchResult, errorResult, queued, sent } from './results.js';
 import type { Target } from './target.js';
 
 export type { Target } from './target.js';
@@ -27,7 +19,7 @@ export interface PushedLive {
 }
 
 export interface DeliverDeps {
-  /** Where the `rt.queued` notice goes (the dispatcher's TurnPublisher). */
+  /** Where the `rt.queued` notice goes (the pipeline's TurnPublisher). */
   publisher: Publisher;
   requester: NatsRequester;
   /** Which partition stream holds a recipient's queue. */
@@ -49,10 +41,10 @@ export interface DeliverDeps {
 }
 
 /**
- * Step 4 of a dispatch: push live (unless `pushed` says how a batch's push went), else queue. A
- * 200 means an edge confirmed a socket write; a 202 means JetStream acked the store; anything that
- * confirms neither is an error status. The event's headers (id, timestamp) are built once and
- * carried to both.
+ * Step 4 of a dispatch: push live (unless `pushed` says how a batch's push went), else queue.
+ * `sent` means an edge confirmed a socket received it; `queued` means JetStream acked the store;
+ * anything that confirms neither is refused or failed. The event's headers (id, timestamp) are
+ * built once and carried to both.
  */
 export function createDeliver(deps: DeliverDeps) {
   const { publisher, requester, metrics, logger, limits } = deps;
@@ -62,22 +54,19 @@ export function createDeliver(deps: DeliverDeps) {
     id: string,
     msgId: string,
     pushed?: PushedLive,
-  ): Promise<DispatchResult> {
+  ): Promise<Outcome> {
     const eventHeaders = headersOf(id, pushed?.ts ?? deps.now());
     const { account, recipient, payload } = target;
     // The live, queue and notice subjects and the queue's stream from one check of the tokens.
     const names = recipientSubjects(account, recipient);
     // Plain literals, not spreads of `target`: copying the key along was measurable per event.
-    // pushLive and enqueue in halves: their requests awaited here, one async layer fewer each.
     const live =
       pushed?.live ??
-      liveOutcomeOf(
-        await requestLive(
-          requester,
-          { account, recipient, payload, headers: eventHeaders, subject: names.live },
-          limits.liveTimeoutMs,
-        ),
-      );
+      (await pushLive(
+        requester,
+        { account, recipient, payload, headers: eventHeaders, subject: names.live },
+        limits.liveTimeoutMs,
+      ));
     if (live.kind === 'sent') return sent(id);
     if (live.kind !== 'offline') {
       logger.warn(
@@ -92,7 +81,7 @@ export function createDeliver(deps: DeliverDeps) {
     }
     // Most plans' caps are the stream's own: then there is nothing to look up (and no await).
     const full = planCapApplies(deps, target) ? await planQueueFull(deps, target) : undefined;
-    if (full) return full;
+    if (full) return notDelivered(full, id);
     const queuedEvent: QueuedEvent = {
       account,
       recipient,
@@ -103,11 +92,7 @@ export function createDeliver(deps: DeliverDeps) {
       stream: deps.layout.streamOfSlot(names.slot),
       subjects: names,
     };
-    const stored = enqueueOutcome(
-      publisher,
-      queuedEvent,
-      await enqueueRequest(requester, queuedEvent, limits.publishTimeoutMs),
-    );
+    const stored = await enqueue(publisher, requester, queuedEvent, limits.publishTimeoutMs);
     switch (stored.kind) {
       case 'stored':
         metrics.queuePublishes.inc({ result: stored.duplicate ? 'duplicate' : 'stored' });
@@ -115,17 +100,23 @@ export function createDeliver(deps: DeliverDeps) {
         return queued(id);
       case 'recipient_full':
         metrics.queuePublishes.inc({ result: 'full' });
-        return errorResult(
-          'queue_full',
-          `This recipient already has ${limits.queueMaxPerRecipient} queued events (QUEUE_MAX_PER_RECIPIENT): nothing was stored and nothing older was dropped; retry once the recipient has connected and received them`,
-          { field: 'recipient' },
+        return notDelivered(
+          new HeraldError(
+            'queue_full',
+            `This recipient already has ${limits.queueMaxPerRecipient} queued events (QUEUE_MAX_PER_RECIPIENT): nothing was stored and nothing older was dropped; retry once the recipient has connected and received them`,
+            { field: 'recipient' },
+          ),
+          id,
         );
       case 'store_full':
         metrics.queuePublishes.inc({ result: 'full' });
         logger.error({ id, description: stored.description }, 'offline queue store is full');
-        return errorResult(
-          'queue_full',
-          'The offline queue is full (stream storage limit): nothing was stored; retry later or ask the operator to raise QUEUE_MAX_BYTES',
+        return notDelivered(
+          new HeraldError(
+            'queue_full',
+            'The offline queue is full (stream storage limit): nothing was stored; retry later or ask the operator to raise QUEUE_MAX_BYTES',
+          ),
+          id,
         );
       case 'error':
         metrics.queuePublishes.inc({ result: 'error' });
@@ -133,11 +124,14 @@ export function createDeliver(deps: DeliverDeps) {
           { id, account: target.account, reason: stored.reason },
           'could neither push nor store an event',
         );
-        return errorResult(
-          'unavailable',
-          live.kind === 'offline'
-            ? 'The recipient is offline and the offline queue is unavailable: retry shortly'
-            : 'No edge confirmed the live push and the offline queue is unavailable: retry shortly',
+        return notDelivered(
+          new HeraldError(
+            'unavailable',
+            live.kind === 'offline'
+              ? 'The recipient is offline and the offline queue is unavailable: retry shortly'
+              : 'No edge confirmed the live push and the offline queue is unavailable: retry shortly',
+          ),
+          id,
         );
     }
   };

@@ -3,11 +3,11 @@ import { type Logger, safePath } from '@herald/kit';
 import { HeraldError, NOTIFY_BATCH_PATHS, NOTIFY_PATHS, STATUS_PATH } from '@herald/proto';
 import Router from '@koa/router';
 import Koa, { type Context, type Middleware } from 'koa';
-import { type Answer, resultOfError } from './answer.js';
+import { type Answer, outcomeOfError } from './answer.js';
 import { cors } from './cors.js';
-import type { Dispatcher } from './dispatch.js';
-import { notifyRoute } from './notify-route.js';
-import type { DispatchResult } from './results.js';
+import type { Dispatch } from './dispatch.js';
+import { notifyRoute, setAnswerHeaders } from './notify-route.js';
+import { type Outcome, toHttp } from './outcome.js';
 
 export interface HttpAppOptions {
   /** Most bytes a body may have: PAYLOAD_LIMIT_BYTES + BODY_OVERHEAD_BYTES. */
@@ -15,7 +15,7 @@ export interface HttpAppOptions {
   /** Proxies in front that append to X-Forwarded-For (TRUSTED_PROXY_HOPS); 0 by default. */
   trustedProxyHops?: number;
   logger: Logger;
-  /** Counts each dispatch's outcome once (the dispatcher's last step). */
+  /** Counts each dispatch's outcome once (the dispatch's last step). */
   answer: Answer;
   /** kit's createOpsHandler (public): /healthz and /readyz's status on the same listener. */
   ops?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
@@ -36,15 +36,15 @@ export interface HttpApp {
 }
 
 /**
- * The HTTP transport: reads the raw body's bytes and hands them to the dispatcher. Built without
+ * The HTTP transport: reads the raw body's bytes and hands them to the dispatch. Built without
  * listening (`listener` serves it), so tests and `start()` share it.
  */
-export function createHttpApp(dispatcher: Dispatcher, opts: HttpAppOptions): HttpApp {
+export function createHttpApp(dispatch: Dispatch, opts: HttpAppOptions): HttpApp {
   const app = new Koa();
   // Every error becomes a JSON body here, so koa's default stderr logging would only duplicate it.
   app.silent = true;
   const router = new Router();
-  const notify = notifyRoute(dispatcher, opts);
+  const notify = notifyRoute(dispatch, opts);
   for (const path of NOTIFY_PATHS) router.post(path, notify.middleware);
   if (opts.eventStatus) router.post(STATUS_PATH, opts.eventStatus);
   if (opts.notifyBatch) for (const path of NOTIFY_BATCH_PATHS) router.post(path, opts.notifyBatch);
@@ -76,27 +76,21 @@ function errorBoundary(logger: Logger, answer: Answer): Middleware {
     try {
       await next();
     } catch (err) {
-      respond(ctx, resultOfError(err, logger, { method: ctx.method, path: safePath(ctx.url) }));
+      respond(ctx, outcomeOfError(err, logger, { method: ctx.method, path: safePath(ctx.url) }));
     }
     // Only the notify routes' answers count as dispatches; a 404, 405 or preflight is not one.
-    const result = ctx.state.result as DispatchResult | undefined;
-    if (result && DISPATCH_PATHS.includes(ctx.path) && ctx.method === 'POST')
-      answer('http', result, started);
+    const outcome = ctx.state.outcome as Outcome | undefined;
+    if (outcome && DISPATCH_PATHS.includes(ctx.path) && ctx.method === 'POST')
+      answer('http', outcome, started);
   };
 }
 
-function respond(ctx: Context, result: DispatchResult): void {
-  ctx.state.result = result;
-  ctx.status = result.status;
-  ctx.body = result.body;
-  if (result.retryAfter !== undefined) ctx.set('Retry-After', String(result.retryAfter));
-  closeIfAuthFailures(ctx, result);
-}
-
-/** A source refused for its bad keys is told once per connection, then must reconnect. */
-function closeIfAuthFailures(ctx: Context, result: DispatchResult): void {
-  if ('error' in result.body && result.body.error.code === 'auth_failures')
-    ctx.set('Connection', 'close');
+function respond(ctx: Context, outcome: Outcome): void {
+  ctx.state.outcome = outcome;
+  const reply = toHttp(outcome);
+  ctx.status = reply.status;
+  ctx.body = reply.body;
+  setAnswerHeaders(ctx.res, reply);
 }
 
 function opsRoutes(ops: NonNullable<HttpAppOptions['ops']>): Middleware {

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { ensureKvBucket } from '@herald/kit';
+import { isWrongLastSequence } from '@herald/nats';
 import { HeraldError } from '@herald/proto';
-import { isWrongLastSequence } from '@herald/queue';
 import type { JetStreamClient, JetStreamManager, KV } from 'nats';
 import { z } from 'zod';
-import type { DispatchResult } from './results.js';
+import type { DispatchBody, HttpAnswer } from './outcome.js';
 
 /** The KV bucket shared by every ingress instance, so a key is honoured across instances. */
 export const IDEMPOTENCY_BUCKET = 'herald_idempotency';
@@ -71,11 +71,11 @@ export type Claim =
   /** This call may dispatch, with this event id; `finish` records the result. */
   | { kind: 'owner'; key: string; id: string; revision: number; fingerprint: string }
   /** The key already finished: answer exactly what the first call answered. */
-  | { kind: 'replay'; result: DispatchResult }
+  | { kind: 'replay'; answer: HttpAnswer }
   /** Another call holds a fresh claim on the key. */
   | { kind: 'busy' };
 
-/** Results worth remembering: a 503 is not, so the caller's retry dispatches again. */
+/** Answers worth remembering: a 503 is not, so the caller's retry dispatches again. */
 const FINAL_STATUSES = new Set([200, 202, 507]);
 
 /**
@@ -142,7 +142,7 @@ export class IdempotencyStore {
       if (record?.state === 'done') {
         return {
           kind: 'replay',
-          result: { status: record.status, body: record.body as DispatchResult['body'] },
+          answer: { status: record.status, body: record.body as DispatchBody },
         };
       }
       if (record?.state === 'pending' && this.#now() - record.at < this.#staleAfterMs)
@@ -168,7 +168,7 @@ export class IdempotencyStore {
    * Records how the owner's dispatch ended. Guarded by the claim's revision, so a slow owner whose
    * claim was taken over does not overwrite the new owner's entry.
    */
-  async finish(claim: Extract<Claim, { kind: 'owner' }>, result: DispatchResult): Promise<void> {
+  async finish(claim: Extract<Claim, { kind: 'owner' }>, result: HttpAnswer): Promise<void> {
     const kv = await this.#bucket();
     const record: IdempotencyRecord = FINAL_STATUSES.has(result.status)
       ? {

@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '@herald/kit';
 import { HeraldError } from '@herald/proto';
 import type { IdempotencyStore } from './idempotency.js';
-import type { DispatchResult } from './results.js';
+import { type Outcome, outcomeOfHttp, toHttp } from './outcome.js';
 
 /** Delivers an event under an id and a JetStream dedup id. */
-export type DeliverUnder = (id: string, msgId: string) => Promise<DispatchResult>;
+export type DeliverUnder = (id: string, msgId: string) => Promise<Outcome>;
 
 /**
  * Step 3 of a dispatch: with an Idempotency-Key, the first request claims it and delivers; a
@@ -22,7 +22,7 @@ export function createIdempotentDelivery(store: IdempotencyStore, logger: Logger
      */
     fingerprint: () => string,
     deliver: DeliverUnder,
-  ): Promise<DispatchResult> {
+  ): Promise<Outcome> {
     if (idempotencyKey === undefined) {
       const id = randomUUID();
       return deliver(id, id);
@@ -40,7 +40,7 @@ export function createIdempotentDelivery(store: IdempotencyStore, logger: Logger
         { cause: err },
       );
     }
-    if (claim.kind === 'replay') return claim.result;
+    if (claim.kind === 'replay') return outcomeOfHttp(claim.answer.status, claim.answer.body);
     if (claim.kind === 'busy') {
       throw new HeraldError(
         'idempotency_in_progress',
@@ -48,7 +48,7 @@ export function createIdempotentDelivery(store: IdempotencyStore, logger: Logger
         { field: 'Idempotency-Key', retryAfter: 1 },
       );
     }
-    let result: DispatchResult;
+    let result: Outcome;
     try {
       result = await deliver(claim.id, `${account}:${idempotencyKey}`);
     } catch (err) {
@@ -57,7 +57,8 @@ export function createIdempotentDelivery(store: IdempotencyStore, logger: Logger
       throw err;
     }
     try {
-      await store.finish(claim, result);
+      // Kept in its HTTP form, which every instance (of any release) reads.
+      await store.finish(claim, toHttp(result));
     } catch (err) {
       // The dispatch happened; a retry within the window is still caught by JetStream's dedup (queued).
       logger.warn({ err: String(err), id: claim.id }, 'could not record an idempotent result');

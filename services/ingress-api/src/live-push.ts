@@ -1,5 +1,5 @@
+import { type NatsRequester, replyJson } from '@herald/nats';
 import { type LiveReply, subjects } from '@herald/proto';
-import { type NatsRequester, type RequestOutcome, replyJson } from '@herald/queue';
 import type { MsgHdrs } from 'nats';
 
 export type LiveOutcome =
@@ -31,25 +31,12 @@ export async function pushLive(
   event: LiveEvent,
   timeoutMs: number,
 ): Promise<LiveOutcome> {
-  return liveOutcomeOf(await requestLive(requester, event, timeoutMs));
-}
-
-/** The live push's request (pushLive's first half): ingress's deliver awaits it itself. */
-export function requestLive(
-  requester: NatsRequester,
-  event: LiveEvent,
-  timeoutMs: number,
-): Promise<RequestOutcome> {
-  return requester.request(
+  const outcome = await requester.request(
     event.subject ?? subjects.live(event.account, event.recipient),
     event.payload,
     event.headers,
     timeoutMs,
   );
-}
-
-/** What a live push's request outcome means (pushLive's second half). */
-export function liveOutcomeOf(outcome: RequestOutcome): LiveOutcome {
   switch (outcome.kind) {
     case 'no_responders':
       return { kind: 'offline' };

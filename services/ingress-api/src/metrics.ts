@@ -1,12 +1,6 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
 
 export type Transport = 'http' | 'nats';
-/**
- * sent: pushed live (200); queued: stored (202); refused: the caller's request or quota was at
- * fault (4xx, and 507 queue_full); failed: Herald could not complete it (503, 500).
- */
-export type Outcome = 'sent' | 'queued' | 'refused' | 'failed';
-export type QueuePublishResult = 'stored' | 'duplicate' | 'full' | 'error';
 
 export interface IngressMetrics {
   dispatches: Counter<'transport' | 'outcome'>;
@@ -45,11 +39,4 @@ export function createIngressMetrics(registry: Registry): IngressMetrics {
       registers: [registry],
     }),
   };
-}
-
-export function outcomeOf(status: number): Outcome {
-  if (status === 200) return 'sent';
-  if (status === 202) return 'queued';
-  if (status < 500 || status === 507) return 'refused';
-  return 'failed';
 }

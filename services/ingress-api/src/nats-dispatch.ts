@@ -1,17 +1,17 @@
 import type { Logger } from '@herald/kit';
+import { TurnPublisher } from '@herald/nats';
 import { accountOfDispatchSubject, type DispatchReply, HeraldError, subjects } from '@herald/proto';
-import { TurnPublisher } from '@herald/queue';
 import { Match, type Msg, type MsgHdrs, type NatsConnection, headers as natsHeaders } from 'nats';
-import { type Answer, resultOfError } from './answer.js';
-import type { Dispatcher } from './dispatch.js';
+import { type Answer, outcomeOfError } from './answer.js';
+import type { Dispatch } from './dispatch.js';
 import { type NatsDispatchServer, serveIngressRequests } from './nats-service.js';
-import type { DispatchResult } from './results.js';
+import { type HttpAnswer, type Outcome, toHttp } from './outcome.js';
 
 export interface NatsDispatchOptions {
   /** Most bytes a body may have: PAYLOAD_LIMIT_BYTES + BODY_OVERHEAD_BYTES, as over HTTP. */
   bodyLimitBytes: number;
   logger: Logger;
-  /** Counts each dispatch's outcome once (the dispatcher's last step). */
+  /** Counts each dispatch's outcome once (the dispatch's last step). */
   answer: Answer;
 }
 
@@ -23,7 +23,7 @@ export type { NatsDispatchServer } from './nats-service.js';
  */
 export function serveNatsDispatch(
   nc: NatsConnection,
-  dispatcher: Dispatcher,
+  dispatch: Dispatch,
   opts: NatsDispatchOptions,
 ): NatsDispatchServer {
   /**
@@ -32,16 +32,16 @@ export function serveNatsDispatch(
    */
   async function handle(msg: Msg): Promise<void> {
     const started = performance.now();
-    let result: DispatchResult;
+    let outcome: Outcome;
     try {
-      result = await resultOf(msg);
+      outcome = await outcomeOf(msg);
     } catch (err) {
-      result = resultOfError(err, opts.logger, { transport: 'nats' });
+      outcome = outcomeOfError(err, opts.logger, { transport: 'nats' });
     }
-    reply(msg, opts.answer('nats', result, started));
+    reply(msg, toHttp(opts.answer('nats', outcome, started)));
   }
 
-  async function resultOf(msg: Msg): Promise<DispatchResult> {
+  async function outcomeOf(msg: Msg): Promise<Outcome> {
     const account = accountOfDispatchSubject(msg.subject);
     if (account === undefined) {
       throw new HeraldError(
@@ -57,7 +57,7 @@ export function serveNatsDispatch(
         { field: 'body' },
       );
     }
-    return dispatcher.dispatch({
+    return dispatch({
       body: msg.data,
       origin: header(msg, 'Origin'),
       idempotencyKey: header(msg, 'Idempotency-Key'),
@@ -71,16 +71,16 @@ export function serveNatsDispatch(
   const replyFailed = (err: unknown) =>
     opts.logger.warn({ err: String(err) }, 'could not reply to a dispatch');
 
-  function reply(msg: Msg, result: DispatchResult): void {
+  function reply(msg: Msg, answer: HttpAnswer): void {
     if (!msg.reply) return;
     let headers: MsgHdrs | undefined;
-    if (result.retryAfter !== undefined) {
+    if (answer.retryAfter !== undefined) {
       headers = natsHeaders();
-      headers.set('Retry-After', String(result.retryAfter));
+      headers.set('Retry-After', String(answer.retryAfter));
     }
     replies.publish(
       msg.reply,
-      Buffer.from(replyJson(result)),
+      Buffer.from(replyJson(answer)),
       headers ? { headers } : undefined,
       replyFailed,
     );
@@ -93,11 +93,11 @@ export function serveNatsDispatch(
  * The reply body ({@link DispatchReply}): the HTTP body plus `http_status`, last. Spliced into the body's JSON rather
  * than spread into a copy of it (an object spread per dispatch was measurable).
  */
-export function replyJson(result: DispatchResult): string {
-  const body = JSON.stringify(result.body);
+export function replyJson(answer: HttpAnswer): string {
+  const body = JSON.stringify(answer.body);
   return body === '{}'
-    ? `{"http_status":${result.status}}`
-    : `${body.slice(0, -1)},"http_status":${result.status}}`;
+    ? `{"http_status":${answer.status}}`
+    : `${body.slice(0, -1)},"http_status":${answer.status}}`;
 }
 
 /** A header's value, case-insensitively; undefined when absent, '' when sent empty. */

@@ -2,10 +2,11 @@ import type http from 'node:http';
 import { type Logger, safePath, sourceAddress } from '@herald/kit';
 import { HeraldError, NOTIFY_PATHS } from '@herald/proto';
 import type { Middleware } from 'koa';
-import { type Answer, resultOfError } from './answer.js';
-import type { Dispatcher } from './dispatch.js';
+import { type Answer, outcomeOfError } from './answer.js';
+import { allowOrigin, exposeRetryAfter } from './cors.js';
+import type { Dispatch } from './dispatch.js';
 import { checkJsonRequest, readJsonBody } from './http-body.js';
-import type { DispatchResult } from './results.js';
+import { type HttpAnswer, type Outcome, toHttp } from './outcome.js';
 
 export interface NotifyRouteOptions {
   /** Most bytes a body may have: PAYLOAD_LIMIT_BYTES + BODY_OVERHEAD_BYTES. */
@@ -37,10 +38,10 @@ const JSON_TYPE = 'application/json; charset=utf-8';
  * carries the headers koa wrote: status, `Content-Type: application/json; charset=utf-8`, Content-Length,
  * `Retry-After` when there is one, the CORS headers of `cors.ts` for a request with an Origin,
  * and `Connection: close` after an oversized body or a refused source. The route is its own error
- * boundary: a thrown error goes through the same `resultOfError` as koa's boundary, and the
+ * boundary: a thrown error goes through the same `outcomeOfError` as koa's boundary, and the
  * answer is counted once, as there. Reached through koa (see `middleware`), it is the same code.
  */
-export function notifyRoute(dispatcher: Dispatcher, opts: NotifyRouteOptions): NotifyRoute {
+export function notifyRoute(dispatch: Dispatch, opts: NotifyRouteOptions): NotifyRoute {
   async function handle(
     req: http.IncomingMessage,
     res: http.ServerResponse,
@@ -50,7 +51,7 @@ export function notifyRoute(dispatcher: Dispatcher, opts: NotifyRouteOptions): N
     const { headers } = req;
     const origin = headers.origin || undefined;
     let tooLarge = false;
-    let result: DispatchResult;
+    let outcome: Outcome;
     try {
       checkJsonRequest(
         headers['content-type'] || undefined,
@@ -60,17 +61,17 @@ export function notifyRoute(dispatcher: Dispatcher, opts: NotifyRouteOptions): N
         if (err instanceof HeraldError && err.code === 'payload_too_large') tooLarge = true;
         throw err;
       });
-      result = await dispatcher.dispatch({
+      outcome = await dispatch({
         body,
         origin,
         idempotencyKey: header(req, 'idempotency-key'),
         source: sourceAddress(req, opts.trustedProxyHops ?? 0),
       });
     } catch (err) {
-      result = resultOfError(err, opts.logger, { method: req.method, path: safePath(req.url) });
+      outcome = outcomeOfError(err, opts.logger, { method: req.method, path: safePath(req.url) });
     }
-    opts.answer('http', result, started);
-    write(res, result, cors ? origin : undefined, tooLarge);
+    opts.answer('http', outcome, started);
+    write(res, toHttp(outcome), cors ? origin : undefined, tooLarge);
   }
 
   return {
@@ -93,29 +94,39 @@ export function notifyRoute(dispatcher: Dispatcher, opts: NotifyRouteOptions): N
 
 function write(
   res: http.ServerResponse,
-  result: DispatchResult,
+  answer: HttpAnswer,
   origin: string | undefined,
   tooLarge: boolean,
 ): void {
   // The client went away: nobody reads the answer (koa skips it the same way).
   if (res.writableEnded || res.socket?.writable === false) return;
-  const body = JSON.stringify(result.body);
-  // The order koa writes them in: CORS first (its cors middleware), then the body's type.
+  const body = JSON.stringify(answer.body);
+  // The order koa writes them in: CORS first (cors.ts, koa's middleware), then the body's type.
   if (origin) {
-    res.setHeader('Access-Control-Allow-Origin', origin);
-    res.setHeader('Vary', 'Origin');
-    res.setHeader('Access-Control-Expose-Headers', 'Retry-After');
+    allowOrigin(res, origin);
+    exposeRetryAfter(res);
   }
   // The rest of an oversized body is not worth reading just to keep the connection alive.
   if (tooLarge) res.setHeader('Connection', 'close');
   res.setHeader('Content-Type', JSON_TYPE);
-  if (result.retryAfter !== undefined) res.setHeader('Retry-After', String(result.retryAfter));
-  // A source refused for its bad keys is told once per connection, then must reconnect.
-  if ('error' in result.body && result.body.error.code === 'auth_failures')
-    res.setHeader('Connection', 'close');
+  setAnswerHeaders(res, answer);
   res.setHeader('Content-Length', Buffer.byteLength(body));
-  res.statusCode = result.status;
+  res.statusCode = answer.status;
   res.end(body);
+}
+
+/**
+ * The headers a dispatch answer carries beside its body, over koa (http-app.ts) or not: when to
+ * retry, and `Connection: close` for a source refused for its bad keys, which is told once per
+ * connection and must then reconnect.
+ */
+export function setAnswerHeaders(
+  res: Pick<http.ServerResponse, 'setHeader'>,
+  answer: HttpAnswer,
+): void {
+  if (answer.retryAfter !== undefined) res.setHeader('Retry-After', String(answer.retryAfter));
+  if ('error' in answer.body && answer.body.error.code === 'auth_failures')
+    res.setHeader('Connection', 'close');
 }
 
 /** A header's value, distinguishing absent (undefined) from sent empty (''). */

@@ -1,7 +1,7 @@
 import type { Logger } from '@herald/kit';
+import { HeraldError } from '@herald/proto';
 import type { RecipientDepth } from '@herald/queue';
 import type { IngressMetrics } from './metrics.js';
-import { type DispatchResult, errorResult } from './results.js';
 import type { Target } from './target.js';
 
 export interface PlanQueueCapDeps {
@@ -21,13 +21,14 @@ export function planCapApplies(deps: PlanQueueCapDeps, target: Target): boolean 
 
 /**
  * The plan's cap on a recipient's undelivered events, below the stream's own per-subject ceiling
- * (QUEUE_MAX_PER_RECIPIENT, which JetStream enforces by refusing the publish). A refusal names the
- * depth; nothing older is ever dropped. When the depth cannot be read, the publish decides.
+ * (QUEUE_MAX_PER_RECIPIENT, which JetStream enforces by refusing the publish): the refusal to
+ * answer when the recipient is at it, naming the depth; nothing older is ever dropped. When the
+ * depth cannot be read, the publish decides.
  */
 export async function planQueueFull(
   deps: PlanQueueCapDeps,
   target: Target,
-): Promise<DispatchResult | undefined> {
+): Promise<HeraldError | undefined> {
   const cap = target.key.limits.queue_per_recipient;
   if (!deps.recipientDepth || !planCapApplies(deps, target)) return undefined;
   let room: Awaited<ReturnType<RecipientDepth['room']>>;
@@ -41,7 +42,7 @@ export async function planQueueFull(
   deps.metrics.queuePublishes.inc({ result: 'full' });
   const whose =
     target.key.kind === 'test' ? 'Test keys allow' : `the ${target.key.plan} plan allows`;
-  return errorResult(
+  return new HeraldError(
     'queue_full',
     `This recipient already has ${room.depth} undelivered events queued and ${whose} ${cap} per recipient: nothing was stored and nothing older was dropped; retry once the recipient has connected and received them, or move to a bigger plan`,
     { field: 'recipient' },

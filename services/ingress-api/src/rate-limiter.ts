@@ -1,15 +1,9 @@
 import type { Logger } from '@herald/kit';
-import { HeraldError, type VerifiedKey } from '@herald/proto';
-import { isWrongLastSequence } from '@herald/queue';
+import { isWrongLastSequence } from '@herald/nats';
+import type { HeraldError, VerifiedKey } from '@herald/proto';
 import type { KV, KvEntry } from 'nats';
-import {
-  type BucketLimits,
-  BucketState,
-  maxLease,
-  msUntilToken,
-  refill,
-  retryAfterSeconds,
-} from './token-bucket.js';
+import { LocalRate, rateLimited } from './local-rate.js';
+import { BucketState, maxLease, msUntilToken, refill } from './token-bucket.js';
 
 /** The KV bucket holding every key's shared token bucket, keyed by key id. */
 export const RATE_BUCKET = 'herald_dispatch_rate';
@@ -88,7 +82,8 @@ export class DispatchRateLimiter {
   readonly #opts: RateLimiterOptions;
   readonly #now: () => number;
   readonly #leases = new Map<string, Lease>();
-  readonly #local = new Map<string, BucketState>();
+  /** The per-instance limit while the shared state does not answer. */
+  readonly #local = new LocalRate(MAX_KEYS);
   #fallbackUntil = 0;
 
   constructor(kv: () => Promise<KV>, opts: RateLimiterOptions) {
@@ -109,8 +104,8 @@ export class DispatchRateLimiter {
         this.#renewAhead(key, lease, now);
         return;
       }
-      if (now < lease.emptyUntil) throw limited(key, lease.emptyUntil - now);
-      if (now < this.#fallbackUntil) return this.#takeLocally(key, now);
+      if (now < lease.emptyUntil) throw rateLimited(key, lease.emptyUntil - now);
+      if (now < this.#fallbackUntil) return this.#local.take(key, now);
     }
     return new Promise<void>((resolve, reject) => {
       lease.waiters.push({ resolve, reject });
@@ -203,11 +198,11 @@ export class DispatchRateLimiter {
     }
     lease.stalled = served > 0 ? 0 : lease.stalled + 1;
     if (now < lease.emptyUntil) {
-      this.#refuseWaiting(lease, limited(key, lease.emptyUntil - now));
+      this.#refuseWaiting(lease, rateLimited(key, lease.emptyUntil - now));
     } else if (now < this.#fallbackUntil) {
       for (const w of waiters.splice(0)) {
         try {
-          this.#takeLocally(key, now);
+          this.#local.take(key, now);
           w.resolve();
         } catch (err) {
           w.reject(err);
@@ -216,7 +211,7 @@ export class DispatchRateLimiter {
     } else if (lease.stalled >= STALLED_RENEWALS) {
       // Other instances won every compare-and-set for a while: the bucket had tokens, but none
       // could be leased. Try again shortly.
-      this.#refuseWaiting(lease, limited(key, 1000));
+      this.#refuseWaiting(lease, rateLimited(key, 1000));
     } else {
       lease.pending = this.#renew(key, lease, 'due');
     }
@@ -273,19 +268,6 @@ export class DispatchRateLimiter {
       );
     }
   }
-
-  #takeLocally(key: VerifiedKey, now: number): void {
-    const bucket = refill(this.#local.get(key.id), key.limits, now);
-    if (bucket.tokens < 1) {
-      this.#local.set(key.id, bucket);
-      throw limited(key, msUntilToken(bucket.tokens, key.limits));
-    }
-    this.#local.set(key.id, { tokens: bucket.tokens - 1, at: bucket.at });
-    if (this.#local.size > MAX_KEYS) {
-      const oldest = this.#local.keys().next().value;
-      if (oldest !== undefined) this.#local.delete(oldest);
-    }
-  }
 }
 
 /**
@@ -299,17 +281,6 @@ function promoteNext(lease: Lease, now: number): void {
   if (now >= next.expiresAt) return;
   lease.tokens = next.tokens;
   lease.expiresAt = next.expiresAt;
-}
-
-function limited(key: VerifiedKey, waitMs: number): HeraldError {
-  const limits: BucketLimits = key.limits;
-  const retryAfter = retryAfterSeconds(waitMs);
-  const whose = key.kind === 'test' ? 'Test keys' : `the ${key.plan} plan`;
-  return new HeraldError(
-    'rate_limited',
-    `This api_key is over its dispatch rate (${limits.dispatch_rate}/s sustained, bursts of ${limits.dispatch_burst}, for ${whose}): retry after ${retryAfter} s (Retry-After), spread dispatches out, or move to a bigger plan`,
-    { field: 'api_key', retryAfter },
-  );
 }
 
 function stateOf(entry: KvEntry | null): BucketState | undefined {

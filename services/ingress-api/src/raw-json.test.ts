@@ -1,9 +1,24 @@
 import { describe, expect, it } from 'vitest';
-import { extractMember, findMemberSpan } from './raw-json.js';
+import { type Span, scanJson } from './raw-json.js';
 
-const payloadOf = (text: string) => extractMember(text, 'payload');
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
 
-describe('extractMember', () => {
+/** The span (in bytes) of the member `name` of the top-level object `text`, as accept finds it. */
+function spanOf(text: string, name: string): { bytes: Uint8Array; span: Span | undefined } {
+  const bytes = encoder.encode(text);
+  const scanned = scanJson(bytes);
+  if (scanned.kind !== 'object') throw new SyntaxError(`expected an object, found ${scanned.kind}`);
+  return { bytes, span: scanned.members.get(name) };
+}
+
+/** The payload's original text, or undefined when the object has none. */
+function payloadOf(text: string): string | undefined {
+  const { bytes, span } = spanOf(text, 'payload');
+  return span && decoder.decode(bytes.subarray(span.start, span.end));
+}
+
+describe("scanJson: a member's original text", () => {
   it('returns scalars as written', () => {
     expect(payloadOf('{"payload":1}')).toBe('1');
     expect(payloadOf('{"payload":-0.5e+10}')).toBe('-0.5e+10');
@@ -73,10 +88,12 @@ describe('extractMember', () => {
     expect(payloadOf(' { } ')).toBeUndefined();
   });
 
-  it('gives spans that index the original text', () => {
+  it('gives spans that index the original bytes', () => {
     const text = '{"a":1, "payload" : "x"}';
-    expect(findMemberSpan(text, 'payload')).toEqual({ start: 20, end: 23 });
-    expect(findMemberSpan(text, 'a')).toEqual({ start: 5, end: 6 });
+    expect(spanOf(text, 'payload').span).toEqual({ start: 20, end: 23 });
+    expect(spanOf(text, 'a').span).toEqual({ start: 5, end: 6 });
+    // Past multi-byte characters, spans count bytes (the payload is a view of the body's bytes).
+    expect(spanOf('{"é":1,"payload":2}', 'payload').span).toEqual({ start: 18, end: 19 });
   });
 
   it('round-trips through JSON.parse for every value shape', () => {

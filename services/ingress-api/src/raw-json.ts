@@ -235,33 +235,3 @@ export class Scanner {
     return raw.includes('\\') ? (JSON.parse(raw) as string) : raw.slice(1, -1);
   }
 }
-
-const encoder = new TextEncoder();
-
-/**
- * The span of the value of `name` in the top-level object `text`, in characters of `text`, or
- * undefined when the object has no such member. Throws a SyntaxError on malformed input or a
- * top level that is not an object.
- */
-export function findMemberSpan(text: string, name: string): Span | undefined {
-  const bytes = encoder.encode(text);
-  const span = memberOf(bytes, name);
-  if (span === undefined) return undefined;
-  const charsBefore = (byte: number) => utf8.decode(bytes.subarray(0, byte)).length;
-  return { start: charsBefore(span.start), end: charsBefore(span.end) };
-}
-
-/** The original text of the member's value, or undefined when absent. */
-export function extractMember(text: string, name: string): string | undefined {
-  const bytes = encoder.encode(text);
-  const span = memberOf(bytes, name);
-  return span === undefined ? undefined : utf8.decode(bytes.subarray(span.start, span.end));
-}
-
-function memberOf(bytes: Uint8Array, name: string): Span | undefined {
-  const scanned = scanJson(bytes);
-  if (scanned.kind !== 'object') {
-    throw new SyntaxError(`expected '{' at position 0, found ${scanned.kind}`);
-  }
-  return scanned.members.get(name);
-}

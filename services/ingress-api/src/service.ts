@@ -1,60 +1,54 @@
-import type http from 'node:http';
 import type { Socket } from 'node:net';
 import { KeyVerifier } from '@herald/access';
 import {
   AuthFailureLimiter,
-  closeServer,
   createOpsHandler,
   createRegistry,
-  createServer,
-  type Logger,
-  listen,
   natsAnswers,
-  type OpsServer,
-  startOpsServer,
+  type Service,
+  type ServiceDeps,
   watchNatsLink,
 } from '@herald/kit';
 import { QueueLayout, RecipientDepth } from '@herald/queue';
 import type Koa from 'koa';
-import type { JetStreamManager, NatsConnection } from 'nats';
+import type { JetStreamManager } from 'nats';
 import type { Registry } from 'prom-client';
 import { createAnswer } from './answer.js';
-import { batchRoute } from './batch-route.js';
+import { createBatchDispatch } from './batch/batch.js';
+import { batchRoute } from './batch/batch-route.js';
+import { serveNatsBatch } from './batch/nats-batch.js';
 import type { IngressConfig } from './config.js';
-import { createDispatcher, type Dispatcher } from './dispatch.js';
+import { createDispatch } from './dispatch.js';
 import { createHttpApp } from './http-app.js';
 import { createIngressMetrics } from './metrics.js';
-import { serveNatsBatch } from './nats-batch.js';
 import { type NatsDispatchServer, serveNatsDispatch } from './nats-dispatch.js';
+import { createPipeline } from './pipeline.js';
 import { DispatchRateLimiter } from './rate-limiter.js';
 import { bindRateBucket, checkNatsServer, ensureJetStreamResources } from './startup.js';
 import { statusRoute } from './status-route.js';
 
-export interface IngressDeps {
-  nc: NatsConnection;
-  logger: Logger;
+/** nats-server's default max_payload, for a connection whose INFO is not known yet. */
+const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
+
+export interface IngressDeps extends ServiceDeps {
   /** Metrics registry; a fresh one labelled `ingress-api` by default. */
   registry?: Registry;
   /** Epoch ms; injectable for tests. */
   now?: () => number;
 }
 
-export interface Ingress {
+/** The ingress as kit's {@link Service}, plus what tests reach into. */
+export interface Ingress extends Service {
   /** The koa app (every route but the plain `POST /notify`, which it serves too when reached). */
   app: Koa;
-  /** The HTTP request listener (`POST /notify` without koa, then koa); serves without `start`. */
-  listener: http.RequestListener;
-  dispatcher: Dispatcher;
   registry: Registry;
   /**
-   * Ensures the queue stream and idempotency bucket, subscribes to NATS dispatches and listens
-   * (TLS unless TLS_DISABLED). Resolves with the bound port.
+   * Checks the NATS server, ensures the queue's streams and the KV buckets, and subscribes to
+   * NATS dispatches: what must stand before the port opens.
    */
-  start(port?: number): Promise<number>;
-  /** Stops accepting, lets in-flight requests finish, drains the dispatch subscription. The caller owns `nc`. */
-  close(): Promise<void>;
-  /** The ops listener's port (/metrics, /readyz with checks), once started. */
-  readonly opsPort: number | undefined;
+  start(): Promise<void>;
+  /** Drains the dispatch subscriptions; once the requests in flight are answered, the verifier. */
+  close(drained?: Promise<void>): Promise<void>;
 }
 
 export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress {
@@ -76,7 +70,7 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
   const authFailures = new AuthFailureLimiter(config, deps.now);
   const layout = new QueueLayout(config.QUEUE_PARTITIONS);
   const link = watchNatsLink(nc, config.NATS_OUTAGE_GRACE_MS);
-  const dispatcher = createDispatcher({
+  const pipeline = createPipeline({
     nc,
     js,
     verifier,
@@ -99,6 +93,13 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
     }),
     ...(deps.now ? { now: deps.now } : {}),
   });
+  // The two front doors, on the one pipeline.
+  const dispatch = createDispatch(pipeline, config);
+  const dispatchBatch = createBatchDispatch(
+    pipeline,
+    config,
+    nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD,
+  );
   const bodyLimitBytes = config.PAYLOAD_LIMIT_BYTES + config.BODY_OVERHEAD_BYTES;
   const ready = async () => {
     const [nats, queue_stream] = await Promise.all([
@@ -116,7 +117,7 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
     return { nats, queue_stream };
   };
   const answer = createAnswer(metrics);
-  const { app, listener } = createHttpApp(dispatcher, {
+  const { app, listener } = createHttpApp(dispatch, {
     bodyLimitBytes,
     trustedProxyHops: config.TRUSTED_PROXY_HOPS,
     logger,
@@ -131,32 +132,31 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
       // Room for STATUS_IDS_MAX ids of 64 characters, quoted, plus the key.
       bodyLimitBytes: Math.max(config.BODY_OVERHEAD_BYTES, config.STATUS_IDS_MAX * 70 + 1024),
     }),
-    notifyBatch: batchRoute(dispatcher, {
+    notifyBatch: batchRoute(dispatchBatch, {
       bodyLimitBytes: config.BATCH_MAX_BYTES,
       answer,
       trustedProxyHops: config.TRUSTED_PROXY_HOPS,
     }),
   });
-  let server: http.Server | undefined;
-  let opsServer: OpsServer | undefined;
   let natsDispatch: NatsDispatchServer | undefined;
   let natsBatch: NatsDispatchServer | undefined;
 
   return {
     app,
-    listener,
-    dispatcher,
+    handler: listener,
+    opsHandler: createOpsHandler(registry, ready),
     registry,
-    async start(port = config.PORT) {
+    async start() {
       checkNatsServer(nc, config);
       await ensureJetStreamResources(nc, js, await jsm(), layout, config, logger);
-      natsDispatch = serveNatsDispatch(nc, dispatcher, { bodyLimitBytes, logger, answer });
-      natsBatch = serveNatsBatch(nc, dispatcher, {
+      natsDispatch = serveNatsDispatch(nc, dispatch, { bodyLimitBytes, logger, answer });
+      natsBatch = serveNatsBatch(nc, dispatchBatch, {
         bodyLimitBytes: config.BATCH_MAX_BYTES,
         logger,
         answer,
       });
-      server = createServer(config, listener);
+    },
+    attach(server) {
       // A refused source's new connections are dropped before TLS and HTTP cost anything (its
       // refusal closed the connection it was told on). Behind proxies the TCP peer is a proxy,
       // so refusals stay per request there.
@@ -166,19 +166,9 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
             socket.destroy();
         });
       }
-      opsServer = await startOpsServer(config, createOpsHandler(registry, ready));
-      return listen(server, port, config.HOST);
     },
-    get opsPort() {
-      return opsServer?.port;
-    },
-    async close() {
-      await Promise.all([
-        server ? closeServer(server) : undefined,
-        opsServer?.close(),
-        natsDispatch?.close(),
-        natsBatch?.close(),
-      ]);
+    async close(drained) {
+      await Promise.all([drained, natsDispatch?.close(), natsBatch?.close()]);
       verifier.close();
     },
   };

@@ -1,6 +1,6 @@
 import type { StatusEvent } from '@herald/proto';
-import type { StatusBatcher } from '@herald/queue';
-import type { DispatchResult } from './results.js';
+import type { StatusBatcher } from '@herald/status-client';
+import type { Outcome } from './outcome.js';
 
 interface Dispatched {
   key: { id: string; account_id: string };
@@ -12,11 +12,11 @@ type Deliver<T extends Dispatched, P> = (
   id: string,
   msgId: string,
   pushed?: P,
-) => Promise<DispatchResult>;
+) => Promise<Outcome>;
 
 /**
- * Wraps the dispatch path's `deliver` so that each outcome it answers (200 sent, 202 pending,
- * 503 failed) is published as a status record. The records of one event-loop turn leave as one
+ * Wraps the dispatch path's `deliver` so that each outcome it answers (sent, queued, or refused
+ * or failed) is published as a status record. The records of one event-loop turn leave as one
  * core-NATS message per account into the status stream (`StatusBatcher`): fire-and-forget, so
  * the dispatch never waits on the status pipeline, and nothing here can fail a dispatch (a lost
  * record costs a figure on the dashboard, never an event).
@@ -26,25 +26,13 @@ export function withStatusEvents<T extends Dispatched, P>(
   deliver: Deliver<T, P>,
 ): Deliver<T, P> {
   return async (target, id, msgId, pushed) => {
-    const result = await deliver(target, id, msgId, pushed);
-    const event = statusOf(result, target, id);
-    if (event) batcher.add(event);
-    return result;
+    const outcome = await deliver(target, id, msgId, pushed);
+    batcher.add(statusOf(outcome, target, id));
+    return outcome;
   };
 }
 
-function statusOf(result: DispatchResult, target: Dispatched, id: string): StatusEvent | undefined {
-  // Refusals of the request (a full queue) are answers too: the event was not taken, so failed.
-  const refusal = 'error' in result.body ? result.body.error.code : undefined;
-  const status =
-    result.status === 200
-      ? 'sent'
-      : result.status === 202
-        ? 'pending'
-        : refusal !== undefined
-          ? 'failed'
-          : undefined;
-  if (!status) return undefined;
+function statusOf(outcome: Outcome, target: Dispatched, id: string): StatusEvent {
   // A flat literal: a shared base spread into it cost ~2 µs per event, more than the
   // JSON.stringify of the record (measured with node 20 on this machine).
   const { key, recipient } = target;
@@ -55,8 +43,9 @@ function statusOf(result: DispatchResult, target: Dispatched, id: string): Statu
     key_id: key.id,
     recipient,
     at: Date.now(),
-    status,
+    // Refusals of the request (a full queue) are outcomes too: the event was not taken, so failed.
+    status: outcome.kind === 'sent' ? 'sent' : outcome.kind === 'queued' ? 'pending' : 'failed',
   };
-  if (status === 'failed') event.reason = refusal;
+  if (outcome.kind === 'refused' || outcome.kind === 'failed') event.reason = outcome.code;
   return event;
 }

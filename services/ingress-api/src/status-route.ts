@@ -1,13 +1,7 @@
 import type { KeyVerifier } from '@herald/access';
 import type { NatsLink } from '@herald/kit';
-import {
-  HeraldError,
-  StatusLookupRequest,
-  type StatusQuery,
-  StatusReply,
-  subjects,
-} from '@herald/proto';
-import { NatsRequester, replyJson } from '@herald/queue';
+import { HeraldError, StatusLookupRequest } from '@herald/proto';
+import { StatusClient } from '@herald/status-client';
 import type { Middleware } from 'koa';
 import type { NatsConnection } from 'nats';
 import { checkJsonRequest, readJsonBody } from './http-body.js';
@@ -49,7 +43,7 @@ export function statusRoute(opts: StatusRouteOptions): Middleware {
 }
 
 function lookupRoute(opts: StatusRouteOptions): Middleware {
-  const requester = new NatsRequester(opts.nc);
+  const status = new StatusClient(opts.nc);
   return async (ctx) => {
     checkJsonRequest(
       ctx.get('Content-Type') || undefined,
@@ -60,23 +54,15 @@ function lookupRoute(opts: StatusRouteOptions): Middleware {
     const body = parseLookup(raw, opts.maxIds);
     refuseWhileDown(opts.link, 'no status could be read');
     const key = await opts.verifier.verify(body.api_key);
-    const query: StatusQuery = { v: 1, op: 'ids', account_id: key.account_id, ids: body.ids };
-    const outcome = await requester.request(
-      subjects.statusQuery,
-      new TextEncoder().encode(JSON.stringify(query)),
-      undefined,
-      opts.timeoutMs,
+    const answer = await status.query(
+      { v: 1, op: 'ids', account_id: key.account_id, ids: body.ids },
+      {
+        timeoutMs: opts.timeoutMs,
+        unavailable:
+          'The status service did not answer: retry shortly (event delivery is not affected)',
+      },
     );
-    const reply =
-      outcome.kind === 'reply' ? StatusReply.safeParse(replyJson(outcome.msg)) : undefined;
-    if (!reply?.success || !reply.data.ok) {
-      throw new HeraldError(
-        'unavailable',
-        'The status service did not answer: retry shortly (event delivery is not affected)',
-        { retryAfter: 1 },
-      );
-    }
-    ctx.body = { events: reply.data.events ?? [] };
+    ctx.body = { events: answer.events ?? [] };
   };
 }
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createLogger } from '@herald/kit';
+import { createLogger, type Serving, serve } from '@herald/kit';
 import { EventHeaders } from '@herald/proto';
 import { ensureQueueStream, queueStreamOf } from '@herald/queue';
 import { connect, type NatsConnection } from 'nats';
@@ -20,19 +20,18 @@ import { request } from './support/http.js';
 
 let fx: IngressFixture;
 /** A second ingress instance on its own connection, sharing the NATS server (and so the KV bucket). */
-let second: { nc: NatsConnection; ingress: Ingress; baseUrl: string };
+let second: { nc: NatsConnection; ingress: Ingress; serving: Serving; baseUrl: string };
 
 beforeAll(async () => {
   fx = await startIngressFixture();
   const nc = await connect({ servers: fx.nats.url, name: 'test-ingress-2' });
-  const ingress = createIngress(testConfig(fx.nats.url), {
-    nc,
-    logger: createLogger('ingress-api', 'silent'),
-  });
-  second = { nc, ingress, baseUrl: `http://127.0.0.1:${await ingress.start(0)}` };
+  const config = testConfig(fx.nats.url);
+  const ingress = createIngress(config, { nc, logger: createLogger('ingress-api', 'silent') });
+  const serving = await serve(ingress, config, 0);
+  second = { nc, ingress, serving, baseUrl: `http://127.0.0.1:${serving.port}` };
 });
 afterAll(async () => {
-  await second?.ingress.close();
+  await second?.serving.close();
   await second?.nc.close();
   await fx?.stop();
 });

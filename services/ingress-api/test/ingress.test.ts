@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { createLogger } from '@herald/kit';
+import { createLogger, type Serving, serve } from '@herald/kit';
 import { DispatchStatus, subjects } from '@herald/proto';
 import {
   makeCerts,
@@ -10,7 +10,7 @@ import {
 } from '@herald/testkit';
 import { connect, type NatsConnection } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createIngress, type Ingress, loadConfig } from '../src/index.js';
+import { createIngress, loadConfig } from '../src/index.js';
 import { ACCOUNT_A, startAuthResponder } from './support/auth-responder.js';
 import { edgeStandIn, newRecipient, notifyBody } from './support/fixture.js';
 import { request } from './support/http.js';
@@ -30,7 +30,7 @@ afterAll(async () => {
 });
 
 async function startTlsIngress(): Promise<{
-  ingress: Ingress;
+  serving: Serving;
   nc: NatsConnection;
   baseUrl: string;
 }> {
@@ -44,13 +44,13 @@ async function startTlsIngress(): Promise<{
     LOG_LEVEL: 'silent',
   });
   const ingress = createIngress(config, { nc, logger: createLogger('ingress-api', 'silent') });
-  const port = await ingress.start(0);
-  return { ingress, nc, baseUrl: `https://127.0.0.1:${port}` };
+  const serving = await serve(ingress, config, 0);
+  return { serving, nc, baseUrl: `https://127.0.0.1:${serving.port}` };
 }
 
 describe('createIngress', () => {
   it('serves dispatch, /healthz and /readyz over TLS, and /metrics only on the loopback ops listener', async () => {
-    const { ingress, nc, baseUrl } = await startTlsIngress();
+    const { serving, nc, baseUrl } = await startTlsIngress();
     try {
       const res = await request(baseUrl, { body: notifyBody(newRecipient()), ca: certs.ca });
       expect(res.status).toBe(202);
@@ -70,7 +70,7 @@ describe('createIngress', () => {
       expect(publicMetrics.status).toBe(404);
       expect(publicMetrics.json.error.code).toBe('not_found');
 
-      const ops = `http://127.0.0.1:${ingress.opsPort}`;
+      const ops = `http://127.0.0.1:${serving.opsPort}`;
       const opsReady = await request(ops, { method: 'GET', path: '/readyz' });
       expect(opsReady.json.checks).toEqual({ nats: true, queue_stream: true });
 
@@ -87,20 +87,20 @@ describe('createIngress', () => {
       expect(metrics.text).toMatch(/herald_queue_publish_total\{[^}]*result="stored"[^}]*\} 1/);
       expect(metrics.text).toContain('herald_dispatch_duration_seconds_bucket');
     } finally {
-      await ingress.close();
+      await serving.close();
       await nc.close();
     }
   });
 
   it('close() lets an in-flight dispatch finish, then stops serving HTTP and NATS dispatches', async () => {
-    const { ingress, nc, baseUrl } = await startTlsIngress();
+    const { serving, nc, baseUrl } = await startTlsIngress();
     const recipient = newRecipient();
     const edge = edgeStandIn(peer, recipient, { delayMs: 300 });
     await peer.flush();
     const inFlight = request(baseUrl, { body: notifyBody(recipient), ca: certs.ca });
     // Wait until the edge holds the request, so close() starts while the dispatch is in flight.
     while (edge.received.length === 0) await new Promise((r) => setTimeout(r, 10));
-    await ingress.close();
+    await serving.close();
     const res = await inFlight;
     edge.stop();
     expect(res.status).toBe(200);

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { createLogger } from '@herald/kit';
+import { NatsRequester } from '@herald/nats';
 import { decodeLiveBatch, type LiveBatchMeta, LiveHoldersQuery, subjects } from '@herald/proto';
-import { NatsRequester } from '@herald/queue';
 import { type NatsServer, startNatsServer } from '@herald/testkit';
 import { connect, JSONCodec, type NatsConnection, type Subscription } from 'nats';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createLiveBatch, type LiveBatchItem } from '../src/live-batch.js';
+import { createLiveBatch, type LiveBatchItem } from '../src/batch/live-batch.js';
 
 const ACCOUNT = '0b6a5d3e-7c41-4f2a-9d0e-1a2b3c4d5e6f';
 const json = JSONCodec();

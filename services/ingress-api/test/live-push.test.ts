@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { NatsRequester } from '@herald/nats';
 import { subjects } from '@herald/proto';
-import { NatsRequester } from '@herald/queue';
 import { type NatsServer, startNatsServer } from '@herald/testkit';
 import { connect, headers, type NatsConnection } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

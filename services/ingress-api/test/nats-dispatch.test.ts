@@ -1,8 +1,8 @@
-import { createLogger } from '@herald/kit';
+import { createLogger, type Serving, serve } from '@herald/kit';
 import { DispatchReply, DispatchStatus, subjects } from '@herald/proto';
 import { connect, type NatsConnection, headers as natsHeaders } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createIngress, type Ingress } from '../src/index.js';
+import { createIngress } from '../src/index.js';
 import { ACCOUNT_A, ACCOUNT_B, KEYS, WEB_ORIGIN } from './support/auth-responder.js';
 import {
   edgeStandIn,
@@ -18,21 +18,18 @@ import { request } from './support/http.js';
 const PAYLOAD_LIMIT = 256;
 
 let fx: IngressFixture;
-let second: { nc: NatsConnection; ingress: Ingress };
+let second: { nc: NatsConnection; serving: Serving };
 beforeAll(async () => {
   const env = { PAYLOAD_LIMIT_BYTES: String(PAYLOAD_LIMIT), BODY_OVERHEAD_BYTES: '256' };
   fx = await startIngressFixture(env);
   // A second instance in the same queue group: each dispatch must still be served once.
   const nc = await connect({ servers: fx.nats.url, name: 'test-ingress-2' });
-  const ingress = createIngress(testConfig(fx.nats.url, env), {
-    nc,
-    logger: createLogger('ingress-api', 'silent'),
-  });
-  await ingress.start(0);
-  second = { nc, ingress };
+  const config = testConfig(fx.nats.url, env);
+  const ingress = createIngress(config, { nc, logger: createLogger('ingress-api', 'silent') });
+  second = { nc, serving: await serve(ingress, config, 0) };
 });
 afterAll(async () => {
-  await second?.ingress.close();
+  await second?.serving.close();
   await second?.nc.close();
   await fx?.stop();
 });

@@ -1,9 +1,9 @@
-import { connectNats, createLogger } from '@herald/kit';
+import { connectNats, createLogger, type Serving, serve } from '@herald/kit';
 import { DispatchStatus } from '@herald/proto';
 import { type NatsServer, startNatsServer } from '@herald/testkit';
 import { connect, type NatsConnection, type Subscription } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createIngress, type Ingress } from '../src/index.js';
+import { createIngress } from '../src/index.js';
 import { KEYS, startAuthResponder } from './support/auth-responder.js';
 import { newRecipient, notifyBody, testConfig } from './support/fixture.js';
 import { type Reply, request } from './support/http.js';
@@ -23,7 +23,7 @@ let nats: NatsServer;
 let nc: NatsConnection;
 let peer: NatsConnection;
 let authSub: Subscription;
-let ingress: Ingress;
+let serving: Serving;
 let baseUrl: string;
 /** Resolves at the ingress connection's next `disconnect` / `reconnect` status. */
 let nextStatus: (type: 'disconnect' | 'reconnect') => Promise<void>;
@@ -52,12 +52,12 @@ beforeAll(async () => {
     }
   })();
   nextStatus = (type) => new Promise((resolve) => waiters.push({ type, resolve }));
-  ingress = createIngress(config, { nc, logger });
-  baseUrl = `http://127.0.0.1:${await ingress.start(0)}`;
+  serving = await serve(createIngress(config, { nc, logger }), config, 0);
+  baseUrl = `http://127.0.0.1:${serving.port}`;
 });
 
 afterAll(async () => {
-  await ingress?.close();
+  await serving?.close();
   await nc?.close();
   await peer?.close();
   await nats?.stop();

@@ -1,8 +1,8 @@
-import { connectNats, createLogger } from '@herald/kit';
+import { connectNats, createLogger, type Serving, serve } from '@herald/kit';
 import { type NatsServer, startNatsServer } from '@herald/testkit';
 import type { NatsConnection } from 'nats';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createIngress, type Ingress } from '../src/index.js';
+import { createIngress } from '../src/index.js';
 import { testConfig } from './support/fixture.js';
 import { request } from './support/http.js';
 
@@ -13,7 +13,7 @@ const logger = createLogger('ingress-api', 'silent');
 
 let nats: NatsServer;
 let nc: NatsConnection;
-let ingress: Ingress;
+let serving: Serving;
 let baseUrl: string;
 
 beforeAll(async () => {
@@ -21,12 +21,12 @@ beforeAll(async () => {
   const config = testConfig(nats.url);
   // As main.ts connects (the shared fixture's client gives up after ten reconnect attempts).
   nc = await connectNats(config, 'ingress-api', logger);
-  ingress = createIngress(config, { nc, logger });
-  baseUrl = `http://127.0.0.1:${await ingress.start(0)}`;
+  serving = await serve(createIngress(config, { nc, logger }), config, 0);
+  baseUrl = `http://127.0.0.1:${serving.port}`;
 });
 
 afterAll(async () => {
-  await ingress?.close();
+  await serving?.close();
   await nc?.close();
   await nats?.stop();
 });
@@ -35,7 +35,7 @@ async function readiness(base: string): Promise<{ status: number; body: unknown 
   const res = await request(base, { method: 'GET', path: '/readyz' });
   return { status: res.status, body: res.json };
 }
-const ops = () => readiness(`http://127.0.0.1:${ingress.opsPort}`);
+const ops = () => readiness(`http://127.0.0.1:${serving.opsPort}`);
 const POLL = { timeout: 30_000, interval: 200 };
 
 describe('/readyz', () => {

@@ -27,7 +27,7 @@ beforeAll(async () => {
     nc,
     logger: createLogger('ingress-api', 'silent'),
   });
-  // Not start(): it would (rightly) refuse to run without the queue stream. The app alone still
+  // Not served: start() would (rightly) refuse to run without the queue stream. The app alone still
   // shows what a dispatch answers when JetStream goes away under a running ingress.
   server = http.createServer(ingress.app.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -104,7 +104,7 @@ describe('without JetStream', () => {
       nc,
       logger: createLogger('ingress-api', 'silent'),
     });
-    await expect(other.start(0)).rejects.toThrow(/JetStream/i);
+    await expect(other.start()).rejects.toThrow(/JetStream/i);
     await other.close();
   });
 });

@@ -82,7 +82,7 @@ describe('the queue stream', () => {
       },
     );
     try {
-      await other.start(0);
+      await other.start();
     } finally {
       await other.close();
       await ensureQueueStream(fx.jsm, { ...limits, allowShrink: true });
@@ -158,7 +158,7 @@ describe('when the queue is unavailable', () => {
     const recipient = newRecipient();
     await fx.jsm.streams.delete(queueStreamOf(ACCOUNT_A, recipient));
     try {
-      const ops = `http://127.0.0.1:${fx.ingress.opsPort}`;
+      const ops = `http://127.0.0.1:${fx.opsPort}`;
       const ready = await request(ops, { method: 'GET', path: '/readyz' });
       expect(ready.status).toBe(503);
       expect(ready.json.checks).toEqual({ nats: true, queue_stream: false });

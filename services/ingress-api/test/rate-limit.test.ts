@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { createLogger } from '@herald/kit';
+import { createLogger, type Serving, serve } from '@herald/kit';
 import { subjects } from '@herald/proto';
 import { connect, type NatsConnection } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createIngress, type Ingress } from '../src/index.js';
+import { createIngress } from '../src/index.js';
 import { RATE_BUCKET } from '../src/rate-limiter.js';
 import { ACCOUNT_A, answerFor, key, ROOMY_LIMITS } from './support/auth-responder.js';
 import {
@@ -18,17 +18,19 @@ import { type Reply, request } from './support/http.js';
 // Two ingress instances on one nats-server: the key's bucket is shared through NATS KV.
 let fx: IngressFixture;
 let secondNc: NatsConnection;
-let second: Ingress;
+let second: Serving;
 let urls: [string, string];
 
 beforeAll(async () => {
   fx = await startIngressFixture();
   secondNc = await connect({ servers: fx.nats.url, name: 'test-ingress-2' });
-  second = createIngress(testConfig(fx.nats.url), {
+  const config = testConfig(fx.nats.url);
+  const ingress = createIngress(config, {
     nc: secondNc,
     logger: createLogger('ingress-api', 'silent'),
   });
-  urls = [fx.baseUrl, `http://127.0.0.1:${await second.start(0)}`];
+  second = await serve(ingress, config, 0);
+  urls = [fx.baseUrl, `http://127.0.0.1:${second.port}`];
 });
 
 afterAll(async () => {

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@herald/kit';
+import { isStreamNotFound } from '@herald/nats';
 import { type QueuedNotice, subjects } from '@herald/proto';
 import {
-  isStreamNotFound,
   measureQueueDepth,
   QueueApi,
   type QueueDepth,

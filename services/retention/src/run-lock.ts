@@ -1,4 +1,4 @@
-import { isWrongLastSequence } from '@herald/queue';
+import { isWrongLastSequence } from '@herald/nats';
 import { type JetStreamClient, type KV, StorageType } from 'nats';
 import { z } from 'zod';
 

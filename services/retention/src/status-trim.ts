@@ -1,6 +1,5 @@
 import type { Logger } from '@herald/kit';
-import { StatusTrimReply, subjects } from '@herald/proto';
-import { NatsRequester, replyJson } from '@herald/queue';
+import { StatusClient } from '@herald/status-client';
 import type { NatsConnection } from 'nats';
 
 /** How long the status service may take to trim, ms (a large first trim deletes in chunks). */
@@ -11,17 +10,12 @@ const TRIM_TIMEOUT_MS = 120_000;
  * of the weekly run. Never fails the run: without a status service there is nothing to trim.
  */
 export async function requestStatusTrim(nc: NatsConnection, logger: Logger): Promise<void> {
-  const outcome = await new NatsRequester(nc).request(
-    subjects.statusTrim,
-    new TextEncoder().encode(JSON.stringify({ v: 1 })),
-    undefined,
-    TRIM_TIMEOUT_MS,
-  );
-  if (outcome.kind !== 'reply') {
-    logger.warn({ outcome: outcome.kind }, 'status trim not done: no status service answered');
+  const trimmed = await new StatusClient(nc).trim(TRIM_TIMEOUT_MS);
+  if (!trimmed.answered) {
+    logger.warn({ outcome: trimmed.outcome }, 'status trim not done: no status service answered');
     return;
   }
-  const reply = StatusTrimReply.safeParse(replyJson(outcome.msg));
-  if (reply.success && reply.data.ok) logger.info({ ...reply.data }, 'status rows trimmed');
-  else logger.warn({ error: reply.success ? reply.data.error : 'bad reply' }, 'status trim failed');
+  const reply = trimmed.reply;
+  if (reply?.ok) logger.info({ ...reply }, 'status rows trimmed');
+  else logger.warn({ error: reply ? reply.error : 'bad reply' }, 'status trim failed');
 }

@@ -1,11 +1,6 @@
 import { createLogger } from '@herald/kit';
-import {
-  ensureQueueStream,
-  JsErrCode,
-  JsErrDescription,
-  queueStreamConfig,
-  queueStreamOf,
-} from '@herald/queue';
+import { JsErrCode, JsErrDescription } from '@herald/nats';
+import { ensureQueueStream, queueStreamConfig, queueStreamOf } from '@herald/queue';
 import { connect, type NatsConnection, type StreamConfig } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadRunOnceConfig } from '../src/config.js';
@@ -53,7 +48,7 @@ describe('per-recipient cap (max_msgs_per_subject, discard new per subject)', ()
   it('refuses the dispatch over the cap, drops nothing, and frees room only once retention purged delivered events', async () => {
     const [a, r, other] = [uuid(), uuid(), uuid()];
     const ids = await dispatchMany(f.nc, a, r, 5);
-    // What ingress maps to 507 queue_full (@herald/queue's isRecipientFull: JsErrCode.StreamStoreFailed + its description).
+    // What ingress maps to 507 queue_full (@herald/nats's isRecipientFull: JsErrCode.StreamStoreFailed + its description).
     expect(await refusal(dispatch(f.nc, a, r))).toEqual({
       code: 503,
       err_code: JsErrCode.StreamStoreFailed,

@@ -1,4 +1,4 @@
-import type { Delivery } from './delivery.js';
+import type { Delivery } from './socket/delivery.js';
 
 export interface LiveDeliveryHooks {
   /** One socket's write completed (counted in metrics). */

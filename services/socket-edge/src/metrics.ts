@@ -1,5 +1,5 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { Framing } from './framing.js';
+import type { Framing } from './socket/framing.js';
 
 /** The edge's Prometheus series, registered on the service's registry. */
 export interface EdgeMetrics {

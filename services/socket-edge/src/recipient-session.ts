@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@herald/kit';
+import type { TurnPublisher } from '@herald/nats';
 import {
   HeraldError,
   type LiveReply,
@@ -7,14 +8,13 @@ import {
   recipientSubjectKind,
   subjects,
 } from '@herald/proto';
-import { TurnPublisher } from '@herald/queue';
 import { JSONCodec, type Msg, type NatsConnection, type Subscription } from 'nats';
-import { type EdgeEvent, edgeEventOf } from './edge-event.js';
-import type { EdgeSocket } from './edge-socket.js';
-import { EventFrames } from './framing.js';
 import { LiveDelivery } from './live-delivery.js';
 import type { EdgeMetrics } from './metrics.js';
-import { QueueDrainer, type QueueDrainerDeps } from './queue-drainer.js';
+import { QueueDrainer, type QueueDrainerDeps } from './queue/queue-drainer.js';
+import { type EdgeEvent, edgeEventOf } from './socket/edge-event.js';
+import type { EdgeSocket } from './socket/edge-socket.js';
+import { EventFrames } from './socket/framing.js';
 
 const json = JSONCodec();
 
@@ -24,24 +24,6 @@ const json = JSONCodec();
  * sender queues the event: nothing is lost.
  */
 const EARLY_LIVE_MAX = 1000;
-
-/**
- * The live replies of one edge leave through a TurnPublisher: each reply is sent when its socket
- * write completes, and those completions come one per callback, so sent at once every reply was
- * its own write to nats-server (9 % of the edge's time in figure 2's profile). Deferred to the end
- * of the loop turn, the turn's replies share one write. One per connection, kept outside the
- * sessions (a field in each would cost every connected recipient).
- */
-const replyPublishers = new WeakMap<NatsConnection, TurnPublisher>();
-
-function replyPublisher(nc: NatsConnection): TurnPublisher {
-  let publisher = replyPublishers.get(nc);
-  if (!publisher) {
-    publisher = new TurnPublisher(nc);
-    replyPublishers.set(nc, publisher);
-  }
-  return publisher;
-}
 
 /** The encoded replies `{v:1, sockets}` for the common socket counts, built once. */
 const LIVE_REPLIES = Array.from({ length: 8 }, (_, sockets) =>
@@ -56,6 +38,13 @@ function liveReply(sockets: number): Uint8Array {
 export interface RecipientSessionDeps
   extends Omit<QueueDrainerDeps, 'sockets' | 'account' | 'recipient' | 'previous'> {
   nc: NatsConnection;
+  /**
+   * The edge's one turn publisher. Each live reply is sent when its socket write completes, and
+   * those completions come one per callback, so sent at once every reply was its own write to
+   * nats-server (9 % of the edge's time in figure 2's profile). Deferred to the end of the loop
+   * turn, the turn's replies share one write, with the turn's status records.
+   */
+  publisher: Pick<TurnPublisher, 'publish'>;
   /** Delay after the start before the queue is checked once more, ms. */
   recheckMs: number;
   metrics: EdgeMetrics;
@@ -252,7 +241,7 @@ export class RecipientSession {
     const event = edgeEventOf(msg.headers, msg.data, () => ({ id: randomUUID(), ts: Date.now() }));
     this.pushLive(event, {
       sent: (sockets) => {
-        if (msg.reply) replyPublisher(this.#deps.nc).publish(msg.reply, liveReply(sockets));
+        if (msg.reply) this.#deps.publisher.publish(msg.reply, liveReply(sockets));
       },
     });
   }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { KeyKind } from '@herald/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONNECTIONS_BUCKET } from '../src/connection-counts.js';
+import { CONNECTIONS_BUCKET } from '../src/admit/connection-counts.js';
 import {
   expectRefusal,
   openClient,

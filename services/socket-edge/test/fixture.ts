@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hashKey } from '@herald/access';
-import { createLogger } from '@herald/kit';
+import { createLogger, serve } from '@herald/kit';
 import {
   type AuthInvalidate,
   type AuthVerifyReply,
@@ -195,6 +195,8 @@ export async function startStack(stream: Partial<StreamConfig> = {}): Promise<St
 export interface RunningEdge {
   edge: Edge;
   port: number;
+  /** The ops listener's port (/metrics, /readyz with its checks). */
+  opsPort: number;
   nc: NatsConnection;
   metrics(): Promise<string>;
   close(): Promise<void>;
@@ -218,21 +220,24 @@ export async function startEdge(
   });
   const nc = await connect({ servers: stack.nats.url, ...RECONNECT });
   const edge = createEdge(config, { nc, logger: createLogger('socket-edge', 'silent'), ...deps });
-  const port = await edge.start();
+  const serving = await serve(edge, config);
   let closed = false;
   return {
     edge,
-    port,
+    port: serving.port,
+    opsPort: serving.opsPort,
     nc,
     metrics: async () => {
       // /metrics is served on the plain-HTTP ops listener only.
-      const res = await fetch(`http://127.0.0.1:${edge.opsPort}/metrics`);
+      const res = await fetch(`http://127.0.0.1:${serving.opsPort}/metrics`);
       return res.text();
     },
     async close() {
       if (closed) return;
       closed = true;
-      await edge.close();
+      await serving.close();
+      // As runService does: what the edge published last (the drainers' naks) goes out first.
+      await nc.drain().catch(() => undefined);
     },
   };
 }

@@ -143,7 +143,7 @@ describe('ops endpoints', () => {
     expect(ready.status).toBe(200);
     expect(JSON.parse(ready.body)).toEqual({ status: 'ready' });
     expect((await fetchText(stack, edge.port, '/metrics')).status).toBe(404);
-    const opsReady = await fetch(`http://127.0.0.1:${edge.edge.opsPort}/readyz`);
+    const opsReady = await fetch(`http://127.0.0.1:${edge.opsPort}/readyz`);
     expect(await opsReady.json()).toMatchObject({ checks: { nats: true } });
     const client = openClient(stack, edge.port, { v1: true });
     await client.opened;

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createLogger } from '@herald/kit';
+import { NatsRequester } from '@herald/nats';
 import { subjects } from '@herald/proto';
 import {
-  NatsRequester,
   QueueLayout,
   queueConsumerConfig,
   queueConsumerName,
@@ -17,7 +17,7 @@ import {
   type StreamConfig,
 } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findQueueConsumer } from '../src/queue-lookup.js';
+import { findQueueConsumer } from '../src/queue/queue-lookup.js';
 
 const ACCOUNT = '0b6a5d3e-7c41-4f2a-9d0e-1a2b3c4d5e6f';
 const ACK_WAIT_MS = 1000;

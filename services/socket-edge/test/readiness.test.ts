@@ -27,7 +27,7 @@ afterAll(async () => {
 
 // The named checks are on the loopback ops listener; the public port answers the status alone.
 const readiness = async () => {
-  const res = await fetch(`http://127.0.0.1:${edge.edge.opsPort}/readyz`);
+  const res = await fetch(`http://127.0.0.1:${edge.opsPort}/readyz`);
   return { status: res.status, body: (await res.json()) as unknown };
 };
 const publicReadiness = async () => {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { CloseCodes, HeraldError, type VerifiedKey } from '@herald/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ConnectionGate } from '../src/connection-gate.js';
+import type { ConnectionGate } from '../src/admit/connection-gate.js';
 import {
   ACCOUNT_A,
   ACCOUNT_B,

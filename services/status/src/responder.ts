@@ -1,5 +1,7 @@
 import type { Logger } from '@herald/kit';
 import {
+  errorReply,
+  HeraldError,
   queueGroups,
   StatusQuery,
   type StatusReply,
@@ -47,11 +49,9 @@ export function serveStatusRequests(deps: ResponderDeps): Subscription[] {
 async function runQuery(deps: ResponderDeps, msg: Msg): Promise<StatusReply> {
   const parsed = StatusQuery.safeParse(json(msg));
   if (!parsed.success) {
-    return {
-      v: 1,
-      ok: false,
-      error: { code: 'invalid_field', message: parsed.error.issues[0]?.message ?? 'bad query' },
-    };
+    return errorReply(
+      new HeraldError('invalid_field', parsed.error.issues[0]?.message ?? 'bad query'),
+    );
   }
   const q = parsed.data;
   switch (q.op) {
@@ -83,11 +83,9 @@ async function answer(msg: Msg, run: () => Promise<StatusReply>, logger: Logger)
     reply = await run();
   } catch (err) {
     logger.error({ err: String(err) }, 'status query failed');
-    reply = {
-      v: 1,
-      ok: false,
-      error: { code: 'unavailable', message: 'The status store is unavailable: retry shortly' },
-    };
+    reply = errorReply(
+      new HeraldError('unavailable', 'The status store is unavailable: retry shortly'),
+    );
   }
   if (msg.reply) msg.respond(JSON.stringify(reply));
 }
@@ -95,7 +93,9 @@ async function answer(msg: Msg, run: () => Promise<StatusReply>, logger: Logger)
 async function answerTrim(deps: ResponderDeps, msg: Msg): Promise<void> {
   let reply: StatusTrimReply;
   if (!StatusTrimRequest.safeParse(json(msg)).success) {
-    reply = { v: 1, ok: false, error: 'not a StatusTrimRequest' };
+    reply = errorReply(
+      new HeraldError('invalid_field', 'the request is not a StatusTrimRequest: send {"v":1}'),
+    );
   } else {
     try {
       const cutoff = new Date(deps.now() - deps.retentionDays * DAY_MS);
@@ -104,7 +104,9 @@ async function answerTrim(deps: ResponderDeps, msg: Msg): Promise<void> {
       reply = { v: 1, ok: true, ...result };
     } catch (err) {
       deps.logger.error({ err: String(err) }, 'status trim failed');
-      reply = { v: 1, ok: false, error: String(err) };
+      reply = errorReply(
+        new HeraldError('unavailable', 'The status store could not trim its rows: retry later'),
+      );
     }
   }
   if (msg.reply) msg.respond(JSON.stringify(reply));

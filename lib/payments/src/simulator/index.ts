@@ -1,6 +1,7 @@
+export { callbackBody } from './daraja-wire.js';
+export { startDarajaSimulator } from './server.js';
 export {
   type CallbackMode,
-  callbackBody,
   type DarajaSimulator,
   type NextPush,
   SANDBOX_PASSKEY,
@@ -9,6 +10,5 @@ export {
   SIM_CONSUMER_SECRET,
   type SimPush,
   type SimulatorOptions,
-  startDarajaSimulator,
-} from './server.js';
+} from './simulator-types.js';
 export { resultForPhone, TEST_PHONES } from './test-phones.js';

@@ -1,4 +1,5 @@
-import { HeraldError, StatusWindow } from '@herald/proto';
+import { HeraldError, type StatusQuery, StatusWindow } from '@herald/proto';
+import { StatusClient } from '@herald/status-client';
 import type Router from '@koa/router';
 import { z } from 'zod';
 import { findAccount } from '../accounts.js';
@@ -12,7 +13,6 @@ import { openConnections } from './open-connections.js';
 import { hashPassword } from './passwords.js';
 import { ResetBody } from './schemas.js';
 import { requireSession, type SessionState } from './session-auth.js';
-import { statusClient } from './status-client.js';
 import { keyView } from './views.js';
 
 const StatusParams = z.object({
@@ -36,7 +36,13 @@ export function dashboardRoutes(router: Router<SessionState>, deps: AccountApiDe
   const { db, settings } = deps;
   const session = requireSession(db, deps.now);
   const dashboard = deps.dashboard ?? { statusTimeoutMs: 2000 };
-  const status = statusClient(deps.nc, dashboard.statusTimeoutMs);
+  const statusClient = new StatusClient(deps.nc);
+  const status = (query: StatusQuery) =>
+    statusClient.query(query, {
+      timeoutMs: dashboard.statusTimeoutMs,
+      unavailable:
+        'The status service did not answer: delivery figures are unavailable for now, retry shortly',
+    });
 
   router.get('/v1/plans', async (ctx) => {
     ctx.body = { plans: deps.catalogue.plans, test_key_limits: deps.catalogue.test_key_limits };

@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { digestsEqual, hashKey } from '@herald/access';
+import { hashKey } from '@herald/access';
 import type { Logger } from '@herald/kit';
 import {
-  CallbackError,
   type CallbackResult,
   maskPhone,
   normalisePhone,
@@ -18,15 +17,16 @@ import { parseId } from '../ids.js';
 import { planChangedMessage, publishInvalidation } from '../invalidation.js';
 import { isPgError, PgCodes } from '../pg-errors.js';
 import { findPlan, planIds } from '../plan-catalogue.js';
+import { checkCallback } from './callback-check.js';
 import type { BillingSettings } from './config.js';
 import type { NoticeForwarder } from './dashboard-dispatch.js';
 import type { BillingMetrics } from './metrics.js';
 import { paymentNotice, publishNotice, reminderNotice } from './notices.js';
 import { claimDueReminders } from './reminders.js';
+import { judgeSettlement } from './settlement.js';
 import {
   appendEvent,
   duePayments,
-  findPayment,
   insertPayment,
   markInitiated,
   type Settlement,
@@ -37,8 +37,6 @@ import type { PaymentRow } from './tables.js';
 
 /** Most pending payments one sweep queries, and reminders it sends. */
 const SWEEP_BATCH = 100;
-/** Compared against when a callback names no payment, so timing does not say which ids exist. */
-const DUMMY_TOKEN_HASH = hashKey('herald-no-such-payment');
 
 export interface BillingDeps {
   db: Kysely<AuthDb>;
@@ -193,49 +191,13 @@ export class BillingService {
   }
 
   /**
-   * Handles a provider callback. The URL's token must match the payment's (compared in constant
-   * time); anything else is `not_found` and changes nothing. The callback is then only a hint:
-   * the result is confirmed with a query before the payment is settled.
+   * Handles a provider callback once it passed its checks (callback-check.ts: the URL's token,
+   * the body, the request it names). The callback is then only a hint: the result is confirmed
+   * with a query before the payment is settled.
    */
   async callback(paymentId: string, token: string, body: unknown): Promise<void> {
-    const { db, provider } = this.#deps;
-    const id = /^[0-9a-f-]{36}$/i.test(paymentId) ? paymentId.toLowerCase() : undefined;
-    const payment = id === undefined ? undefined : await findPayment(db, id);
-    const matches = digestsEqual(hashKey(token), payment?.callback_token_hash ?? DUMMY_TOKEN_HASH);
-    if (!payment || !matches) {
-      this.#deps.metrics?.callbacksRefused.inc();
-      throw new HeraldError('not_found', 'No such payment callback: check the callback URL');
-    }
-    const now = new Date(this.#deps.now());
-    let cb: CallbackResult;
-    try {
-      cb = provider.verifyCallback(body);
-    } catch (err) {
-      if (!(err instanceof CallbackError)) throw err;
-      this.#deps.metrics?.callbacksRefused.inc();
-      await appendEvent(db, payment, now, {
-        actor: 'provider:callback',
-        action: 'callback_refused',
-        detail: err.message,
-      });
-      throw new HeraldError('invalid_field', `The callback body is ${err.message}`, {
-        field: 'body',
-      });
-    }
-    if (payment.provider_ref !== null && cb.providerRef !== payment.provider_ref) {
-      this.#deps.metrics?.callbacksRefused.inc();
-      await appendEvent(db, payment, now, {
-        actor: 'provider:callback',
-        action: 'callback_refused',
-        detail: `callback names ${cb.providerRef}, the payment is ${payment.provider_ref}`,
-      });
-      throw new HeraldError(
-        'invalid_field',
-        'The callback names another CheckoutRequestID than this payment',
-        { field: 'CheckoutRequestID' },
-      );
-    }
-    await appendEvent(db, payment, now, {
+    const { payment, cb, now } = await checkCallback(this.#deps, paymentId, token, body);
+    await appendEvent(this.#deps.db, payment, now, {
       actor: 'provider:callback',
       action: 'callback',
       resultCode: cb.result.code,
@@ -326,62 +288,8 @@ export class BillingService {
       await scheduleNextQuery(db, payment.id, new Date(now.getTime() + settings.queryIntervalMs));
       return false;
     }
-    const settlement = this.#judge(payment, result, cb);
+    const settlement = judgeSettlement(payment, result, cb);
     return (await this.#settle(payment.id, settlement)) !== undefined;
-  }
-
-  /** The query decides; a contradicting callback or a success that does not match never upgrades. */
-  #judge(
-    payment: PaymentRow,
-    result: Exclude<ProviderResult, { status: 'pending' }>,
-    cb: CallbackResult | undefined,
-  ): Settlement {
-    const actor = cb ? 'provider:callback' : 'provider:query';
-    if (cb && cb.result.status !== result.status) {
-      return {
-        outcome: result.status === 'succeeded' ? 'failed' : result.status,
-        resultCode: result.code,
-        reason:
-          result.status === 'succeeded'
-            ? 'M-Pesa sent contradicting answers about this payment, so the plan was not changed: contact support quoting the payment id'
-            : (result.reason ?? null),
-        receipt: null,
-        actor,
-        detail: `callback said ${cb.result.status} (${cb.result.code}), query says ${result.status} (${result.code}): the query decides, never an upgrade on a contradiction`,
-      };
-    }
-    if (result.status !== 'succeeded') {
-      return {
-        outcome: result.status,
-        resultCode: result.code,
-        reason: result.reason ?? null,
-        receipt: null,
-        actor,
-        detail: `confirmed by query: ${result.status} (${result.code})`,
-      };
-    }
-    const expected = payment.amount_minor / 100;
-    const wrongAmount = cb?.amount !== undefined && cb.amount !== expected;
-    const wrongPhone = cb?.phone !== undefined && cb.phone !== payment.phone;
-    if (wrongAmount || wrongPhone) {
-      return {
-        outcome: 'failed',
-        resultCode: result.code,
-        reason:
-          'The M-Pesa confirmation does not match this payment, so the plan was not changed: contact support quoting the payment id',
-        receipt: cb?.receipt ?? null,
-        actor,
-        detail: `callback ${wrongAmount ? `amount ${cb?.amount} (expected ${expected})` : ''}${wrongAmount && wrongPhone ? ' and ' : ''}${wrongPhone ? `phone ${maskPhone(cb?.phone ?? '')} (expected ${maskPhone(payment.phone)})` : ''} disagrees with the payment`,
-      };
-    }
-    return {
-      outcome: 'succeeded',
-      resultCode: result.code,
-      reason: null,
-      receipt: cb?.receipt ?? null,
-      actor,
-      detail: cb ? 'callback confirmed by query' : 'confirmed by query (no callback)',
-    };
   }
 
   /** Settles once; on a change, broadcasts the plan change (success) and the account notice. */

@@ -7,7 +7,7 @@
  *   node --conditions=herald-source --import tsx services/ingress-api/test/measure/rate-accuracy.ts
  */
 import { randomUUID } from 'node:crypto';
-import { createLogger } from '@herald/kit';
+import { createLogger, serve } from '@herald/kit';
 import { connect } from 'nats';
 import { createIngress } from '../../src/index.js';
 import { answerFor, key, ROOMY_LIMITS } from '../support/auth-responder.js';
@@ -18,11 +18,13 @@ const SECONDS = Number(process.env.SECONDS ?? 4);
 
 const fx = await startIngressFixture();
 const nc2 = await connect({ servers: fx.nats.url });
-const second = createIngress(testConfig(fx.nats.url), {
-  nc: nc2,
-  logger: createLogger('ingress-api', 'silent'),
-});
-const urls = [fx.baseUrl, `http://127.0.0.1:${await second.start(0)}`];
+const config = testConfig(fx.nats.url);
+const second = await serve(
+  createIngress(config, { nc: nc2, logger: createLogger('ingress-api', 'silent') }),
+  config,
+  0,
+);
+const urls = [fx.baseUrl, `http://127.0.0.1:${second.port}`];
 
 /** `split`: the share of senders on the first instance. */
 async function run(rate: number, burst: number, senders: number, split: number) {

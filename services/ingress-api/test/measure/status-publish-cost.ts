@@ -10,8 +10,9 @@
  *   node --conditions=herald-source --import tsx services/ingress-api/test/measure/status-publish-cost.ts
  */
 import { randomUUID } from 'node:crypto';
+import { TurnPublisher } from '@herald/nats';
 import { type StatusEvent, statusStreamConfig, subjects } from '@herald/proto';
-import { StatusBatcher, TurnPublisher } from '@herald/queue';
+import { StatusBatcher } from '@herald/status-client';
 import { childCpuMs, startNatsServer } from '@herald/testkit';
 import { connect, type StreamConfig } from 'nats';
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createLogger } from '@herald/kit';
+import { createLogger, serve } from '@herald/kit';
 import { EventHeaders, subjects } from '@herald/proto';
 import { queueStreamOf } from '@herald/queue';
 import { type NatsServer, startNatsServer } from '@herald/testkit';
@@ -24,6 +24,8 @@ export interface IngressFixture {
   config: IngressConfig;
   ingress: Ingress;
   baseUrl: string;
+  /** The ops listener's port (/metrics, /readyz with its checks). */
+  opsPort: number;
   stop(): Promise<void>;
 }
 
@@ -49,7 +51,7 @@ export async function startIngressFixture(
   const nc = await connect({ servers: nats.url, name: 'test-ingress' });
   const config = testConfig(nats.url, env);
   const ingress = createIngress(config, { nc, logger: createLogger('ingress-api', 'silent') });
-  const port = await ingress.start(0);
+  const serving = await serve(ingress, config, 0);
   return {
     nats,
     nc,
@@ -57,9 +59,10 @@ export async function startIngressFixture(
     jsm: await peer.jetstreamManager(),
     config,
     ingress,
-    baseUrl: `http://127.0.0.1:${port}`,
+    baseUrl: `http://127.0.0.1:${serving.port}`,
+    opsPort: serving.opsPort,
     async stop() {
-      await ingress.close();
+      await serving.close();
       auth.unsubscribe();
       await nc.close();
       await peer.close();

@@ -6,7 +6,7 @@
  *   node --conditions=herald-source --import tsx services/socket-edge/test/measure/cap-overshoot.ts
  */
 import { randomUUID } from 'node:crypto';
-import { CONNECTIONS_BUCKET } from '../../src/connection-counts.js';
+import { CONNECTIONS_BUCKET } from '../../src/admit/connection-counts.js';
 import {
   openClient,
   ROOMY_LIMITS,

@@ -1,0 +1,70 @@
+// The direction of the house, written down and checked by `make lint` (dependency-cruiser):
+// no file imports another in a circle, and every package imports only the packages below it.
+// docs/architecture.md draws the same arrows. Tests are left out: they may reach anything they
+// test, and the test kit.
+
+/** What each package may import of Herald's own, besides itself. */
+const BELOW = {
+  proto: [],
+  'lib/nats': [],
+  'lib/kit': ['proto'],
+  'lib/payments': [],
+  'lib/testkit': [],
+  'lib/queue': ['proto', 'lib/nats'],
+  'lib/access': ['proto', 'lib/kit'],
+  'lib/status-client': ['proto', 'lib/nats'],
+  'clients/sdk': ['proto'],
+  'clients/react': ['clients/sdk'],
+  'clients/dashboard': ['proto', 'clients/sdk'],
+  bench: ['proto', 'lib/kit', 'lib/nats', 'lib/queue', 'lib/testkit'],
+};
+/** What every service may import: the contract and the libraries, never another service. */
+const SERVICES_MAY = [
+  'proto',
+  'lib/kit',
+  'lib/nats',
+  'lib/queue',
+  'lib/access',
+  'lib/status-client',
+  'lib/payments',
+];
+const HERALD = '^(proto|lib|services|clients|bench)/';
+
+const onlyBelow = Object.entries(BELOW).map(([pkg, below]) => ({
+  name: `${pkg} imports only ${below.join(', ') || 'no other package of Herald'}`,
+  severity: 'error',
+  from: { path: `^${pkg}/` },
+  to: { path: HERALD, pathNot: `^(${[pkg, ...below].join('|')})/` },
+}));
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      comment: 'Files that import each other (even for types) are one concept in two files.',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    ...onlyBelow,
+    {
+      name: 'services import only proto and the libraries',
+      comment: 'Services meet on NATS subjects, never through each other.',
+      severity: 'error',
+      from: { path: '^services/([^/]+)/' },
+      to: { path: HERALD, pathNot: `^(services/$1|${SERVICES_MAY.join('|')})/` },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '(\\.test\\.tsx?$|/test/|/dist/|/node_modules/)' },
+    tsConfig: { fileName: 'tsconfig.json' },
+    tsPreCompilationDeps: true,
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      // Workspace packages resolve to their sources, as in the tests.
+      conditionNames: ['herald-source', 'import', 'types', 'default'],
+      extensions: ['.ts', '.tsx', '.js'],
+    },
+  },
+};

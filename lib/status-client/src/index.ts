@@ -1,0 +1,6 @@
+export {
+  DEFAULT_STATUS_BATCH_LIMITS,
+  StatusBatcher,
+  type StatusBatchLimits,
+} from './status-batcher.js';
+export { type StatusAnswer, StatusClient, type TrimOutcome } from './status-client.js';

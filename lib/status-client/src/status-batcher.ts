@@ -1,0 +1,98 @@
+import type { TurnPublisher } from '@herald/nats';
+import { STATUS_BATCH_RECORDS_MAX, type StatusEvent, subjects } from '@herald/proto';
+
+/** Bounds of one status batch message. */
+export interface StatusBatchLimits {
+  /** Most records in one message, 1..STATUS_BATCH_RECORDS_MAX. */
+  maxRecords: number;
+  /**
+   * Most bytes of one message's payload. A single record larger than this still leaves, alone in
+   * its message (records are small: ids, an account, a key, a recipient, a time).
+   */
+  maxBytes: number;
+}
+
+/** 256 records or 64 KiB, whichever comes first: far below NATS's default 1 MiB max_payload. */
+export const DEFAULT_STATUS_BATCH_LIMITS: StatusBatchLimits = {
+  maxRecords: 256,
+  maxBytes: 65_536,
+};
+
+const OPEN = '{"v":1,"records":[';
+const CLOSE = ']}';
+const ENVELOPE_BYTES = OPEN.length + CLOSE.length;
+
+interface Open {
+  parts: string[];
+  /** Payload bytes of the message as it stands, envelope included. */
+  bytes: number;
+}
+
+/**
+ * Coalesces the status records a process produces in one event-loop turn into one `StatusBatch`
+ * message per account (proto/status.ts) on `subjects.status(account)`: one NATS message, one
+ * stream store and one writer ack for a turn's records instead of one each. The message takes its
+ * place in the turn publisher's order with the account's first record of the turn and is built
+ * when the turn's messages leave (`TurnPublisher.publishBuilt`), so it shares their socket write.
+ * A message holds at most `maxRecords` records and `maxBytes` bytes; a record that would cross
+ * either bound closes the message in hand and opens the next.
+ *
+ * Fire-and-forget, as the single publishes were: nothing here can fail a dispatch or a delivery,
+ * and a record waits at most one turn, which on an idle process is at once.
+ */
+export class StatusBatcher {
+  readonly #publisher: TurnPublisher;
+  readonly #limits: StatusBatchLimits;
+  /** The message of this turn still taking records, per account. */
+  readonly #open = new Map<string, Open>();
+
+  constructor(publisher: TurnPublisher, limits: StatusBatchLimits = DEFAULT_STATUS_BATCH_LIMITS) {
+    if (
+      !Number.isInteger(limits.maxRecords) ||
+      limits.maxRecords < 1 ||
+      limits.maxRecords > STATUS_BATCH_RECORDS_MAX
+    ) {
+      throw new RangeError(`maxRecords must be an integer 1..${STATUS_BATCH_RECORDS_MAX}`);
+    }
+    if (!Number.isInteger(limits.maxBytes) || limits.maxBytes < 1) {
+      throw new RangeError('maxBytes must be a positive integer');
+    }
+    this.#publisher = publisher;
+    this.#limits = limits;
+  }
+
+  /** Adds a record to this turn's message for its account. */
+  add(record: StatusEvent): void {
+    const account = record.account_id;
+    const json = JSON.stringify(record);
+    const size = Buffer.byteLength(json);
+    const open = this.#open.get(account);
+    if (
+      open &&
+      open.parts.length < this.#limits.maxRecords &&
+      open.bytes + 1 + size <= this.#limits.maxBytes
+    ) {
+      open.parts.push(json);
+      open.bytes += 1 + size;
+      return;
+    }
+    let subject: string;
+    try {
+      subject = subjects.status(account);
+    } catch {
+      // Not a subject token: a lost record costs a figure on the dashboard, never an event.
+      return;
+    }
+    // The message in hand (if any) is closed: it leaves as it is, this record opens the next.
+    const next: Open = { parts: [json], bytes: ENVELOPE_BYTES + size };
+    this.#open.set(account, next);
+    this.#publisher.publishBuilt(subject, () => {
+      if (this.#open.get(account) === next) this.#open.delete(account);
+      // Buffer.from takes the string's bytes in one copy; TextEncoder (nats.js's encoding of a
+      // string payload) allocates a fresh ArrayBuffer each. A turn's lone record leaves in the
+      // single-record form, which every writer reads: an idle process pays no envelope for it.
+      const parts = next.parts;
+      return Buffer.from(parts.length === 1 ? parts.join('') : `${OPEN}${parts.join(',')}${CLOSE}`);
+    });
+  }
+}

@@ -1,0 +1,126 @@
+import type { KeyVerifier } from '@herald/access';
+import { type AuthFailureLimiter, isAuthFailure, type Logger, type NatsLink } from '@herald/kit';
+import { NatsRequester, TurnPublisher } from '@herald/nats';
+import type { QueueLayout, RecipientDepth } from '@herald/queue';
+import { StatusBatcher } from '@herald/status-client';
+import type { JetStreamClient, NatsConnection } from 'nats';
+import { type Authorise, type Caller, createAuthorise } from './authorise.js';
+import type { IngressConfig } from './config.js';
+import { createDeliver, type Deliver } from './deliver.js';
+import { IdempotencyStore } from './idempotency.js';
+import type { IngressMetrics } from './metrics.js';
+import { refuseWhileDown } from './nats-outage.js';
+import type { DispatchRateLimiter } from './rate-limiter.js';
+import { withStatusEvents } from './status-events.js';
+
+/** What either front door (a single dispatch, a batch) is given by its transport. */
+export interface DispatchInput extends Caller {
+  /** The body's bytes, as received. */
+  body: Uint8Array;
+  /** The Idempotency-Key header, if any. */
+  idempotencyKey?: string | undefined;
+  /**
+   * The address the request came from (HTTP), for the failed-authentication limit. NATS
+   * dispatches come from the operator's own services and have none.
+   */
+  source?: string | undefined;
+}
+
+export interface PipelineDeps {
+  nc: NatsConnection;
+  js: JetStreamClient;
+  verifier: KeyVerifier;
+  config: IngressConfig;
+  /** Which partition stream holds a recipient's queue (QUEUE_PARTITIONS). */
+  layout: QueueLayout;
+  metrics: IngressMetrics;
+  logger: Logger;
+  /** The per-source limit of failed authentications (403 auth_failures); none when absent. */
+  authFailures?: AuthFailureLimiter | undefined;
+  /** The per-key dispatch rate limit (403 rate_limited); none when absent. */
+  rateLimiter?: DispatchRateLimiter | undefined;
+  /** The plan's per-recipient queue cap (507 queue_full); only the stream's ceiling when absent. */
+  recipientDepth?: RecipientDepth | undefined;
+  /** The NATS connection's state: a dispatch is refused at once while it is down (NATS_OUTAGE_GRACE_MS). */
+  link?: NatsLink | undefined;
+  /** Epoch ms; injectable for tests. Default Date.now. */
+  now?: () => number;
+}
+
+/**
+ * The steps a dispatch runs, built once per ingress and shared by both front doors: the single
+ * dispatch (dispatch.ts) and the batch (batch/). Each door runs them in its own order and
+ * granularity: accept → authorise → idempotency → deliver; the transport answers.
+ */
+export interface Pipeline {
+  /** The key's checks (auth, account, client, Origin, recipient), without its rate. */
+  authorise: Authorise;
+  /** The per-key dispatch rate: one token per event, taken after every check of the request. */
+  rateLimiter: Pick<DispatchRateLimiter, 'take'> | undefined;
+  /** The Idempotency-Key claims, across instances. */
+  store: IdempotencyStore;
+  /** Step 4: push live, else queue; each outcome also a status record. */
+  deliver: Deliver;
+  /** The dispatch path's requester: its requests leave through the turn publisher. */
+  requester: NatsRequester;
+  /** Refuses a source that sent too many bad keys, before it costs a parse or a lookup. */
+  checkSource(source: string | undefined): void;
+  /** Counts a failed authentication (any 401) against its source; other errors count nothing. */
+  countFailure(source: string | undefined, err: unknown): void;
+  /** Refuses at once (503) while NATS has been unreachable past its grace. */
+  refuseWhileDown(): void;
+  logger: Logger;
+  /** Epoch ms. */
+  now: () => number;
+}
+
+export function createPipeline(deps: PipelineDeps): Pipeline {
+  const { nc, config, logger } = deps;
+  const now = deps.now ?? Date.now;
+  // Every NATS message of the dispatch path (live push, JetStream publish, notice, status record)
+  // leaves at the end of its turn, so a turn's messages share one socket write (turn-publisher.ts).
+  const publisher = new TurnPublisher(nc);
+  const requester = new NatsRequester(nc, { publisher });
+  const { authFailures } = deps;
+  return {
+    authorise: createAuthorise({ verifier: deps.verifier, now }),
+    rateLimiter: deps.rateLimiter,
+    store: new IdempotencyStore(deps.js, {
+      staleAfterMs: config.LIVE_TIMEOUT_MS + config.PUBLISH_TIMEOUT_MS,
+      now,
+    }),
+    // Every answer of the deliver step is also a status record (fire-and-forget, never awaited);
+    // a turn's records leave as one message per account, through the same turn publisher.
+    deliver: withStatusEvents(
+      new StatusBatcher(publisher, {
+        maxRecords: config.STATUS_PUBLISH_MAX_RECORDS,
+        maxBytes: config.STATUS_PUBLISH_MAX_BYTES,
+      }),
+      createDeliver({
+        publisher,
+        requester,
+        layout: deps.layout,
+        recipientDepth: deps.recipientDepth,
+        metrics: deps.metrics,
+        logger,
+        limits: {
+          liveTimeoutMs: config.LIVE_TIMEOUT_MS,
+          publishTimeoutMs: config.PUBLISH_TIMEOUT_MS,
+          queueMaxPerRecipient: config.QUEUE_MAX_PER_RECIPIENT,
+        },
+        now,
+      }),
+    ),
+    requester,
+    checkSource(source) {
+      if (source !== undefined) authFailures?.check(source);
+    },
+    countFailure(source, err) {
+      // Every 401 (missing, malformed, unknown, revoked, expired key) counts against its source.
+      if (source !== undefined && isAuthFailure(err)) authFailures?.fail(source);
+    },
+    refuseWhileDown: () => refuseWhileDown(deps.link),
+    logger,
+    now,
+  };
+}

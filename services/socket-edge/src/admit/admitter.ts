@@ -1,0 +1,56 @@
+import type { Logger } from '@herald/kit';
+import { CloseCodes, SUBPROTOCOL } from '@herald/proto';
+import type { RecipientRegistry } from '../connection-registry.js';
+import type { EdgeMetrics } from '../metrics.js';
+import { EdgeSocket } from '../socket/edge-socket.js';
+import { parseAck } from '../socket/framing.js';
+import type { ProofLedgerOptions } from '../socket/proof-ledger.js';
+import type { Admission } from './upgrade-handler.js';
+
+/** What happens to a socket once the upgrade handler admitted it: count it, wrap it, attach it. */
+export function socketAdmitter(deps: {
+  sessions: RecipientRegistry;
+  metrics: EdgeMetrics;
+  logger: Logger;
+  /** The caps on what a socket holds written and unproven, and the live proof deadline. */
+  proof: ProofLedgerOptions;
+  closing: () => boolean;
+}) {
+  const { sessions, metrics, logger } = deps;
+  // Listeners shared by every socket where they need nothing of it: each closure made per socket
+  // is kept as long as the socket (figure 5 counts them).
+  const onError = (err: Error) => logger.debug({ err: err.message }, 'socket error');
+  const onSlow = () => metrics.slowConsumerCloses.inc();
+  const onClosed = (socket: EdgeSocket) => metrics.openSockets.dec({ framing: socket.framing });
+  return ({ ws, framing, params, key, origin, session, hold }: Admission) => {
+    metrics.openSockets.inc({ framing });
+    ws.on('error', onError);
+    const socket = new EdgeSocket({
+      ws,
+      framing,
+      apiKey: params.api_key,
+      key,
+      recipient: params.recipient,
+      client: params.client,
+      origin,
+      proof: deps.proof,
+      hold,
+      onClosed,
+      onGone: (s) => sessions.detach(session, s),
+      onSlow,
+    });
+    sessions.attach(session, socket);
+    if (deps.closing()) {
+      socket.close(CloseCodes.goingAway, 'going away');
+      return;
+    }
+    // A plain client's frames are ignored; herald.v1 clients only send acks.
+    if (framing === SUBPROTOCOL) {
+      ws.on('message', (data, isBinary) => {
+        const id = parseAck(data, isBinary);
+        if (id === undefined) metrics.malformedClientFrames.inc();
+        else socket.acked(id);
+      });
+    }
+  };
+}

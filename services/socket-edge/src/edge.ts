@@ -1,0 +1,174 @@
+import { randomUUID } from 'node:crypto';
+import { KeyVerifier } from '@herald/access';
+import { AuthFailureLimiter, createRegistry, type Service, type ServiceDeps } from '@herald/kit';
+import { NatsRequester, TurnPublisher } from '@herald/nats';
+import type { CredentialKind } from '@herald/proto';
+import { QueueFloors, QueueLayout } from '@herald/queue';
+import { StatusBatcher } from '@herald/status-client';
+import type { Registry } from 'prom-client';
+import { WebSocketServer } from 'ws';
+import { socketAdmitter } from './admit/admitter.js';
+import { ConnectionCap, poolOf } from './admit/connection-cap.js';
+import { ConnectionCounts } from './admit/connection-counts.js';
+import type { ConnectionGate } from './admit/connection-gate.js';
+import { bindCountsInBackground } from './admit/counts-binding.js';
+import { watchRevocations } from './admit/revocation.js';
+import { SocketBudget } from './admit/socket-budget.js';
+import { createUpgradeHandler } from './admit/upgrade-handler.js';
+import type { EdgeConfig } from './config.js';
+import { RecipientRegistry } from './connection-registry.js';
+import { createEdgeMetrics } from './metrics.js';
+import { queueCheckLimiter } from './queue/check-limiter.js';
+import { natsReadiness } from './readiness.js';
+import { RecipientSession, type RecipientSessionDeps } from './recipient-session.js';
+import { edgeService, type Shutdown } from './service.js';
+import { selectProtocol } from './socket/framing.js';
+
+/** The NATS connection is the caller's: it drains it after close(). */
+export interface EdgeDeps extends ServiceDeps {
+  /**
+   * Admission beyond authentication (429 / 4429). Default: the per-account concurrent-connection
+   * cap across every edge ({@link ConnectionCap} over the `herald_connections` KV bucket).
+   */
+  gate?: ConnectionGate;
+  /** Metrics registry to register on. Default: a fresh one with Node's process metrics. */
+  registry?: Registry;
+}
+
+/** The socket edge: kit's {@link Service}, and what it counts against the cap. */
+export interface Edge extends Service {
+  /** This process's id in the `herald_connections` bucket (random per process). */
+  id: string;
+  /**
+   * The sockets this edge counts against an account's cap (its Live keys' pool, or its Test key's
+   * with kind `test`), across every edge as far as this edge has heard; undefined when a custom gate
+   * replaced the cap.
+   */
+  connectionsSeen(account: string, kind?: CredentialKind): number | undefined;
+}
+
+/**
+ * Builds the socket edge without listening: its wings wired together (admission, the recipient
+ * sessions with their drains, one open socket's pieces) and handed to {@link edgeService}, which
+ * starts and stops them.
+ */
+export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
+  const { nc, logger } = deps;
+  const id = randomUUID();
+  const counts = deps.gate
+    ? undefined
+    : new ConnectionCounts({
+        edgeId: id,
+        ttlMs: config.CONNECTION_COUNT_TTL_MS,
+        refreshMs: config.CONNECTION_COUNT_REFRESH_MS,
+        aliveIntervalMs: config.EDGE_ALIVE_INTERVAL_MS,
+        aliveTimeoutMs: config.EDGE_ALIVE_TIMEOUT_MS,
+        logger,
+      });
+  const gate = deps.gate ?? new ConnectionCap(counts as ConnectionCounts);
+  const registry = deps.registry ?? createRegistry('socket-edge');
+  const metrics = createEdgeMetrics(registry);
+  const wss = new WebSocketServer({
+    noServer: true,
+    perMessageDeflate: false,
+    maxPayload: config.MAX_CLIENT_FRAME_BYTES,
+    handleProtocols: selectProtocol,
+    // The registry tracks the sockets (and closes them at shutdown); ws's own tracking would add a
+    // Set entry and a close listener per socket for nothing.
+    clientTracking: false,
+  });
+  const verifier = new KeyVerifier(nc, logger, {
+    ttlMs: config.KEY_CACHE_TTL_MS,
+    negativeTtlMs: config.KEY_NEGATIVE_CACHE_TTL_MS,
+    timeoutMs: config.AUTH_TIMEOUT_MS,
+  });
+  const jsm = nc.jetstreamManager({ checkAPI: false });
+  const requester = new NatsRequester(nc);
+  const layout = new QueueLayout(config.QUEUE_PARTITIONS);
+  // The edge's one turn publisher: a turn's live replies and its status records (one message per
+  // account, the batcher's) leave in one socket write.
+  const publisher = new TurnPublisher(nc);
+  // What every session shares; each builds its own deps object from it once.
+  const sessionDeps: RecipientSessionDeps = {
+    nc,
+    publisher,
+    statusBatcher: new StatusBatcher(publisher),
+    js: nc.jetstream(),
+    jsm,
+    layout,
+    options: {
+      batch: config.QUEUE_BATCH,
+      ackWaitMs: config.ACK_WAIT_MS,
+      maxAckPending: config.MAX_ACK_PENDING,
+      memoryState: config.QUEUE_CONSUMER_MEMORY,
+    },
+    recheckMs: config.QUEUE_RECHECK_MS,
+    metrics,
+    logger,
+    limitChecks: queueCheckLimiter(config.QUEUE_CHECK_CONCURRENCY, metrics),
+    requester,
+    // nats.js's own JetStream API timeout, as the queue lookup's.
+    floors: new QueueFloors(nc, 5000, requester),
+  };
+  const sessions = new RecipientRegistry(
+    (account, recipient, previous) =>
+      new RecipientSession(sessionDeps, account, recipient, previous),
+  );
+  const shutdown: Shutdown = { closing: false };
+  const closing = () => shutdown.closing;
+  const upgrade = createUpgradeHandler({
+    wss,
+    verifier,
+    authFailures: new AuthFailureLimiter(config),
+    trustedProxyHops: config.TRUSTED_PROXY_HOPS,
+    gate,
+    budget: new SocketBudget(config.MAX_SOCKETS),
+    sessions,
+    metrics,
+    logger,
+    closing,
+    onAdmitted: socketAdmitter({
+      sessions,
+      metrics,
+      logger,
+      proof: {
+        maxEvents: config.MAX_UNPROVEN_EVENTS,
+        maxBytes: config.MAX_UNPROVEN_BYTES,
+        liveProofTimeoutMs: config.LIVE_PROOF_TIMEOUT_MS,
+      },
+      closing,
+    }),
+  });
+  const service = edgeService(config, {
+    id,
+    nc,
+    jsm,
+    layout,
+    logger,
+    registry,
+    // Ready only while NATS answers a ping: a socket accepted without it could not be served.
+    ready: natsReadiness(nc),
+    verifier,
+    sessions,
+    counts,
+    countsBinding: counts
+      ? bindCountsInBackground(counts, {
+          nc,
+          jsm,
+          logger,
+          bucket: { ttlMs: config.CONNECTION_COUNT_TTL_MS, replicas: config.NATS_REPLICAS },
+          closing,
+        })
+      : undefined,
+    wss,
+    upgrade,
+    stopRevocations: watchRevocations(verifier, () => sessions.sockets(), metrics, logger),
+    shutdown,
+  });
+  return {
+    ...service,
+    id,
+    connectionsSeen: (account, kind = 'live') =>
+      counts?.total(poolOf({ account_id: account, kind })),
+  };
+}

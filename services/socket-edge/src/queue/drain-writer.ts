@@ -1,0 +1,122 @@
+import type { Logger } from '@herald/kit';
+import type { QueueFloors } from '@herald/queue';
+import type { StatusBatcher } from '@herald/status-client';
+import type { JsMsg } from 'nats';
+import type { EdgeMetrics } from '../metrics.js';
+import type { EdgeSocket } from '../socket/edge-socket.js';
+import { FloorRecorder } from './floor-recorder.js';
+import { QueuePacer } from './queue-pacer.js';
+import { QueuedDeliveries } from './queued-deliveries.js';
+import { publishDelivered } from './status-events.js';
+
+export interface DrainWriterDeps {
+  account: string;
+  recipient: string;
+  /** The recipient's sockets on this edge, read at each message. */
+  sockets: () => Iterable<EdgeSocket>;
+  metrics: Pick<EdgeMetrics, 'queuedDeliveries'>;
+  logger: Logger;
+  /** The edge's one status batcher: each acked event is a `delivered` record. */
+  statusBatcher: Pick<StatusBatcher, 'add'>;
+  /** Recorded ack floors, for consumers whose state is in nats-server's memory (ack-floors.ts). */
+  floors?: QueueFloors | undefined;
+}
+
+/**
+ * The writing side of one recipient's drain: the {@link QueuePacer} that writes a delivery once
+ * every socket has room for it, the {@link QueuedDeliveries} that ack or nak it on the sockets'
+ * proofs, and the {@link FloorRecorder} (when floors are recorded). Made at a drain's first
+ * consume: most sessions never find anything queued, and this (about 1 KB with its closures) would
+ * otherwise be held by every idle connection.
+ */
+export class DrainWriter {
+  readonly #deliveries: QueuedDeliveries;
+  readonly #pacer: QueuePacer;
+  readonly #floor: FloorRecorder | undefined;
+  #keepAlive: NodeJS.Timeout | undefined;
+
+  /**
+   * @param deps the drain's own (kept by its closures: the session's one deps object)
+   * @param stream the recipient's partition stream
+   * @param consumer the recipient's durable consumer
+   */
+  constructor(deps: DrainWriterDeps, stream: string, consumer: string) {
+    const floor = deps.floors
+      ? new FloorRecorder({
+          floors: deps.floors,
+          logger: deps.logger,
+          account: deps.account,
+          recipient: deps.recipient,
+          stream,
+          consumer,
+        })
+      : undefined;
+    const deliveries = new QueuedDeliveries(
+      (id) => {
+        deps.metrics.queuedDeliveries.inc();
+        publishDelivered(deps.statusBatcher, deps.account, deps.recipient, id);
+      },
+      () => pacer.pump(),
+      floor && ((msg, id) => floor.caughtUp(msg, id, pacer.waiting > 0)),
+    );
+    const pacer = new QueuePacer(
+      (msg) => hasRoomFor(deps.sockets(), msg),
+      (msg) => deliveries.write(msg, deps.sockets()),
+    );
+    this.#deliveries = deliveries;
+    this.#pacer = pacer;
+    this.#floor = floor;
+  }
+
+  /** A delivery from the run: written when the sockets have room, in order. */
+  offer(msg: JsMsg): void {
+    this.#pacer.offer(msg);
+  }
+
+  /**
+   * A run started on a consumer (its state in memory or not: only then is its floor recorded).
+   * While it runs, what is in flight or waiting is kept from expiring with `working()` every third
+   * of ack_wait, so only a dead edge's deliveries come back after it.
+   */
+  running(memoryState: boolean, ackWaitMs: number): void {
+    if (this.#floor) this.#floor.memoryState = memoryState;
+    clearInterval(this.#keepAlive);
+    this.#keepAlive = setInterval(
+      () => {
+        this.#deliveries.touch();
+        this.#pacer.touch();
+      },
+      Math.max(100, Math.floor(ackWaitMs / 3)),
+    );
+    this.#keepAlive.unref();
+  }
+
+  /** The run ended: nothing is kept alive any more. */
+  idle(): void {
+    clearInterval(this.#keepAlive);
+    this.#keepAlive = undefined;
+  }
+
+  /** The consumer is gone: what was in flight or waiting can no longer be acked; forget it. */
+  forget(): void {
+    this.#deliveries.clear();
+    this.#pacer.reset();
+  }
+
+  /** The drain is stopping: from now on naks are held, for {@link takeUnsettled}. */
+  hold(): void {
+    this.#deliveries.hold();
+  }
+
+  /** Every delivery not acked (in flight, its nak held, or still waiting): the caller nakks them. */
+  takeUnsettled(): JsMsg[] {
+    this.#deliveries.nakAll();
+    return [...this.#deliveries.takeHeld(), ...this.#pacer.takeAll()];
+  }
+}
+
+/** Whether every socket has room for the delivery (a drain paces itself to its slowest reader). */
+function hasRoomFor(sockets: Iterable<EdgeSocket>, msg: JsMsg): boolean {
+  for (const socket of sockets) if (!socket.hasRoomFor(msg.data.length)) return false;
+  return true;
+}

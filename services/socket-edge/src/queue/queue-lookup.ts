@@ -1,0 +1,157 @@
+import type { Logger } from '@herald/kit';
+import { isNotFound, type NatsRequester } from '@herald/nats';
+import { subjects } from '@herald/proto';
+import {
+  deleteUpToFloor,
+  type QueueFloors,
+  queueConsumerConfig,
+  queueConsumerName,
+  storesAnythingFor,
+} from '@herald/queue';
+import type {
+  Consumer,
+  ConsumerConfig,
+  ConsumerInfo,
+  ConsumerUpdateConfig,
+  JetStreamClient,
+  JetStreamManager,
+} from 'nats';
+
+/** How long a JetStream API call may take (nats.js's own default), ms. */
+const JS_API_TIMEOUT_MS = 5000;
+const NS_PER_MS = 1_000_000;
+
+export interface QueueLookupDeps {
+  js: JetStreamClient;
+  jsm: Promise<JetStreamManager>;
+  /** Request/reply without nats.js's Error objects, for the connect-time lookup. */
+  requester: NatsRequester;
+  logger: Logger;
+  /** The recipient's partition stream (QueueLayout.streamOf). */
+  stream: string;
+  account: string;
+  recipient: string;
+  /** ack_wait and max_ack_pending of the consumer, ms and count. */
+  ackWaitMs: number;
+  maxAckPending: number;
+  /**
+   * Create the consumer with its state in memory (QUEUE_CONSUMER_MEMORY). An existing consumer of
+   * the other kind is a create refused for its config: it is used as it is, like one of an earlier
+   * release (its storage cannot be changed).
+   */
+  memoryState?: boolean;
+  /**
+   * Recorded ack floors (lib/queue ack-floors.ts): a memory-state consumer that has delivered
+   * nothing yet (new, or re-created after a nats-server restart) first has the events up to the
+   * recipient's recorded floor deleted. Without it such a consumer starts at the first stored event.
+   */
+  floors?: QueueFloors;
+}
+
+export interface FoundConsumer {
+  consumer: Consumer;
+  /** Its num_ack_pending when found: deliveries another session (or a dead edge) has not settled. */
+  ackPending: number;
+  /** Its state is in nats-server's memory (lost on a restart): the drain records its ack floor. */
+  memoryState: boolean;
+}
+
+/**
+ * The recipient's consumer, creating it when the stream holds something for them; undefined when
+ * nothing is stored for them (no consumer is needed or created then).
+ *
+ * The stream is asked first: most connects are of recipients with nothing stored, and for them
+ * that one call settles it (a consumer left over with everything acked and deleted has nothing to
+ * deliver; an event stored after this call comes with a QueuedNotice, which checks again).
+ *
+ * Then ONE call, whether or not the consumer exists: CONSUMER.CREATE with this edge's config
+ * creates it, or answers the existing consumer's info when its config is the same (the server
+ * treats an identical create as a no-op); the Consumer is built from that info without another
+ * lookup. Before, a storm of reconnects paid a consumer info (404), a create and a second info per
+ * recipient (issue 11: 2,000 recipients reconnecting at once). Only when the create is refused (a
+ * consumer with another config: an edge of an earlier release, whose default ack_wait was 30 s, or
+ * another max_ack_pending) does it fall back to info and, when ack_wait or max_ack_pending differ
+ * from this edge's, one update of both: the short ack_wait is what brings an edge crash's in-flight
+ * events back within the reconnect contract, and after the update the next connect's create matches
+ * again (without the update, after a change of MAX_ACK_PENDING every consumer made before would pay
+ * the refused create and the info on every connect until retention reaped it).
+ */
+export async function findQueueConsumer(deps: QueueLookupDeps): Promise<FoundConsumer | undefined> {
+  const { js, account, recipient, stream } = deps;
+  const subject = subjects.queue(account, recipient);
+  if (!(await storesAnythingFor(deps.requester, stream, subject, JS_API_TIMEOUT_MS)))
+    return undefined;
+  const name = queueConsumerName(account, recipient);
+  const jsm = await deps.jsm;
+  const config = queueConsumerConfig(account, recipient, {
+    ackWaitMs: deps.ackWaitMs,
+    maxAckPending: deps.maxAckPending,
+    memoryState: deps.memoryState === true,
+  });
+  let info: ConsumerInfo;
+  try {
+    // lib/queue spells the config in JetStream's wire strings; nats.js types the same strings as enums.
+    info = await jsm.consumers.add(stream, config as unknown as Partial<ConsumerConfig>);
+  } catch (err) {
+    if (isNotFound(err)) throw err;
+    // It exists with another config (or another edge's differing create won a race): use it.
+    deps.logger.debug(
+      { err: String(err), consumer: name },
+      'consumer create refused: using the existing one',
+    );
+    info = await jsm.consumers.info(stream, name);
+    // Move what can be moved to this edge's config, once: afterwards the create is the same as the
+    // consumer's and is answered with its info again (the create alone, not the create and an info, on every connect). Its storage
+    // kind (mem_storage) cannot be changed, so such a consumer keeps taking this path.
+    const moved: Partial<ConsumerUpdateConfig> = {};
+    if (info.config.ack_wait !== deps.ackWaitMs * NS_PER_MS)
+      moved.ack_wait = deps.ackWaitMs * NS_PER_MS;
+    if (info.config.max_ack_pending !== deps.maxAckPending)
+      moved.max_ack_pending = deps.maxAckPending;
+    if (Object.keys(moved).length > 0) {
+      const before = info;
+      info = await jsm.consumers.update(stream, name, moved).catch((e: unknown) => {
+        deps.logger.debug({ err: String(e), consumer: name }, 'consumer update refused');
+        return before;
+      });
+    }
+  }
+  const memoryState = info.config.mem_storage === true;
+  // Nothing delivered yet: the consumer sequence, not the stream one (a new consumer reports
+  // the stream's first sequence minus one there, which is 0 only while nothing was ever deleted).
+  if (memoryState && deps.floors && info.delivered.consumer_seq === 0)
+    await skipRecordedFloor(deps, deps.floors, jsm, subject, name);
+  return {
+    consumer: js.consumers.getPullConsumerFor(info),
+    ackPending: info.num_ack_pending,
+    memoryState,
+  };
+}
+
+/**
+ * Deletes what the recipient's recorded floor says was acked, before the new consumer delivers it
+ * again. Best effort: when it fails, those events are delivered again (at least once holds).
+ */
+async function skipRecordedFloor(
+  deps: QueueLookupDeps,
+  floors: QueueFloors,
+  jsm: JetStreamManager,
+  subject: string,
+  name: string,
+): Promise<void> {
+  try {
+    const floor = await floors.read(deps.account, deps.recipient);
+    if (!floor) return;
+    const deleted = await deleteUpToFloor(jsm, deps.stream, subject, floor);
+    if (deleted > 0)
+      deps.logger.info(
+        { consumer: name, deleted },
+        'acked events up to the recorded floor deleted',
+      );
+  } catch (err) {
+    deps.logger.warn(
+      { err: String(err), consumer: name },
+      'recorded ack floor not applied: acked events may be delivered again',
+    );
+  }
+}

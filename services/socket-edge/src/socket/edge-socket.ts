@@ -1,0 +1,232 @@
+import { authorizeKeyUse, type KeyVerifier, keyUseDeadline } from '@herald/access';
+import { type Client, CloseCodes, HeraldError, type VerifiedKey } from '@herald/proto';
+import { WebSocket } from 'ws';
+import { closeWithError } from './closing.js';
+import type { Delivery } from './delivery.js';
+import type { EventFrames, Framing } from './framing.js';
+import { PingProof } from './ping-proof.js';
+import { ProofLedger, type ProofLedgerOptions } from './proof-ledger.js';
+import { corkUntilTickEnd } from './tick-cork.js';
+
+/** setTimeout's largest delay; a deadline later than this is re-armed when the timer fires. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+export interface EdgeSocketInit {
+  ws: WebSocket;
+  framing: Framing;
+  /** Kept in memory only, to re-verify the key when auth broadcasts an invalidation. Never logged. */
+  apiKey: string;
+  key: VerifiedKey;
+  recipient: string;
+  client: Client;
+  origin: string | undefined;
+  /** The caps on what is written and unproven, and the live proof deadline. */
+  proof: ProofLedgerOptions;
+  /** What the connect holds (MAX_SOCKETS slot, gate admission), released once the socket closed. */
+  hold: { release(): void };
+  /** Called once the WebSocket closed, before the socket is gone; shared by every socket. */
+  onClosed: (socket: EdgeSocket) => void;
+  /** Called once, when the socket stops taking events (the edge or the client began closing it). */
+  onGone: (socket: EdgeSocket) => void;
+  /** Called when a write found the unproven events or bytes at their cap (the socket is then closed with 1013). */
+  onSlow: (socket: EdgeSocket) => void;
+}
+
+/**
+ * One client WebSocket and what the edge knows about it: its framing, verified key and recipient.
+ * Writes go through {@link write}, which records each in the socket's {@link ProofLedger} until the
+ * client proves receipt (a herald.v1 ack, or in plain framing the pong of a {@link PingProof})
+ * and enforces the slow-reader cap on what is unproven.
+ */
+export class EdgeSocket {
+  readonly ws: WebSocket;
+  readonly framing: Framing;
+  readonly recipient: string;
+  readonly client: Client;
+  readonly origin: string | undefined;
+  key: VerifiedKey;
+  /** Its slot among the heartbeat's ticks (see startHeartbeat). */
+  heartbeatSlot: number | undefined;
+  readonly #apiKey: string;
+  readonly #proof: ProofLedgerOptions;
+  /** What was written and not proven, created at the first write (an idle socket never needs one). */
+  #ledger: ProofLedger | undefined;
+  /** Plain framing's proof of receipt, created at the first write (an idle socket never needs one). */
+  #pingProof: PingProof | undefined;
+  readonly #hold: { release(): void };
+  readonly #onClosed: (socket: EdgeSocket) => void;
+  readonly #onGone: (socket: EdgeSocket) => void;
+  readonly #onSlow: (socket: EdgeSocket) => void;
+  #gone = false;
+  #alive = true;
+  #expiry: NodeJS.Timeout | undefined;
+
+  constructor(init: EdgeSocketInit) {
+    this.ws = init.ws;
+    this.framing = init.framing;
+    this.#apiKey = init.apiKey;
+    this.key = init.key;
+    this.recipient = init.recipient;
+    this.client = init.client;
+    this.origin = init.origin;
+    this.heartbeatSlot = undefined;
+    this.#proof = init.proof;
+    this.#hold = init.hold;
+    this.#onClosed = init.onClosed;
+    this.#onGone = init.onGone;
+    this.#onSlow = init.onSlow;
+    this.ws.on('pong', (data) => {
+      this.#alive = true;
+      this.#pingProof?.pong(data);
+    });
+    // `on`, not `once`: ws emits 'close' once, and once() wraps every listener in two more objects.
+    // One listener for the close: the hooks run in it, rather than a closure of each per socket.
+    this.ws.on('close', () => {
+      this.#onClosed(this);
+      this.#hold.release();
+      this.#markGone();
+    });
+    this.#armExpiry();
+  }
+
+  /** The account the socket's key belongs to: the tenant boundary of its subjects. */
+  get account(): string {
+    return this.key.account_id;
+  }
+
+  get open(): boolean {
+    return !this.#gone && this.ws.readyState === WebSocket.OPEN;
+  }
+
+  /**
+   * Hands an event to the socket. Returns false at once when the socket is closing or the write
+   * would put its unproven events or bytes over their caps (the socket is then closed as a slow
+   * consumer, 1013); else true, and `delivery` hears how it went (see {@link Delivery}). An empty
+   * ledger takes any one event, so an event larger than the byte cap is still delivered.
+   */
+  write(frames: EventFrames, delivery: Delivery): boolean {
+    if (!this.open) return false;
+    const { data, bytes } = frames.frameFor(this.framing);
+    this.#ledger ??= new ProofLedger(this.#proof);
+    // What the socket has not even sent is unproven too: past the byte cap it is a slow consumer,
+    // whatever the ledger says (a safety net: the ledger counts it, unless proofs were forged).
+    if (!this.#ledger.fits(bytes) || this.ws.bufferedAmount > this.#proof.maxBytes) {
+      this.#onSlow(this);
+      this.close(CloseCodes.slowConsumer, 'slow consumer');
+      return false;
+    }
+    this.#ledger.add(frames.event.id, bytes, delivery);
+    // Plain framing proves receipt with a ping sent after the frame: the transport stays corked
+    // until the tick ends, when the ping is sent, so the tick's frames and their ping leave in one
+    // TLS write (a write each cost the edge as much as the frame's own in figure 2's profile).
+    if (this.framing === 'plain') {
+      this.#pingProof ??= this.#newPingProof();
+      if (this.#pingProof.claimFlush()) corkUntilTickEnd(this.ws, flushProof, this.#pingProof);
+    }
+    // A failed write means the connection broke and its close follows, which reports every
+    // unproven write lost, in write order: so the naks, and the redeliveries, keep stream order.
+    this.ws.send(data, { binary: false }, (err) => {
+      if (!err) delivery.written();
+    });
+    return true;
+  }
+
+  /** A herald.v1 client acked an event id: its writes to this socket are proven. */
+  acked(id: string): void {
+    this.#ledger?.proveId(id);
+  }
+
+  /**
+   * Whether a write of `bytes` keeps the socket's unproven events and bytes at most half their
+   * caps: the queue drainer writes only then, so a drain paces itself to a slow reader instead of
+   * pushing it over the slow-consumer cap. A closed socket has room (its write fails at once and
+   * the event is nakked).
+   */
+  hasRoomFor(bytes: number): boolean {
+    return !this.open || !this.#ledger || this.#ledger.hasRoomFor(bytes);
+  }
+
+  /** Re-verifies the socket's key with auth (after an invalidation); rejects with the HeraldError. */
+  reverify(verifier: KeyVerifier): Promise<VerifiedKey> {
+    return verifier.verify(this.#apiKey);
+  }
+
+  /** Takes the answer of a re-verification (same key id), re-arming the expiry it may have moved. */
+  refreshKey(key: VerifiedKey): void {
+    this.key = key;
+    clearTimeout(this.#expiry);
+    if (!this.#gone) this.#armExpiry();
+  }
+
+  /** Closes for a policy reason (4000 + status), herald.v1 clients getting an ErrorFrame first. */
+  fail(err: HeraldError): void {
+    closeWithError(this.ws, err, this.framing);
+    this.#markGone();
+  }
+
+  close(code: number, reason: string): void {
+    if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) {
+      this.ws.close(code, reason);
+    }
+    this.#markGone();
+  }
+
+  /** One heartbeat tick: terminates a socket that did not answer the previous ping, else pings. */
+  heartbeat(): void {
+    if (!this.#alive) {
+      this.ws.terminate();
+      this.#markGone();
+      return;
+    }
+    this.#alive = false;
+    if (this.ws.readyState === WebSocket.OPEN) this.ws.ping();
+  }
+
+  #newPingProof(): PingProof {
+    return new PingProof(
+      (token) => {
+        if (this.ws.readyState === WebSocket.OPEN) this.ws.ping(token);
+      },
+      (seq) => this.#ledger?.proveUpTo(seq),
+      () => this.#ledger?.lastSeq ?? 0,
+    );
+  }
+
+  #markGone(): void {
+    if (this.#gone) return;
+    this.#gone = true;
+    clearTimeout(this.#expiry);
+    this.#pingProof?.stop();
+    // The session hears first, so a drainer that is stopping holds the naks of what was lost.
+    this.#onGone(this);
+    this.#ledger?.close();
+  }
+
+  /**
+   * A socket lives no longer than its key may be used: it is closed with 4401 `key_expired` when a
+   * Test key expires and with 4403 `plan_inactive` when a Live key's paid period ends (herald.v1
+   * clients get the ErrorFrame first). A re-verification that moves either deadline re-arms it.
+   */
+  #armExpiry(): void {
+    const deadline = keyUseDeadline(this.key);
+    if (deadline === null) return;
+    const delay = deadline - Date.now();
+    this.#expiry = setTimeout(
+      () => {
+        if (deadline - Date.now() > 0) return this.#armExpiry();
+        try {
+          authorizeKeyUse(this.key, { client: this.client, origin: this.origin, now: deadline });
+        } catch (err) {
+          if (err instanceof HeraldError) this.fail(err);
+        }
+      },
+      Math.max(0, Math.min(delay, MAX_TIMER_MS)),
+    );
+    this.#expiry.unref();
+  }
+}
+
+/** The end of a tick with plain writes: the proof ping, if none is out (the write follows). */
+function flushProof(proof: PingProof): void {
+  proof.flush();
+}
