@@ -1,5 +1,6 @@
 import type { FigureId } from '../config.js';
 import { median } from '../stats.js';
+import type { PeerLine, PeerTarget, System } from './peer-line.js';
 import { type Check, formatNumber, formatRatio } from './results.js';
 
 /**
@@ -7,50 +8,7 @@ import { type Check, formatNumber, formatRatio } from './results.js';
  * with the Redis engine (the peer a team would self-host for Herald's job, scaled out the way
  * Herald is), each target judged on the median of same-run ratios.
  */
-export const SYSTEMS = [
-  'herald',
-  'centrifugoRedis',
-  'centrifugoMemory',
-  'socketIo',
-  'rawWs',
-  'designFloor',
-] as const;
-export type System = (typeof SYSTEMS)[number];
-
-export const SYSTEM_NAMES: Record<System, string> = {
-  herald: 'Herald',
-  centrifugoRedis: 'Centrifugo, Redis engine',
-  centrifugoMemory: 'Centrifugo, memory engine',
-  socketIo: 'Socket.IO',
-  rawWs: 'raw ws',
-  designFloor: 'design floor',
-};
-
-/** A target of issue 31: Herald ÷ Centrifugo-Redis against k, or Herald's own value against k. */
-export interface PeerTarget {
-  kind: 'ratio' | 'value';
-  op: '>=' | '<=';
-  k: number;
-  /** As the issue states it, e.g. `≥ 1.0×` or `p99 ≤ 2 ms`. */
-  text: string;
-}
-
-/** One line of the lead table: one figure, every system's runs, in the issue's order. */
-export interface PeerLine {
-  /** The bench figure that measured it. */
-  figure: FigureId;
-  /** Sort key: the row of issue 31's table. */
-  order: number;
-  label: string;
-  unit: string;
-  /** Per system, its value in each run (run i measured beside run i of the others). */
-  runs: Partial<Record<System, number[]>>;
-  /** Herald's value split by server process (medians over the runs), for CPU lines. */
-  split?: Record<string, number>;
-  target?: PeerTarget;
-  /** Why a system has no value (e.g. no offline store). */
-  note?: string;
-}
+export { type PeerLine, type PeerTarget, SYSTEM_NAMES, SYSTEMS, type System } from './peer-line.js';
 
 /** The median of the same-run ratios Herald ÷ Centrifugo (Redis engine); NaN when either is missing. */
 export function heraldOverCentrifugo(line: PeerLine): number {

@@ -1,6 +1,6 @@
 import type { FigureId } from '../config.js';
 import { median } from '../stats.js';
-import type { PeerLine } from './peers.js';
+import type { PeerLine } from './peer-line.js';
 
 export type Role = 'herald' | 'baseline';
 
