@@ -7,16 +7,19 @@ SHELL := bash
 .NOTPARALLEL:
 .DEFAULT_GOAL := help
 
-.PHONY: help deps deps-browser dev stop test lint typecheck build bench clean compose-up compose-down test-deploy
+.PHONY: help deps deps-browser deps-bench dev stop test lint typecheck build bench clean compose-up compose-down test-deploy
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
 
-deps: ## install what is missing: node_modules, the pinned nats-server, nats CLI and Centrifugo (go install), PostgreSQL, redis-server, openssl
+deps: ## install what is missing: node_modules, the pinned nats-server and nats CLI (go install), PostgreSQL, openssl
 	@scripts/deps.sh
 
 deps-browser: ## install chromium for the browser tests when it is missing
 	@scripts/deps.sh browser
+
+deps-bench: ## install the bench's peer when missing: Centrifugo (pinned, go install) and redis-server
+	@scripts/deps.sh bench
 
 dev: deps ## run the whole stack locally (data in .data/); Ctrl-C stops it
 	@scripts/dev.sh
@@ -28,7 +31,7 @@ stop: ## stop a `make dev` stack that lost its terminal
 example: ## the React bell example on https://localhost:5173, against a running `make dev`
 	@scripts/example.sh
 
-test: deps deps-browser ## run every test (vitest, real nats-server and Postgres)
+test: deps deps-browser deps-bench ## run every test (vitest, real nats-server and Postgres)
 	npx vitest run
 
 lint: deps ## biome, the TypeScript compiler, the import direction (no circles, no upward arrow), and `docker compose config` of every compose file
@@ -43,7 +46,7 @@ typecheck: deps ## the TypeScript compiler only
 build: deps ## compile every workspace that has a build script into its dist/
 	npm run build --workspaces --if-present
 
-bench: deps ## run the benchmarks against Centrifugo and the baselines (bench/run.ts)
+bench: deps deps-bench ## run the benchmarks against Centrifugo and the baselines (bench/run.ts)
 	@# Every connection is a descriptor: raise the soft limit to the hard one. QUICK=1: the smoke run CI runs.
 	@ulimit -n "$$(ulimit -Hn)" 2>/dev/null || true; \
 	  node --conditions=herald-source --import tsx bench/run.ts

@@ -2,8 +2,8 @@
 # Installs what Herald needs on a fresh Debian/Ubuntu machine that already has Node, and nothing
 # when everything is there (so `make dev` and `make test` can call it every time).
 #
-#   scripts/deps.sh           node_modules, nats-server (pinned, see scripts/lib/nats-bin.sh), PostgreSQL, openssl,
-#                             and for `make bench`: redis-server and Centrifugo (pinned, scripts/lib/centrifugo-bin.sh)
+#   scripts/deps.sh           node_modules, nats-server (pinned, see scripts/lib/nats-bin.sh), PostgreSQL, openssl
+#   scripts/deps.sh bench     for `make bench` and its tests: redis-server and Centrifugo (pinned, scripts/lib/centrifugo-bin.sh)
 #   scripts/deps.sh browser   chromium, for the browser tests
 #
 # HERALD_DEPS_DRY_RUN=1 prints what would be installed instead of installing it.
@@ -159,9 +159,15 @@ install_system() {
   have_initdb || missing+=(postgresql)
   have openssl || missing+=(openssl)
   have curl || missing+=(curl)
-  # The bench's Centrifugo Redis engine runs a redis-server of its own on a free port.
-  have redis-server || missing+=(redis-server)
   [[ ${#missing[@]} -eq 0 ]] || apt_install "${missing[@]}"
+}
+
+# The bench's peer: Centrifugo, and for its Redis engine a redis-server the bench runs itself on a
+# free port. Apart from `make deps` so that a newcomer's first `make dev` does not wait for a
+# Centrifugo build it never uses; `make bench` and `make test` (the bench's own tests) call it.
+install_bench() {
+  have redis-server || apt_install redis-server
+  install_centrifugo
 }
 
 install_browser() {
@@ -173,13 +179,15 @@ case ${1:-core} in
     check_node
     install_system
     install_nats
-    install_centrifugo
     install_node_modules
     ;;
   browser)
     install_browser
     ;;
+  bench)
+    install_bench
+    ;;
   *)
-    die "unknown target '$1': use 'core' (default) or 'browser'"
+    die "unknown target '$1': use 'core' (default), 'browser' or 'bench'"
     ;;
 esac

@@ -69,7 +69,7 @@ export const BenchEnv = z.object({
   BENCH_LATENCY_RATE: int(1, 100_000),
   /**
    * Run the Centrifugo baselines (memory and Redis engines). Default true; without Go, where
-   * `make deps` cannot build Centrifugo, they are skipped and the report says why.
+   * `make deps-bench` cannot build Centrifugo, they are skipped and the report says why.
    */
   BENCH_CENTRIFUGO: envBool(true),
   /** Payload size in bytes of JSON text (figures 1-4). Default 256. */

@@ -257,7 +257,7 @@ export async function runBench(
 /**
  * Centrifugo with the Redis engine and with the memory engine, sized for the deepest backlog the
  * figures drain; none when BENCH_CENTRIFUGO=false or Go is missing (the reason is reported), and
- * an error when Go is here but `make deps` was not run.
+ * an error when Go is here but `make deps-bench` was not run.
  */
 async function startCentrifugoPeers(
   config: BenchConfig,

@@ -27,7 +27,7 @@ import { payloadMaker, seqOf } from '../src/payload.js';
 
 // Centrifugo is the peer every figure measures Herald against (issue 31), so the bench must drive
 // it as its users do: these run the pinned build (and a redis-server of the bench's own) over
-// real TLS sockets, with the client code the figures use. `make deps` builds it (every machine
+// real TLS sockets, with the client code the figures use. `make deps-bench` builds it (every machine
 // that runs these tests has Go; without it the bench skips Centrifugo, centrifugo-binary.test.ts).
 const binary = await findCentrifugo();
 const payload = payloadMaker(256);

@@ -9,7 +9,7 @@ import {
 } from './centrifugo-binary.js';
 
 describe('which Centrifugo the bench runs', () => {
-  it('reads the pin from the one file make deps reads', () => {
+  it('reads the pin from the one file make deps-bench reads', () => {
     const root = mkdtempSync(join(tmpdir(), 'pin-'));
     const dir = join(root, 'scripts', 'lib');
     mkdirSync(dir, { recursive: true });
@@ -36,11 +36,11 @@ describe('which Centrifugo the bench runs', () => {
     });
   });
 
-  it('fails the run when Go is here but the build is missing or stale: make deps would build it', () => {
+  it('fails the run when Go is here but the build is missing or stale: make deps-bench would build it', () => {
     for (const have of [undefined, '0.0.0', '6.8.4']) {
       const v = centrifugoVerdict({ ...base, have, hasGo: true });
       expect(v).toMatchObject({ found: false, fatal: true });
-      if (!v.found) expect(v.reason).toMatch(/run `make deps`/);
+      if (!v.found) expect(v.reason).toMatch(/run `make deps-bench`/);
     }
   });
 

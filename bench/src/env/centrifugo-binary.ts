@@ -7,7 +7,7 @@ import { REPO_ROOT } from './node-process.js';
 
 const execFileAsync = promisify(execFile);
 
-/** The one place Centrifugo's version is pinned, read by `make deps` and by the bench alike. */
+/** The one place Centrifugo's version is pinned, read by `make deps-bench` and by the bench alike. */
 const PIN_FILE = join('scripts', 'lib', 'centrifugo-bin.sh');
 
 /** The pinned Centrifugo release, e.g. `6.9.1`. */
@@ -28,14 +28,14 @@ export type CentrifugoBinary =
   | {
       found: false;
       reason: string;
-      /** True when the run must fail (Go is here, so `make deps` can build it) rather than skip. */
+      /** True when the run must fail (Go is here, so `make deps-bench` can build it) rather than skip. */
       fatal: boolean;
     };
 
 /**
- * The Centrifugo the bench runs: `.bin/centrifugo` at the pinned version, as `make deps` builds it.
+ * The Centrifugo the bench runs: `.bin/centrifugo` at the pinned version, as `make deps-bench` builds it.
  * Without Go nothing can build it, and the bench runs without the Centrifugo baselines, saying
- * why; with Go present a missing or stale build is an error (run `make deps`), so CI cannot lose
+ * why; with Go present a missing or stale build is an error (run `make deps-bench`), so CI cannot lose
  * the baseline unnoticed.
  */
 export async function findCentrifugo(
@@ -70,11 +70,11 @@ export function centrifugoVerdict(o: {
     ? {
         found: false,
         fatal: true,
-        reason: `${what}: run \`make deps\`, which builds it with go install`,
+        reason: `${what}: run \`make deps-bench\`, which builds it with go install`,
       }
     : {
         found: false,
         fatal: false,
-        reason: `${what} and Go is not installed, so \`make deps\` cannot build it: install Go (https://go.dev/dl) and run \`make deps\``,
+        reason: `${what} and Go is not installed, so \`make deps-bench\` cannot build it: install Go (https://go.dev/dl) and run \`make deps-bench\``,
       };
 }

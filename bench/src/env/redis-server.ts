@@ -21,7 +21,9 @@ export interface RedisServer {
 export async function startRedis(opts: { pinning: Pinning }): Promise<RedisServer> {
   const bin = await which('redis-server');
   if (!bin)
-    throw new Error('redis-server is not installed: run `make deps` (Debian package redis-server)');
+    throw new Error(
+      'redis-server is not installed: run `make deps-bench` (Debian package redis-server)',
+    );
   const dir = mkdtempSync(join(tmpdir(), 'bench-redis-'));
   const port = await freePort();
   try {
