@@ -1,5 +1,7 @@
 // Assembles the runtime image's /app from a built checkout (deploy/Dockerfile runs it):
 //   node deploy/runtime-tree.mjs OUT
+//   node deploy/runtime-tree.mjs --build-order   prints the workspaces to build, one per line,
+//                                                each after the workspaces it imports
 // OUT gets a root package.json listing only the workspaces a service runs, the lockfile,
 // config/, each of those workspaces' package.json (without devDependencies and scripts) and
 // dist/ (without declarations and source maps), and the dashboard's built files. `npm install
@@ -18,7 +20,7 @@ import { join } from 'node:path';
 
 const out = process.argv[2];
 if (!out) {
-  console.error('usage: node deploy/runtime-tree.mjs OUT');
+  console.error('usage: node deploy/runtime-tree.mjs OUT | --build-order');
   process.exit(2);
 }
 
@@ -38,7 +40,7 @@ const readJson = (file) => JSON.parse(readFileSync(file, 'utf8'));
  * such as the test kit, stay out). Derived from the package files so a moved or new library
  * cannot be left out of the image.
  */
-function runtimeWorkspaces() {
+function workspacesByName() {
   const root = readJson('package.json');
   const byName = new Map();
   for (const pattern of root.workspaces) {
@@ -53,6 +55,11 @@ function runtimeWorkspaces() {
       }
     }
   }
+  return byName;
+}
+
+function runtimeWorkspaces() {
+  const byName = workspacesByName();
   const found = new Set();
   const visit = (dir) => {
     if (found.has(dir)) return;
@@ -69,6 +76,35 @@ function runtimeWorkspaces() {
 const RUNTIME = runtimeWorkspaces();
 /** Static files served by auth (DASHBOARD_DIR), no package of their own at run time. */
 const STATIC = ['clients/dashboard/dist'];
+/** Built for the image but not run in it: the dashboard (and the SDK it bundles). */
+const BUILT_ONLY = ['clients/sdk', 'clients/dashboard'];
+
+/**
+ * The runtime workspaces and the dashboard, each after every workspace of the set it imports
+ * (dev dependencies count: a build reads their declarations), so each `tsc` finds its
+ * libraries' dist/ already written.
+ */
+function buildOrder() {
+  const byName = workspacesByName();
+  const wanted = new Set([...RUNTIME, ...BUILT_ONLY]);
+  const ordered = [];
+  const visit = (dir) => {
+    if (ordered.includes(dir)) return;
+    const pkg = readJson(join(dir, 'package.json'));
+    for (const dep of Object.keys({ ...pkg.dependencies, ...pkg.devDependencies })) {
+      const ws = byName.get(dep);
+      if (ws && wanted.has(ws) && ws !== dir) visit(ws);
+    }
+    if (!ordered.includes(dir)) ordered.push(dir);
+  };
+  for (const dir of [...wanted].sort()) visit(dir);
+  return ordered.filter((dir) => readJson(join(dir, 'package.json')).scripts?.build);
+}
+
+if (out === '--build-order') {
+  process.stdout.write(`${buildOrder().join('\n')}\n`);
+  process.exit(0);
+}
 
 const root = readJson('package.json');
 
