@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import type { Stack, TestSocket } from '@herald/testkit';
 import { openSocket } from '@herald/testkit';
 import { SignJWT } from 'jose';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { connect, eventually, notify, recipient, type Tenant, useStack } from './fixtures.js';
 
@@ -66,6 +67,23 @@ async function receives(t: Tenant, s: TestSocket, to: string, payload: unknown):
 }
 
 describe('recipient tokens', () => {
+  it('stores the signing secret sealed, never in clear', async () => {
+    const t = await tokenTenant(stack());
+    const db = new pg.Client({ connectionString: stack().databaseUrl });
+    await db.connect();
+    try {
+      const { rows } = await db.query('select * from api_keys where id = $1', [t.key.id]);
+      expect(rows).toHaveLength(1);
+      expect(rows[0].require_token).toBe(true);
+      expect(String(rows[0].signing_secret)).toMatch(/^v1\./);
+      for (const value of Object.values(rows[0])) {
+        expect(String(value)).not.toContain(t.secret.slice('hk_sign_'.length));
+      }
+    } finally {
+      await db.end();
+    }
+  });
+
   it('a key that does not require tokens still connects without one', async () => {
     const { id } = await stack().createAccount();
     const key = await stack().createKey({ account: id, kind: 'test', client: 'mobile' });
@@ -74,6 +92,24 @@ describe('recipient tokens', () => {
     const to = recipient();
     const s = await connect(stack(), { apiKey: key.key, recipient: to });
     await receives({ account: id, key }, s, to, { plain: true });
+    await s.close();
+  });
+
+  it('connects with a valid token, and receives (a key from the admin CLI)', async () => {
+    // A paid account: its keys are made by `key create --require-token --json`.
+    const { id } = await stack().createAccount({ plan: 'hobby' });
+    const key = await stack().createKey({
+      account: id,
+      kind: 'live',
+      client: 'mobile',
+      requireToken: true,
+      scope: 'subscribe',
+    });
+    expect(key).toMatchObject({ require_token: true, scope: 'subscribe' });
+    expect(key.signing_secret).toMatch(/^hk_sign_/);
+    const to = recipient();
+    const token = await mint(key.signing_secret as string, { sub: to, exp: now() + 600 });
+    const s = await connect(stack(), { apiKey: key.key, recipient: to, token });
     await s.close();
   });
 

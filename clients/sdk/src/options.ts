@@ -41,6 +41,18 @@ export interface HeraldOptions {
   notifyTimeoutMs?: number;
   /** How many recent event ids each subscription remembers to drop duplicates. Default 1000. */
   dedupCapacity?: number;
+  /**
+   * The recipient token, for a key that requires one (minted by your server: HS256 with the key's
+   * signing secret, `sub` the recipient). Fixed: once it expires the socket is refused; prefer
+   * `getToken`. Never logged.
+   */
+  token?: string;
+  /**
+   * Asked for a recipient token before each connect and again before the current one expires
+   * (sent in-band, so the socket stays open), with the recipient it is for. A failure is reported
+   * through `onError` (`token_unavailable`) and retried. Never logged.
+   */
+  getToken?: (recipient: string) => Promise<string>;
 }
 
 export interface Resolved {
@@ -56,6 +68,8 @@ export interface Resolved {
   acceptDelayMs: number;
   notifyTimeoutMs: number;
   dedupCapacity: number;
+  /** options.getToken, or options.token as one; undefined for a key without tokens. */
+  getToken: ((recipient: string) => Promise<string>) | undefined;
 }
 
 export const DEFAULTS = {
@@ -132,6 +146,7 @@ export function resolveOptions(o: HeraldOptions): Resolved {
     1,
   );
   return {
+    getToken: tokenSource(o),
     apiKey: o.apiKey,
     client: o.client,
     baseUrl,
@@ -145,6 +160,23 @@ export function resolveOptions(o: HeraldOptions): Resolved {
     notifyTimeoutMs,
     dedupCapacity,
   };
+}
+
+function tokenSource(o: HeraldOptions): Resolved['getToken'] {
+  if (o.token !== undefined && o.getToken !== undefined) {
+    throw new TypeError('Herald: pass options.token or options.getToken, not both');
+  }
+  if (o.getToken !== undefined && typeof o.getToken !== 'function') {
+    throw new TypeError(
+      'Herald: options.getToken must be a function returning a Promise of the token',
+    );
+  }
+  if (o.token === undefined) return o.getToken;
+  if (typeof o.token !== 'string' || o.token === '') {
+    throw new TypeError('Herald: options.token must be the recipient token (a JWT string)');
+  }
+  const token = o.token;
+  return () => Promise.resolve(token);
 }
 
 export function checkClient(value: unknown, name: string): asserts value is Client {

@@ -98,6 +98,8 @@ describe('admin CLI', () => {
       client: 'web',
       domain: 'https://app.example.com',
       expires_at: expect.any(String),
+      scope: 'both',
+      require_token: false,
     });
     const key = String(created.key);
     const row = await servers.db
@@ -124,6 +126,8 @@ describe('admin CLI', () => {
           expires_at: created.expires_at,
           revoked_at: null,
           created_at: row.created_at.toISOString(),
+          scope: 'both',
+          require_token: false,
         },
       ],
     });
