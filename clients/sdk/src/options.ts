@@ -162,21 +162,16 @@ export function resolveOptions(o: HeraldOptions): Resolved {
   };
 }
 
-function tokenSource(o: HeraldOptions): Resolved['getToken'] {
-  if (o.token !== undefined && o.getToken !== undefined) {
-    throw new TypeError('Herald: pass options.token or options.getToken, not both');
-  }
-  if (o.getToken !== undefined && typeof o.getToken !== 'function') {
+/** options.getToken, or a fixed options.token as one. */
+function tokenSource({ token, getToken }: HeraldOptions): Resolved['getToken'] {
+  if (
+    getToken === undefined ? token !== undefined && !token : typeof getToken !== 'function' || token
+  ) {
     throw new TypeError(
-      'Herald: options.getToken must be a function returning a Promise of the token',
+      'Herald: pass options.token (a JWT) or options.getToken (a function), not both',
     );
   }
-  if (o.token === undefined) return o.getToken;
-  if (typeof o.token !== 'string' || o.token === '') {
-    throw new TypeError('Herald: options.token must be the recipient token (a JWT string)');
-  }
-  const token = o.token;
-  return () => Promise.resolve(token);
+  return getToken ?? (token ? () => Promise.resolve(token) : undefined);
 }
 
 export function checkClient(value: unknown, name: string): asserts value is Client {
