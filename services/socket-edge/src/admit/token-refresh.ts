@@ -4,6 +4,7 @@ import { TokenFrame } from '@herald/proto';
 import type { RawData } from 'ws';
 import type { EdgeMetrics } from '../metrics.js';
 import type { EdgeSocket } from '../socket/edge-socket.js';
+import { clientFrameJson } from '../socket/framing.js';
 import { checkRecipientToken, type TokenPolicy } from './recipient-token.js';
 import { connectError } from './refusal.js';
 import { TokenLease } from './token-lease.js';
@@ -73,17 +74,6 @@ export function watchToken(
 
 function parseTokenFrame(data: RawData, isBinary: boolean): string | undefined {
   if (isBinary) return undefined;
-  const text = Array.isArray(data)
-    ? Buffer.concat(data).toString('utf8')
-    : Buffer.isBuffer(data)
-      ? data.toString('utf8')
-      : Buffer.from(data).toString('utf8');
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  const frame = TokenFrame.safeParse(value);
+  const frame = TokenFrame.safeParse(clientFrameJson(data));
   return frame.success ? frame.data.token : undefined;
 }
