@@ -278,7 +278,7 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-/** The flag a library error's field corresponds to (they share names). */
+/** The flag a library error's field corresponds to (they share names, `_` written `-`). */
 export function flagOf(err: HeraldError): string | undefined {
-  return err.field === undefined ? undefined : `--${err.field}`;
+  return err.field === undefined ? undefined : `--${err.field.replaceAll('_', '-')}`;
 }
