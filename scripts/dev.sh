@@ -4,7 +4,8 @@
 #   .data/tls        local CA + localhost certificate (scripts/gen-certs.sh)
 #   .data/nats       JetStream store of a private nats-server on 127.0.0.1:$HERALD_NATS_PORT (14222)
 #   .data/pg         a private Postgres cluster on 127.0.0.1:$HERALD_PG_PORT (15432), database herald
-#   .data/dev.env    DATABASE_URL and NATS_URL, read by the admin CLI and retention's run-once
+#   .data/dev.env    DATABASE_URL, NATS_URL and SECRET_ENCRYPTION_KEY, read by the admin CLI and retention's run-once
+#   .data/secret-encryption.key  seals keys' signing secrets at rest (made once: keep it with the data)
 #   .data/demo.env   the demo account, its Test key and a demo recipient (sourceable)
 #   .data/example.env  the bell example's own account; make example adds its key (scripts/example.sh)
 #   .data/logs       one log per process; .data/run holds their pids
@@ -153,8 +154,15 @@ fi
 DATABASE_URL=postgres://postgres@127.0.0.1:$PG_PORT/herald
 say "Postgres on $DATABASE_URL"
 
-printf 'DATABASE_URL=%s\nNATS_URL=%s\n' "$DATABASE_URL" "$NATS_URL" >"$DATA/dev.env"
-export DATABASE_URL NATS_URL
+# Seals keys' signing secrets at rest (auth and the admin CLI): made once and kept with the data,
+# since a new one could not open the secrets sealed before.
+if [[ ! -s $DATA/secret-encryption.key ]]; then
+  (umask 077 && openssl rand -base64 32 >"$DATA/secret-encryption.key")
+fi
+SECRET_ENCRYPTION_KEY=$(<"$DATA/secret-encryption.key")
+printf 'DATABASE_URL=%s\nNATS_URL=%s\nSECRET_ENCRYPTION_KEY=%s\n' "$DATABASE_URL" "$NATS_URL" "$SECRET_ENCRYPTION_KEY" >"$DATA/dev.env"
+chmod 600 "$DATA/dev.env"
+export DATABASE_URL NATS_URL SECRET_ENCRYPTION_KEY
 
 say 'running migrations'
 admin migrate >"$LOGS/migrate.log" 2>&1 || { tail -n 30 "$LOGS/migrate.log" >&2; die 'migrations failed; log above'; }
@@ -203,6 +211,7 @@ for entry in "${SERVICES[@]}"; do
   rotate_log "$name"
   env PORT="$port" HOST="$HOST" TLS_CERT_FILE="$TLS/tls.crt" TLS_KEY_FILE="$TLS/tls.key" \
     NATS_URL="$NATS_URL" DATABASE_URL="$DATABASE_URL" LOG_LEVEL="${LOG_LEVEL:-info}" \
+    SECRET_ENCRYPTION_KEY="$SECRET_ENCRYPTION_KEY" \
     DASHBOARD_DIR="$DASHBOARD_DIST" DASHBOARD_INGRESS_URL=https://localhost:8443 DASHBOARD_WS_URL=wss://localhost:8444 \
     setsid node --conditions=herald-source --import tsx "services/$name/src/main.ts" >"$LOGS/$name.log" 2>&1 &
   pid=$!

@@ -35,8 +35,30 @@ export type DashboardScope = z.infer<typeof DashboardScope>;
 export const AuthVerifyRequest = z.object({
   v: z.literal(1),
   key_hash: z.string().regex(/^[0-9a-f]{64}$/, 'key_hash must be 64 lower-case hex characters'),
+  /**
+   * Ask for the key's signing secrets too (the edge, which verifies recipient tokens). Ingress
+   * never asks: it has no use for them.
+   */
+  signing_secrets: z.boolean().optional(),
 });
 export type AuthVerifyRequest = z.infer<typeof AuthVerifyRequest>;
+
+/**
+ * What a key may do: `subscribe` opens sockets only (browsers and apps), `dispatch` only sends
+ * (servers), `both` either (the default, the spec's behaviour).
+ */
+export const KeyScope = z.enum(['subscribe', 'dispatch', 'both']);
+export type KeyScope = z.infer<typeof KeyScope>;
+
+/**
+ * One signing secret a recipient token may be signed with: the current one (`until` null), or
+ * the one a rotation replaced, valid until `until` (epoch ms).
+ */
+export const SigningSecret = z.object({
+  secret: z.string().min(1),
+  until: z.number().int().nullable(),
+});
+export type SigningSecret = z.infer<typeof SigningSecret>;
 
 /** What a verified key lets the caller know: enough to route, authorise and limit. */
 export const VerifiedKey = z.object({
@@ -59,6 +81,12 @@ export const VerifiedKey = z.object({
   plan_until: z.number().int().nullable(),
   /** The plan's limits, or the catalogue's `test_key_limits` for a Test key. */
   limits: PlanLimits,
+  /** What the key may do; absent means `both` (an auth that predates scopes). */
+  scope: KeyScope.optional(),
+  /** Whether its sockets need a recipient token (`token=`); absent means no. */
+  require_token: z.boolean().optional(),
+  /** Only when asked for (`signing_secrets: true`) and the key requires tokens. */
+  signing_secrets: z.array(SigningSecret).optional(),
 });
 export type VerifiedKey = z.infer<typeof VerifiedKey>;
 
@@ -81,6 +109,6 @@ export const AuthInvalidate = z.object({
   key_id: z.string().optional(),
   account_id: z.string().optional(),
   /** `domain_changed`: a web key's registered domain was changed; re-check Origins. */
-  reason: z.enum(['revoked', 'reset', 'plan_changed', 'domain_changed']),
+  reason: z.enum(['revoked', 'reset', 'plan_changed', 'domain_changed', 'secret_rotated']),
 });
 export type AuthInvalidate = z.infer<typeof AuthInvalidate>;

@@ -26,6 +26,16 @@ export const ErrorCodes = {
    * for all, on /notify, the NATS dispatch subject and /ws/connect alike.
    */
   invalid_api_key: 401,
+  /** The key requires recipient tokens and the connect carried none (`token=`). */
+  missing_token: 401,
+  /**
+   * The recipient token is not one this key's signing secret made: a bad signature, malformed,
+   * signed with another algorithm than HS256 (`none` included), expired, not yet valid, or living
+   * longer than the edge allows.
+   */
+  invalid_token: 401,
+  /** The socket's recipient token expired and no fresh one came in-band: reconnect with a new one. */
+  token_expired: 401,
   /** The key was revoked. */
   key_revoked: 401,
   /** The key is past its expiry (Test keys live 4 hours). */
@@ -36,6 +46,13 @@ export const ErrorCodes = {
   client_mismatch: 403,
   /** The NATS dispatch subject names another account than the key's. */
   account_mismatch: 403,
+  /** The recipient token's `sub` is another recipient than the socket's `recipient`. */
+  token_recipient_mismatch: 403,
+  /**
+   * The key's scope does not allow this use: a `subscribe` key dispatching (HTTP, batch, NATS), or
+   * a `dispatch` key opening a socket.
+   */
+  scope_denied: 403,
   /** The account's plan is not active. */
   plan_inactive: 403,
   /** The key's dispatch rate limit is exhausted; see Retry-After. */

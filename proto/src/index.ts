@@ -9,6 +9,8 @@ export {
   DashboardScope,
   KeyKind,
   KeyPrefix,
+  KeyScope,
+  SigningSecret,
   VerifiedKey,
 } from './auth.js';
 export { BatchAccepted, BatchItemResult, BatchReply } from './batch.js';
@@ -61,8 +63,10 @@ export {
   ErrorFrame,
   EventFrame,
   encodeEventFrame,
+  MAX_TOKEN_LENGTH,
   parseConnectParams,
   ServerFrame,
+  TokenFrame,
 } from './socket.js';
 export {
   EventStatus,

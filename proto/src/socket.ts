@@ -4,6 +4,9 @@ import { HeraldError } from './errors.js';
 import { Client, invalidApiKey } from './notify.js';
 import { UUID_V4 } from './uuid.js';
 
+/** The longest recipient token accepted (query parameter or in-band frame), in characters. */
+export const MAX_TOKEN_LENGTH = 4096;
+
 /** Query parameters of `wss {ws_url}/ws/connect`. */
 export const ConnectParams = z.object({
   api_key: z.string({ error: 'api_key is required in the query string' }).regex(API_KEY_FORMAT),
@@ -15,6 +18,8 @@ export const ConnectParams = z.object({
     )
     .transform((s) => s.toLowerCase()),
   client: Client,
+  /** The recipient token (a JWT), for keys that require one; checked by the edge. */
+  token: z.string().optional(),
 });
 export type ConnectParams = z.infer<typeof ConnectParams>;
 
@@ -41,7 +46,17 @@ export type ServerFrame = z.infer<typeof ServerFrame>;
 export const AckFrame = z.object({ type: z.literal('ack'), id: z.string().min(1).max(64) });
 export type AckFrame = z.infer<typeof AckFrame>;
 
-export const ClientFrame = z.discriminatedUnion('type', [AckFrame]);
+/**
+ * herald.v1, client to server: a fresh recipient token for this socket, sent before the current
+ * one expires, so the socket stays open (keys that require tokens).
+ */
+export const TokenFrame = z.object({
+  type: z.literal('token'),
+  token: z.string().min(1).max(MAX_TOKEN_LENGTH),
+});
+export type TokenFrame = z.infer<typeof TokenFrame>;
+
+export const ClientFrame = z.discriminatedUnion('type', [AckFrame, TokenFrame]);
 export type ClientFrame = z.infer<typeof ClientFrame>;
 
 /**
@@ -80,6 +95,8 @@ export function parseConnectParams(query: URLSearchParams): ConnectParams {
     }
     raw[name] = value;
   }
+  const token = parseToken(query);
+  if (token !== undefined) raw.token = token;
   const parsed = ConnectParams.safeParse(raw);
   if (parsed.success) return parsed.data;
   const field = String(parsed.error.issues[0]?.path[0] ?? 'query');
@@ -99,4 +116,22 @@ export function parseConnectParams(query: URLSearchParams): ConnectParams {
     `${field}: ${parsed.error.issues[0]?.message ?? 'invalid value'}`,
     { field },
   );
+}
+
+/**
+ * The optional `token` parameter: absent (undefined), or one non-empty value within
+ * {@link MAX_TOKEN_LENGTH}. Whether the key needs one is the edge's to decide, once it is verified.
+ */
+function parseToken(query: URLSearchParams): string | undefined {
+  const all = query.getAll('token');
+  if (all.length === 0) return undefined;
+  const [token] = all;
+  if (all.length > 1 || token === undefined || token === '' || token.length > MAX_TOKEN_LENGTH) {
+    throw new HeraldError(
+      'invalid_token',
+      `token must be given once, as a JWT of at most ${MAX_TOKEN_LENGTH} characters: send token=<the recipient token your server minted>`,
+      { field: 'token' },
+    );
+  }
+  return token;
 }

@@ -1,10 +1,7 @@
-import { type FormEvent, useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useState } from 'react';
 import { type Account, api, errorText, type Key } from './api.js';
+import { type Created, CreateKeyForm, RotateSecretButton, ShownOnce } from './KeyForm.js';
 import { useNow } from './useNow.js';
-
-interface Created extends Key {
-  key: string;
-}
 
 export function KeysPage({
   account,
@@ -29,7 +26,7 @@ export function KeysPage({
 
   const shown = (k: Created) => {
     setCreated(k);
-    onKeyShown({ key: k.key, client: k.client });
+    if (k.key) onKeyShown({ key: k.key, client: k.client });
     void refresh();
   };
   const test = keys.find((k) => k.kind === 'test');
@@ -75,6 +72,7 @@ export function KeysPage({
                 <tr>
                   <th scope="col">Key</th>
                   <th scope="col">Client</th>
+                  <th scope="col">Scope</th>
                   <th scope="col">Created</th>
                   <th scope="col">Last used</th>
                   <th scope="col">State</th>
@@ -90,10 +88,16 @@ export function KeysPage({
                       <code>{k.key_prefix}…</code>
                     </td>
                     <td>{k.client === 'web' ? `web (${k.domain})` : 'mobile'}</td>
+                    <td data-testid="key-scope">{scopeText(k)}</td>
                     <td>{when(k.created_at)}</td>
                     <td>{when(k.last_used_at)}</td>
                     <td data-testid="key-state">{liveKeyState(k, account)}</td>
-                    <td>{!k.revoked_at && <RevokeButton k={k} onRevoked={refresh} />}</td>
+                    <td>
+                      {!k.revoked_at && k.require_token && (
+                        <RotateSecretButton k={k} onRotated={shown} />
+                      )}{' '}
+                      {!k.revoked_at && <RevokeButton k={k} onRevoked={refresh} />}
+                    </td>
                   </tr>
                 ))}
               </tbody>
@@ -103,6 +107,11 @@ export function KeysPage({
       </div>
     </section>
   );
+}
+
+/** The key's scope, and whether its sockets need a recipient token. */
+export function scopeText(k: Key): string {
+  return `${k.scope ?? 'both'}${k.require_token ? ', tokens required' : ''}`;
 }
 
 /** What a Live key does now: works, refused until the plan is renewed, or revoked for good. */
@@ -123,90 +132,13 @@ function TestKey({ k }: { k: Key }) {
       <dd>
         <code>{k.key_prefix}…</code> ({k.client === 'web' ? `web, ${k.domain}` : 'mobile'})
       </dd>
+      <dt>Scope</dt>
+      <dd data-testid="test-scope">{scopeText(k)}</dd>
       <dt>Expires in</dt>
       <dd data-testid="test-countdown">{left > 0 ? duration(left) : 'expired'}</dd>
       <dt>Last used</dt>
       <dd>{when(k.last_used_at)}</dd>
     </dl>
-  );
-}
-
-function CreateKeyForm({
-  kind,
-  label,
-  onCreated,
-}: {
-  kind: 'live' | 'test';
-  label: string;
-  onCreated: (k: Created) => void;
-}) {
-  const [client, setClient] = useState<'web' | 'mobile'>('mobile');
-  const [domain, setDomain] = useState('');
-  const [error, setError] = useState('');
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    setError('');
-    try {
-      const body = client === 'web' ? { client, domain } : { client };
-      onCreated(await api<Created>('POST', kind === 'test' ? '/v1/keys/test' : '/v1/keys', body));
-    } catch (err) {
-      setError(errorText(err));
-    }
-  };
-  return (
-    <form onSubmit={submit} className="inline">
-      <label>
-        Client
-        <select value={client} onChange={(e) => setClient(e.target.value as 'web' | 'mobile')}>
-          <option value="mobile">mobile</option>
-          <option value="web">web</option>
-        </select>
-      </label>
-      {client === 'web' && (
-        <label>
-          Domain
-          <input
-            value={domain}
-            onChange={(e) => setDomain(e.target.value)}
-            placeholder="https://app.example.com"
-            required
-          />
-        </label>
-      )}
-      <button type="submit">{label}</button>
-      {error && (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      )}
-    </form>
-  );
-}
-
-function ShownOnce({ created, onDone }: { created: Created; onDone: () => void }) {
-  const [copied, setCopied] = useState(false);
-  return (
-    <section className="card notice" aria-label="New key">
-      <h2>Your new {created.kind === 'test' ? 'Test' : 'Live'} key</h2>
-      <p>This is the only time it is shown: copy it now and keep it secret.</p>
-      <p>
-        <code className="secret" data-testid="new-key">
-          {created.key}
-        </code>
-      </p>
-      <button
-        type="button"
-        onClick={async () => {
-          await navigator.clipboard?.writeText(created.key).catch(() => undefined);
-          setCopied(true);
-        }}
-      >
-        {copied ? 'Copied' : 'Copy key'}
-      </button>{' '}
-      <button type="button" onClick={onDone}>
-        I have saved it
-      </button>
-    </section>
   );
 }
 

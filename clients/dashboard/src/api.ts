@@ -60,6 +60,8 @@ export interface Key {
   revoked_at: string | null;
   created_at: string;
   last_used_at?: string | null;
+  scope?: 'subscribe' | 'dispatch' | 'both';
+  require_token?: boolean;
 }
 
 export interface Limits {

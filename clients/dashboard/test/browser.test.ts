@@ -294,6 +294,33 @@ describe('dashboard in headless Chromium', () => {
     await shot('5-live-key-revoked');
   }, 120_000);
 
+  it('creates a subscribe key that requires tokens: its signing secret shown once, rotated on demand', async () => {
+    const form = page.locator('form', {
+      has: page.getByRole('button', { name: 'Create a Live key' }),
+    });
+    await form.getByLabel('Scope').selectOption('subscribe');
+    await form.getByLabel('Require recipient tokens').check();
+    await form.getByRole('button', { name: 'Create a Live key' }).click();
+    const key = (await page.getByTestId('new-key').textContent()) ?? '';
+    const secret = (await page.getByTestId('new-signing-secret').textContent()) ?? '';
+    expect(key).toMatch(/^hk_live_/);
+    expect(secret).toMatch(/^hk_sign_[0-9A-Za-z]{43}$/);
+    await shot('6-key-with-signing-secret');
+    await page.getByRole('button', { name: 'I have saved it' }).click();
+    expect(await page.getByTestId('new-signing-secret').count()).toBe(0);
+    const prefix = key.slice(0, 12);
+    const row = page.locator('tr', { has: page.getByText(`${prefix}…`) });
+    expect(await row.getByTestId('key-scope').textContent()).toBe('subscribe, tokens required');
+    // The list never shows the secret again; a rotation shows a new one, once.
+    expect(await page.content()).not.toContain(secret);
+    await row.getByRole('button', { name: `Rotate the signing secret of ${prefix}` }).click();
+    const rotated = (await page.getByTestId('new-signing-secret').textContent()) ?? '';
+    expect(rotated).toMatch(/^hk_sign_/);
+    expect(rotated).not.toBe(secret);
+    expect(await page.getByTestId('new-key').count()).toBe(0);
+    await page.getByRole('button', { name: 'I have saved it' }).click();
+  }, 120_000);
+
   it('after a password reset, the login form keeps the email and not the password', async () => {
     await page.getByRole('button', { name: 'Log out' }).click();
     await page.getByLabel('Email').fill(email);

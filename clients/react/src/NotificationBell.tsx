@@ -28,7 +28,14 @@ export function NotificationBell(props: NotificationBellProps): ReactNode {
     maxItems = DEFAULT_MAX_ITEMS,
     locale = 'en',
   } = props;
-  const { hub, snapshot } = useBell({ apikey, userID, baseUrl, wsUrl });
+  const { hub, snapshot } = useBell({
+    apikey,
+    userID,
+    baseUrl,
+    wsUrl,
+    token: props.token,
+    getToken: props.getToken,
+  });
   const [open, setOpen] = useState(false);
   const [announcement, setAnnouncement] = useState('');
   const root = useRef<HTMLDivElement>(null);

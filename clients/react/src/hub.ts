@@ -9,6 +9,8 @@ export interface HubConfig {
   userID: string;
   baseUrl: string | undefined;
   wsUrl: string | undefined;
+  /** The bell's token or getToken, read when the SDK asks; undefined for a key without tokens. */
+  getToken?: (() => Promise<string>) | undefined;
 }
 
 /** What the bell renders; a new object on every change, the same one otherwise. */
@@ -122,8 +124,8 @@ export class BellHub {
     this.#failure = undefined;
     let herald: Herald | undefined;
     try {
-      const { apikey, userID, baseUrl, wsUrl } = this.#config;
-      herald = new Herald({ apiKey: apikey, client: 'web', baseUrl, wsUrl });
+      const { apikey, userID, baseUrl, wsUrl, getToken } = this.#config;
+      herald = new Herald({ apiKey: apikey, client: 'web', baseUrl, wsUrl, getToken });
       herald.onConnectionChange((state) => this.#setConnection(state));
       herald.onError((error) => this.#report(error));
       herald.subscribe(userID).listen((_payload, event) => this.#receive(event));
@@ -243,7 +245,13 @@ const hubs = new Map<
  * bell moving in the tree) keeps the one socket instead of closing and reopening it.
  */
 export function acquireHub(config: HubConfig): { hub: BellHub; release: () => void } {
-  const id = JSON.stringify([config.apikey, config.userID, config.baseUrl, config.wsUrl]);
+  const id = JSON.stringify([
+    config.apikey,
+    config.userID,
+    config.baseUrl,
+    config.wsUrl,
+    config.getToken !== undefined,
+  ]);
   let entry = hubs.get(id);
   if (!entry) {
     const hub = new BellHub(config);

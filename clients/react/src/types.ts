@@ -35,6 +35,13 @@ export interface NotificationBellProps {
   poweredByClassName?: string;
   poweredByLinkClassName?: string;
 
+  /**
+   * Extension: the recipient token, for a key that requires one (minted by your server for
+   * `userID`). Fixed: prefer `getToken`, which is asked again before each token expires.
+   */
+  token?: string;
+  /** Extension: asked for a recipient token before each connect and before expiry (the SDK's). */
+  getToken?: () => Promise<string>;
   /** Extension: where ingress-api listens (self-hosting). Default the SDK's. */
   baseUrl?: string;
   /** Extension: where socket-edge listens (self-hosting). Default the SDK's. */

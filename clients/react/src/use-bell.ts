@@ -1,4 +1,4 @@
-import { useEffect, useState, useSyncExternalStore } from 'react';
+import { useEffect, useRef, useState, useSyncExternalStore } from 'react';
 import { acquireHub, type BellHub, type HubConfig, type Snapshot } from './hub.js';
 import { EMPTY_STATE } from './persisted.js';
 
@@ -8,6 +8,12 @@ const INITIAL: Snapshot = /* @__PURE__ */ Object.freeze({
   connection: 'disconnected',
 });
 const noSubscription = () => () => {};
+
+/** The bell's token props (NotificationBellProps). */
+interface TokenProps {
+  token?: string | undefined;
+  getToken?: (() => Promise<string>) | undefined;
+}
 const initial = () => INITIAL;
 
 /**
@@ -15,14 +21,27 @@ const initial = () => INITIAL;
  * rendering touches no window), and its snapshot. A new userID or key releases the old hub
  * (closing its socket) and acquires another.
  */
-export function useBell(config: HubConfig): { hub: BellHub | undefined; snapshot: Snapshot } {
+export function useBell(config: Omit<HubConfig, 'getToken'> & TokenProps): {
+  hub: BellHub | undefined;
+  snapshot: Snapshot;
+} {
   const [hub, setHub] = useState<BellHub>();
   const { apikey, userID, baseUrl, wsUrl } = config;
+  // The latest token props, read when the SDK asks: a new getToken each render opens no socket.
+  const tokens = useRef<TokenProps>(config);
+  tokens.current = config;
+  const withToken = config.token !== undefined || config.getToken !== undefined;
   useEffect(() => {
-    const held = acquireHub({ apikey, userID, baseUrl, wsUrl });
+    const getToken = withToken
+      ? () => {
+          const { token, getToken: get } = tokens.current;
+          return get ? get() : Promise.resolve(token ?? '');
+        }
+      : undefined;
+    const held = acquireHub({ apikey, userID, baseUrl, wsUrl, getToken });
     setHub(held.hub);
     return held.release;
-  }, [apikey, userID, baseUrl, wsUrl]);
+  }, [apikey, userID, baseUrl, wsUrl, withToken]);
   const snapshot = useSyncExternalStore(
     hub?.subscribe ?? noSubscription,
     hub?.getSnapshot ?? initial,

@@ -1,16 +1,16 @@
 import { SUBPROTOCOL } from '@herald/proto/wire';
 import { backoffDelay, limitedDelay } from './backoff.js';
 import { closeAction } from './close-action.js';
+import { diagnose } from './diagnose.js';
 import { HeraldError } from './errors.js';
 import { closeError, type ErrorDetail, parseFrame } from './frames.js';
 import { Listeners } from './listeners.js';
 import { reportListenerError } from './logger.js';
-import { explainNetworkFailure } from './network-cause.js';
 import type { Resolved } from './options.js';
-import { probeSocketUrl } from './probe.js';
 import { RecentIds } from './recent-ids.js';
+import { TokenSupply } from './token.js';
 import type { ConnectionState, HeraldEvent } from './types.js';
-import { OPEN, type WebSocketConstructor, type WebSocketLike } from './websocket.js';
+import { closeQuietly, OPEN, type WebSocketConstructor, type WebSocketLike } from './websocket.js';
 
 /**
  * - `connecting`: a socket is opening, or is open but not yet known to be accepted;
@@ -23,7 +23,7 @@ type Phase = 'connecting' | 'open' | 'waiting' | 'stopped' | 'closed';
 
 export interface ConnectionDeps {
   recipient: string;
-  /** The full connect URL. It holds the API key: never log it. */
+  /** The full connect URL, but the token. It holds the API key: never log it. */
   url: string;
   options: Resolved;
   webSocket: () => Promise<WebSocketConstructor | undefined>;
@@ -60,6 +60,8 @@ export class Connection {
   #probe: AbortController | undefined;
   /** The error event of the last socket that failed, for what Node says of its cause. */
   #failure: unknown;
+  /** options.getToken: a token before each connect, and fresh ones in-band before expiry. */
+  readonly #tokens: TokenSupply | undefined;
 
   constructor(deps: ConnectionDeps) {
     this.#deps = deps;
@@ -68,6 +70,8 @@ export class Connection {
     this.errors = new Listeners(onThrow);
     this.states = new Listeners(onThrow);
     this.#recent = new RecentIds(deps.options.dedupCapacity);
+    const get = deps.options.getToken;
+    this.#tokens = get ? new TokenSupply(get, deps.recipient) : undefined;
     void this.#connect();
   }
 
@@ -109,9 +113,18 @@ export class Connection {
         ),
       );
     }
+    let token: string | undefined;
+    try {
+      token = await this.#tokens?.next();
+    } catch (err) {
+      if (this.#phase === 'connecting') this.#lost('retry', err as HeraldError);
+      return;
+    }
+    if (this.#phase !== 'connecting') return;
     let ws: WebSocketLike;
     try {
-      ws = new Ctor(this.#deps.url, SUBPROTOCOL);
+      const { url } = this.#deps;
+      ws = new Ctor(token ? `${url}&token=${encodeURIComponent(token)}` : url, SUBPROTOCOL);
     } catch (err) {
       // A constructor that throws (a page's CSP, a mixed-content block) would throw again.
       return this.#stop(
@@ -120,6 +133,13 @@ export class Connection {
     }
     this.#ws = ws;
     this.#log('debug', 'herald: connecting');
+    if (token) {
+      this.#tokens?.schedule(
+        token,
+        (fresh) => this.#sendToken(ws, fresh),
+        (e) => ws === this.#ws && this.#emitError(e),
+      );
+    }
     this.#timer = setTimeout(() => this.#lost('retry'), this.#deps.options.connectTimeoutMs);
     ws.onopen = () => {
       this.#clearTimer();
@@ -187,7 +207,7 @@ export class Connection {
     const error = code >= 4000 && code < 5000 ? closeError(this.#refusal, code, reason) : undefined;
     this.#log('debug', 'herald: closed', { code });
     const neverOpened = this.#openedAt === 0;
-    this.#lost(closeAction(code), error);
+    this.#lost(closeAction(code, error?.code), error);
     if (!error && neverOpened) void this.#diagnose();
   }
 
@@ -200,54 +220,25 @@ export class Connection {
     if (this.#probe) return; // one probe at a time; the retries keep going meanwhile
     // Once accepted the URL is right, and this outage was reported: nothing left to learn.
     if (this.#everAccepted && this.#networkReported) return;
-    const url = this.#deps.url;
-    // Without the query: it holds the key.
-    const endpoint = url.slice(0, url.indexOf('?'));
-    const failure = this.#failure;
     this.#probe = new AbortController();
-    const result = await probeSocketUrl(url, this.#deps.options.fetch, this.#probe.signal);
-    const why =
-      result === 'network' && !this.#networkReported
-        ? await explainNetworkFailure(url, failure, this.#deps.options.fetch)
-        : undefined;
+    const found = await diagnose(
+      this.#deps.url,
+      this.#failure,
+      { everAccepted: this.#everAccepted, networkReported: this.#networkReported },
+      this.#deps.options.fetch,
+      this.#probe.signal,
+    );
     this.#probe = undefined;
     if (this.#phase === 'closed' || this.#phase === 'stopped' || this.#phase === 'open') return;
-    if (result === 'wrong_endpoint' && !this.#everAccepted) {
+    if (!found) return;
+    if (found.stop) {
       this.#detach();
       this.#clearTimer();
-      this.#stop(
-        new HeraldError(
-          'wrong_endpoint',
-          `${endpoint} answered, but is not a Herald socket endpoint: set options.wsUrl to socket-edge's URL (make dev: wss://localhost:8444; options.baseUrl is ingress-api's)`,
-          { field: 'wsUrl' },
-        ),
-      );
+      this.#stop(found.error);
       return;
     }
-    if (result === 'network' && !this.#networkReported) {
-      this.#networkReported = true;
-      this.#emitError(
-        new HeraldError(
-          'network_error',
-          why === undefined
-            ? `Could not reach ${new URL(url).host} (DNS, refused connection or TLS): retrying with backoff`
-            : `Could not open a socket at ${endpoint}: ${why}. Retrying with backoff`,
-          { field: 'wsUrl', cause: failure },
-        ),
-      );
-    }
-    // Something answered that this page may not read: a proxy before an edge that is restarting
-    // looks the same as a wrong URL on another server, so the socket is retried, never given up.
-    if (result === 'unverified' && !this.#networkReported) {
-      this.#networkReported = true;
-      this.#emitError(
-        new HeraldError(
-          'endpoint_unverified',
-          `${endpoint} answered over HTTP, but not as a Herald socket endpoint this page can read (cross-origin, no CORS): retrying with backoff. If it persists, check that options.wsUrl is socket-edge's URL (make dev: wss://localhost:8444)`,
-          { field: 'wsUrl' },
-        ),
-      );
-    }
+    this.#networkReported = true;
+    this.#emitError(found.error);
   }
 
   #emitError(error: HeraldError): void {
@@ -293,6 +284,7 @@ export class Connection {
 
   /** Lets go of the current socket so none of its events reach us again, and closes it. */
   #detach(): void {
+    this.#tokens?.cancel();
     const ws = this.#ws;
     if (!ws) return;
     this.#ws = undefined;
@@ -300,9 +292,20 @@ export class Connection {
     ws.onmessage = null;
     ws.onclose = null;
     // Some implementations (ws) throw an unhandled 'error' when closed while connecting.
-    ws.onerror = noop;
+    ws.onerror = () => {};
     // A listener that unsubscribes still gets its event acked: #onMessage closes the socket after.
     if (!this.#delivering) closeQuietly(ws);
+  }
+
+  /** A fresh recipient token, in-band; false when this socket is no longer the one to take it. */
+  #sendToken(ws: WebSocketLike, token: string): boolean {
+    if (ws !== this.#ws || ws.readyState !== OPEN) return false;
+    try {
+      ws.send(JSON.stringify({ type: 'token', token }));
+      return true;
+    } catch {
+      return false; // the socket is going; the reconnect asks again
+    }
   }
 
   #clearTimer(): void {
@@ -312,15 +315,5 @@ export class Connection {
 
   #log(level: 'debug' | 'warn', message: string, extra: Record<string, unknown> = {}): void {
     this.#deps.options.logger?.[level]?.(message, { recipient: this.#deps.recipient, ...extra });
-  }
-}
-
-function noop(): void {}
-
-function closeQuietly(ws: WebSocketLike): void {
-  try {
-    ws.close(1000);
-  } catch {
-    // Already closed or closing: nothing to release.
   }
 }

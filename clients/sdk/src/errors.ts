@@ -10,7 +10,8 @@ import type { ErrorCode } from '@herald/proto/wire';
  *   another server), so retrying cannot help;
  * - `endpoint_unverified`: a socket failed before opening and its URL answered HTTP with a status
  *   this page may not read (cross-origin, without CORS: a proxy while the edge restarts, or a
- *   `wsUrl` on another server); the SDK keeps retrying.
+ *   `wsUrl` on another server); the SDK keeps retrying;
+ * - `token_unavailable`: `options.getToken` threw or gave no token; the SDK retries with backoff.
  */
 export type ClientErrorCode =
   | 'wrong_endpoint'
@@ -18,7 +19,8 @@ export type ClientErrorCode =
   | 'network_error'
   | 'timeout'
   | 'unexpected_response'
-  | 'websocket_unavailable';
+  | 'websocket_unavailable'
+  | 'token_unavailable';
 
 /**
  * A server code from the catalogue, or one of the SDK's own. A newer server may send a code this
@@ -83,6 +85,7 @@ function kindOf(code: string, httpStatus: number, closeCode: number | undefined)
       if (closeCode === undefined && httpStatus < 500) return 'wrong_endpoint';
       break;
     case 'endpoint_unverified':
+    case 'token_unavailable':
       return 'unavailable';
     case 'network_error':
     case 'timeout':

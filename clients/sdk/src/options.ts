@@ -41,6 +41,18 @@ export interface HeraldOptions {
   notifyTimeoutMs?: number;
   /** How many recent event ids each subscription remembers to drop duplicates. Default 1000. */
   dedupCapacity?: number;
+  /**
+   * The recipient token, for a key that requires one (minted by your server: HS256 with the key's
+   * signing secret, `sub` the recipient). Fixed: once it expires the socket is refused; prefer
+   * `getToken`. Never logged.
+   */
+  token?: string;
+  /**
+   * Asked for a recipient token before each connect and again before the current one expires
+   * (sent in-band, so the socket stays open), with the recipient it is for. A failure is reported
+   * through `onError` (`token_unavailable`) and retried. Never logged.
+   */
+  getToken?: (recipient: string) => Promise<string>;
 }
 
 export interface Resolved {
@@ -56,6 +68,8 @@ export interface Resolved {
   acceptDelayMs: number;
   notifyTimeoutMs: number;
   dedupCapacity: number;
+  /** options.getToken, or options.token as one; undefined for a key without tokens. */
+  getToken: ((recipient: string) => Promise<string>) | undefined;
 }
 
 export const DEFAULTS = {
@@ -132,6 +146,7 @@ export function resolveOptions(o: HeraldOptions): Resolved {
     1,
   );
   return {
+    getToken: tokenSource(o),
     apiKey: o.apiKey,
     client: o.client,
     baseUrl,
@@ -145,6 +160,18 @@ export function resolveOptions(o: HeraldOptions): Resolved {
     notifyTimeoutMs,
     dedupCapacity,
   };
+}
+
+/** options.getToken, or a fixed options.token as one. */
+function tokenSource({ token, getToken }: HeraldOptions): Resolved['getToken'] {
+  if (
+    getToken === undefined ? token !== undefined && !token : typeof getToken !== 'function' || token
+  ) {
+    throw new TypeError(
+      'Herald: pass options.token (a JWT) or options.getToken (a function), not both',
+    );
+  }
+  return getToken ?? (token ? () => Promise.resolve(token) : undefined);
 }
 
 export function checkClient(value: unknown, name: string): asserts value is Client {

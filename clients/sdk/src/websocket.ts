@@ -1,5 +1,5 @@
 import { loadWs } from './load-ws.js';
-import type { WebSocketConstructor } from './websocket-like.js';
+import type { WebSocketConstructor, WebSocketLike } from './websocket-like.js';
 
 // The types live apart so that load-ws.ts, which websocket.ts loads, needs nothing of this file.
 export type { WebSocketConstructor, WebSocketLike } from './websocket-like.js';
@@ -17,4 +17,13 @@ export async function resolveWebSocket(
   const global = (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
   if (typeof global === 'function') return global;
   return loadWs();
+}
+
+/** Closes a socket normally, ignoring one already closed or closing. */
+export function closeQuietly(ws: WebSocketLike): void {
+  try {
+    ws.close(1000);
+  } catch {
+    // Already closed or closing: nothing to release.
+  }
 }

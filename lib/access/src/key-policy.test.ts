@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   authorizeKeyUse,
   authorizeRecipient,
+  authorizeScope,
   type KeyEntry,
   type KeyUse,
   keyUseDeadline,
@@ -195,5 +196,34 @@ describe('authorizeRecipient: the dashboard recipient and dashboard credentials'
       expect(refused(key({ account_id: account }), anyone, entry)).toBeUndefined();
       expect(refused(key({ account_id: other }), reserved, entry)).toBeUndefined();
     }
+  });
+});
+
+describe('authorizeScope', () => {
+  const scopeRefusal = (k: VerifiedKey, use: 'subscribe' | 'dispatch') => {
+    try {
+      authorizeScope(k, use);
+      return undefined;
+    } catch (err) {
+      return err as HeraldError;
+    }
+  };
+
+  it('lets a key of scope both (or none, made before scopes) do either', () => {
+    for (const k of [key({ scope: 'both' }), key()]) {
+      expect(scopeRefusal(k, 'subscribe')).toBeUndefined();
+      expect(scopeRefusal(k, 'dispatch')).toBeUndefined();
+    }
+  });
+
+  it('refuses a subscribe key dispatching and a dispatch key subscribing: 403 scope_denied', () => {
+    const dispatching = scopeRefusal(key({ scope: 'subscribe' }), 'dispatch');
+    expect(dispatching).toMatchObject({ code: 'scope_denied', status: 403, field: 'api_key' });
+    expect(dispatching?.message).toMatch(/subscribe key/);
+    const subscribing = scopeRefusal(key({ scope: 'dispatch' }), 'subscribe');
+    expect(subscribing).toMatchObject({ code: 'scope_denied', status: 403 });
+    expect(subscribing?.message).toMatch(/cannot open sockets/);
+    expect(scopeRefusal(key({ scope: 'subscribe' }), 'subscribe')).toBeUndefined();
+    expect(scopeRefusal(key({ scope: 'dispatch' }), 'dispatch')).toBeUndefined();
   });
 });

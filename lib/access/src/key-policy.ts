@@ -132,3 +132,23 @@ function checkOrigin(key: VerifiedKey, domain: string, origin: string | undefine
     );
   }
 }
+
+/** What a use of a key needs its scope to allow: opening a socket, or sending events. */
+export type ScopeUse = 'subscribe' | 'dispatch';
+
+/**
+ * Checks that the key's scope allows this use: a `subscribe` key (browsers and apps) never
+ * dispatches, on any transport; a `dispatch` key (servers) never opens a socket. A key without a
+ * scope (made before scopes) is `both`. Throws 403 `scope_denied` naming `api_key`.
+ */
+export function authorizeScope(key: VerifiedKey, use: ScopeUse): void {
+  const scope = key.scope ?? 'both';
+  if (scope === 'both' || scope === use) return;
+  throw new HeraldError(
+    'scope_denied',
+    use === 'dispatch'
+      ? 'api_key is a subscribe key: it opens sockets and cannot send events; send from your server with a key of scope dispatch (or both)'
+      : 'api_key is a dispatch key, for servers: it cannot open sockets; connect with a key of scope subscribe (or both)',
+    { field: 'api_key' },
+  );
+}

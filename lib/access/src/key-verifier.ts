@@ -26,6 +26,11 @@ export interface KeyVerifierOptions {
   maxNegativeEntries?: number;
   /** How long to wait for the auth service, ms. Default 2000. */
   timeoutMs?: number;
+  /**
+   * Ask auth for the signing secrets of keys that require recipient tokens (the edge, which
+   * verifies tokens). Default false: a caller that never checks tokens never holds a secret.
+   */
+  withSigningSecrets?: boolean;
 }
 
 type Outcome = { ok: true; key: VerifiedKey } | { ok: false; error: HeraldError };
@@ -52,6 +57,7 @@ export class KeyVerifier {
   readonly #ttlMs: number;
   readonly #maxEntries: number;
   readonly #timeoutMs: number;
+  readonly #withSecrets: boolean;
   readonly #negativeTtlMs: number;
   readonly #maxNegativeEntries: number;
   readonly #cache = new Map<string, Entry>();
@@ -69,6 +75,7 @@ export class KeyVerifier {
     this.#ttlMs = opts.ttlMs ?? 5000;
     this.#maxEntries = opts.maxEntries ?? 10_000;
     this.#timeoutMs = opts.timeoutMs ?? 2000;
+    this.#withSecrets = opts.withSigningSecrets ?? false;
     this.#negativeTtlMs = opts.negativeTtlMs ?? 5000;
     this.#maxNegativeEntries = opts.maxNegativeEntries ?? 10_000;
     this.#sub = nc.subscribe(subjects.authInvalidate, {
@@ -160,7 +167,11 @@ export class KeyVerifier {
     try {
       const msg = await this.#nc.request(
         subjects.authVerify,
-        codec.encode({ v: 1, key_hash: hash }),
+        codec.encode(
+          this.#withSecrets
+            ? { v: 1, key_hash: hash, signing_secrets: true }
+            : { v: 1, key_hash: hash },
+        ),
         {
           timeout: this.#timeoutMs,
         },

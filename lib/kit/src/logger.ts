@@ -3,7 +3,7 @@ import { type DestinationStream, type Logger, pino } from 'pino';
 export type { Logger } from 'pino';
 
 /**
- * Paths never written to logs: keys, payloads, credentials. pino censors them wherever a caller
+ * Paths never written to logs: keys, payloads, credentials, recipient tokens, signing secrets. pino censors them wherever a caller
  * passes such an object by mistake.
  */
 const REDACT = [
@@ -15,6 +15,12 @@ const REDACT = [
   '*.key',
   'password',
   '*.password',
+  'token',
+  '*.token',
+  'signing_secret',
+  '*.signing_secret',
+  'signing_secrets',
+  '*.signing_secrets',
   'req.headers.cookie',
   'req.headers.authorization',
   'req.url',

@@ -11,6 +11,8 @@ export interface SocketOptions {
   origin?: string;
   /** Extra raw query string appended (for bad-parameter tests). */
   query?: string;
+  /** A recipient token, sent as `token=` (keys that require one). */
+  token?: string;
 }
 
 export interface Frame {
@@ -43,6 +45,7 @@ export class TestSocket {
         api_key: opts.apiKey,
         recipient: opts.recipient,
         client: opts.client ?? 'mobile',
+        ...(opts.token === undefined ? {} : { token: opts.token }),
       }).toString();
     this.ws = new WebSocket(`${wsUrl}/ws/connect?${q}`, opts.v1 ? ['herald.v1'] : [], {
       ca,
@@ -84,6 +87,11 @@ export class TestSocket {
 
   ack(id: string): void {
     this.ws.send(JSON.stringify({ type: 'ack', id }));
+  }
+
+  /** Sends a fresh recipient token in-band (herald.v1). */
+  sendToken(token: string): void {
+    this.ws.send(JSON.stringify({ type: 'token', token }));
   }
 
   /** Resolves when at least n frames arrived; rejects after timeoutMs with what did arrive. */

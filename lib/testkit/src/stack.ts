@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -24,6 +24,10 @@ export interface KeyObject {
   client: 'web' | 'mobile';
   domain: string | null;
   expires_at: string | number | null;
+  scope?: 'subscribe' | 'dispatch' | 'both';
+  require_token?: boolean;
+  /** Only for a key that requires recipient tokens: shown once, at creation. */
+  signing_secret?: string;
 }
 
 export interface StackOptions {
@@ -53,6 +57,8 @@ export interface Stack {
     kind?: 'live' | 'test';
     client?: 'web' | 'mobile';
     domain?: string;
+    scope?: 'subscribe' | 'dispatch' | 'both';
+    requireToken?: boolean;
   }): Promise<KeyObject>;
   revokeKey(id: string): Promise<void>;
   /** Runs the admin CLI against this stack and returns its parsed `--json` output. */
@@ -72,6 +78,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const wanted = opts.services ?? ['auth', 'ingress-api', 'socket-edge'];
   const [nats, pg, certs] = await Promise.all([startNatsServer(), startPostgres(), makeCerts()]);
   const plansFile = writePlans(certs.dir, opts.plans);
+  // Seals keys' signing secrets at rest (auth and the admin CLI share it).
+  const secretKey = randomBytes(32).toString('base64');
   const ports = {
     auth: await freePort(),
     'ingress-api': await freePort(),
@@ -90,6 +98,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     PLANS_FILE: plansFile,
     // Cheap password hashing: the tests make many accounts; production keeps the default (15).
     PASSWORD_SCRYPT_LOG_N: '10',
+    SECRET_ENCRYPTION_KEY: secretKey,
     ...opts.env?.[name],
   });
   const everStarted = new Set<ServiceName>();
@@ -137,7 +146,15 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     return { cookie, 'x-herald-csrf': res.body.csrf as string };
   };
   const admin = (args: string[]) =>
-    runAdmin(args, { DATABASE_URL: pg.url, NATS_URL: nats.url, PLANS_FILE: plansFile });
+    runAdmin(args, {
+      DATABASE_URL: pg.url,
+      NATS_URL: nats.url,
+      PLANS_FILE: plansFile,
+      SECRET_ENCRYPTION_KEY: secretKey,
+      ...(opts.env?.auth?.TOKEN_SECRET_OVERLAP_MS
+        ? { TOKEN_SECRET_OVERLAP_MS: opts.env.auth.TOKEN_SECRET_OVERLAP_MS }
+        : {}),
+    });
   return {
     get baseUrl() {
       return `https://127.0.0.1:${ports['ingress-api']}`;
@@ -190,10 +207,17 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
           o.client ?? 'mobile',
         ];
         if (o.domain) args.push('--domain', o.domain);
+        if (o.scope) args.push('--scope', o.scope);
+        if (o.requireToken) args.push('--require-token');
         return (await admin([...args, '--json'])) as KeyObject;
       }
       const path = (o.kind ?? 'test') === 'test' ? '/v1/keys/test' : '/v1/keys';
-      const body = { client: o.client ?? 'mobile', ...(o.domain ? { domain: o.domain } : {}) };
+      const body = {
+        client: o.client ?? 'mobile',
+        ...(o.domain ? { domain: o.domain } : {}),
+        ...(o.scope ? { scope: o.scope } : {}),
+        ...(o.requireToken ? { require_token: true } : {}),
+      };
       const res = await request('POST', `${authUrl}${path}`, certs.ca, body, session);
       if (res.status !== 201) throw new Error(`key create failed: ${res.status} ${res.text}`);
       keyOwners.set(res.body.id, o.account);

@@ -1,10 +1,12 @@
+import { randomUUID } from 'node:crypto';
 import { hashKey } from '@herald/access';
-import { type Client, HeraldError, type KeyKind } from '@herald/proto';
+import { type Client, HeraldError, type KeyKind, type KeyScope } from '@herald/proto';
 import type { Kysely } from 'kysely';
 import type { AuthDb } from './db-schema.js';
 import { parseId } from './ids.js';
 import { generateApiKey, type KeyRequest, keyPrefixOf, resolveKeySpec } from './keys.js';
 import { isPgError, PgCodes } from './pg-errors.js';
+import { newSigningSecret, type SecretBox } from './secret-box.js';
 
 /** A key as lists show it: never the key, never its hash. */
 export interface ApiKeySummary {
@@ -17,11 +19,15 @@ export interface ApiKeySummary {
   expires_at: Date | null;
   revoked_at: Date | null;
   created_at: Date;
+  scope: KeyScope;
+  require_token: boolean;
 }
 
 /** A key just created: the only time the full key exists outside the caller's hands. */
 export interface CreatedApiKey extends ApiKeySummary {
   key: string;
+  /** Only for a key that requires tokens: its signing secret, shown this once. */
+  signing_secret?: string;
 }
 
 /** The columns of an ApiKeySummary: everything but the hash. */
@@ -35,6 +41,8 @@ export const SUMMARY_COLUMNS = [
   'expires_at',
   'revoked_at',
   'created_at',
+  'scope',
+  'require_token',
 ] as const;
 
 const ACCOUNT_HINT = 'give the id `account create` printed';
@@ -42,31 +50,38 @@ const KEY_HINT = 'give the key id `key list --account ID` prints (not the key it
 
 /**
  * Creates a key for an account and returns it with the full key, which is stored only as its
- * SHA-256. `now` fixes a test key's expiry (4 hours later). Throws a {@link HeraldError} naming
- * the field at fault, or `account` when the account does not exist.
+ * SHA-256, and for a key that requires tokens its signing secret, stored sealed by `box`.
+ * `now` fixes a test key's expiry (4 hours later). Throws a {@link HeraldError} naming the field
+ * at fault, or `account` when the account does not exist.
  */
 export async function createApiKey(
   db: Kysely<AuthDb>,
   accountId: string,
   request: KeyRequest,
   now: Date = new Date(),
+  box?: SecretBox,
 ): Promise<CreatedApiKey> {
   const account_id = parseId('account', accountId, ACCOUNT_HINT);
   const spec = resolveKeySpec(request, now);
   const key = generateApiKey(spec.kind);
+  // The id is made here, not by the database: the sealed secret is bound to it.
+  const id = randomUUID();
+  const secret = spec.require_token ? newSigningSecret(box, id) : undefined;
   try {
     const row = await db
       .insertInto('api_keys')
       .values({
+        id,
         account_id,
         key_hash: hashKey(key),
         key_prefix: keyPrefixOf(key),
         ...spec,
+        signing_secret: secret?.sealed ?? null,
         created_at: now,
       })
       .returning(SUMMARY_COLUMNS)
       .executeTakeFirstOrThrow();
-    return { ...row, key };
+    return { ...row, key, ...(secret ? { signing_secret: secret.plain } : {}) };
   } catch (err) {
     if (isPgError(err, PgCodes.foreignKeyViolation)) throw noAccount(account_id);
     if (isPgError(err, PgCodes.uniqueViolation) && constraintOf(err) === ONE_TEST_KEY_INDEX) {

@@ -2,6 +2,8 @@ import { CommonEnv, envBool, envInt, envPort, opsEnv, parseEnv, requireTls } fro
 import { z } from 'zod';
 import { BillingEnvShape, requireBillingSettings } from './billing/config.js';
 import { DEFAULT_MAX_LIVE_KEYS } from './key-issuing.js';
+import { SecretEncryptionKey } from './secret-box.js';
+import { DEFAULT_SECRET_OVERLAP_MS } from './signing-secrets.js';
 
 /** A Postgres connection URL (also what the admin CLI accepts). */
 export const DatabaseUrl = z
@@ -14,6 +16,9 @@ export type DatabaseUrl = z.infer<typeof DatabaseUrl>;
 
 /** Most unrevoked Live keys per account; shared with the admin CLI, which applies the same rule. */
 export const MaxLiveKeys = envInt(DEFAULT_MAX_LIVE_KEYS, 1, 10_000);
+
+/** How long a rotated-out signing secret stays valid; shared with the admin CLI. */
+export const SecretOverlapMs = envInt(DEFAULT_SECRET_OVERLAP_MS, 0, 30 * 24 * 3600_000);
 
 /**
  * An origin exactly as browsers send it in the Origin header: `https://host[:port]` (or
@@ -62,6 +67,17 @@ export const Env = CommonEnv.extend({
   PLANS_FILE: z.string().optional(),
   /** Most unrevoked Live keys per account. Default 25. */
   MAX_LIVE_KEYS_PER_ACCOUNT: MaxLiveKeys,
+  /**
+   * Seals the signing secrets of keys that require recipient tokens (AES-256-GCM): the base64 of
+   * 32 random bytes. Without it, such keys can neither be created nor verified. Same value on
+   * every auth instance and for the admin CLI.
+   */
+  SECRET_ENCRYPTION_KEY: SecretEncryptionKey.optional(),
+  /**
+   * How long a signing secret replaced by a rotation stays valid, ms: tokens minted with it keep
+   * working meanwhile. Default 24 hours (the edge's default token lifetime); 0 to 30 days.
+   */
+  TOKEN_SECRET_OVERLAP_MS: SecretOverlapMs,
   /**
    * The only Origin allowed on state-changing account-API requests (and given CORS access): where
    * the dashboard is served from. Default https://localhost:8445, the dev listener itself.

@@ -1,4 +1,4 @@
-import type { Client, KeyKind } from '@herald/proto';
+import type { Client, KeyKind, KeyScope } from '@herald/proto';
 import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
 import type { PaymentEventsTable, PaymentsTable, RenewalRemindersTable } from './billing/tables.js';
 
@@ -41,6 +41,15 @@ export interface ApiKeysTable {
   expires_at: Date | null;
   revoked_at: Date | null;
   created_at: CreatedAt;
+  /** What the key may do (migration 0007); `both` for every key made before. */
+  scope: ColumnType<KeyScope, KeyScope | undefined, KeyScope>;
+  /** Whether its sockets need a recipient token. */
+  require_token: ColumnType<boolean, boolean | undefined, boolean>;
+  /** The signing secret, sealed by secret-box.ts (never in clear); null without tokens. */
+  signing_secret: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The secret a rotation replaced, sealed, accepted until previous_secret_until. */
+  previous_signing_secret: ColumnType<string | null, string | null | undefined, string | null>;
+  previous_secret_until: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 /** A login of the account API. Only hashes of its tokens are stored. */

@@ -13,6 +13,7 @@ import {
 import type { AuthDb } from './db-schema.js';
 import { parseId } from './ids.js';
 import { type KeyRequest, resolveKeySpec } from './keys.js';
+import type { SecretBox } from './secret-box.js';
 import { findSubscription, liveKeyStanding } from './subscriptions.js';
 
 /** Most unrevoked Live keys an account may hold, unless configured otherwise. */
@@ -24,6 +25,8 @@ export interface KeyRules {
   catalogue: PlanCatalogue;
   /** Most unrevoked Live keys per account (MAX_LIVE_KEYS_PER_ACCOUNT). */
   maxLiveKeys: number;
+  /** Seals the signing secrets of keys that require tokens (SECRET_ENCRYPTION_KEY); none: refused. */
+  box?: SecretBox | undefined;
 }
 
 const ACCOUNT_HINT = 'give the id `account create` printed';
@@ -47,7 +50,7 @@ export async function issueKey(
   if (request.kind === 'test') {
     // Revoked ones count too: a Test key is generated once, and only support issues another.
     if ((await listTestKeys(rules.db, account_id)).length > 0) throw testKeyExists(account_id);
-    return createApiKey(rules.db, account_id, request, now);
+    return createApiKey(rules.db, account_id, request, now, rules.box);
   }
   // The account row is locked before the count, so parallel creations count one after another and
   // the cap holds (a count and an insert outside one locked transaction both pass at the cap).
@@ -77,7 +80,7 @@ export async function issueKey(
         { field: 'kind' },
       );
     }
-    return createApiKey(tx, account_id, request, now);
+    return createApiKey(tx, account_id, request, now, rules.box);
   });
 }
 
@@ -89,7 +92,8 @@ export interface TestKeyReset {
 
 /**
  * Support's reset of an account's Test key: revokes the current one and issues a new 4-hour key
- * with the same client and domain, in one transaction (the account row is locked, so two resets
+ * with the same client, domain, scope and token requirement (a new signing secret, sealed by
+ * `box`), in one transaction (the account row is locked, so two resets
  * cannot interleave). The caller broadcasts `reset` for each revoked key. Throws naming
  * `account` when there is no such account or it never had a Test key.
  */
@@ -97,6 +101,7 @@ export async function resetTestKey(
   db: Kysely<AuthDb>,
   accountId: string,
   now: Date = new Date(),
+  box?: SecretBox,
 ): Promise<TestKeyReset> {
   const account_id = parseId('account', accountId, ACCOUNT_HINT);
   return db.transaction().execute(async (tx) => {
@@ -126,8 +131,15 @@ export async function resetTestKey(
     const key = await createApiKey(
       tx,
       account_id,
-      { kind: 'test', client: latest.client, domain: latest.domain ?? undefined },
+      {
+        kind: 'test',
+        client: latest.client,
+        domain: latest.domain ?? undefined,
+        scope: latest.scope,
+        require_token: latest.require_token,
+      },
       now,
+      box,
     );
     return { key, revoked };
   });

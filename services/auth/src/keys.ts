@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Client, HeraldError, KeyKind, KeyPrefix } from '@herald/proto';
+import { Client, HeraldError, KeyKind, KeyPrefix, KeyScope } from '@herald/proto';
 import { normalizeDomain } from './key-domain.js';
 
 /** Random bytes behind every key: 256 bits, far past any brute force. */
@@ -33,12 +33,27 @@ export function expiryFor(kind: KeyKind, now: Date): Date | null {
   return kind === 'test' ? new Date(now.getTime() + TEST_KEY_TTL_MS) : null;
 }
 
+/** A signing secret's prefix, so secret scanners can find a leaked one. */
+export const SIGNING_SECRET_PREFIX = 'hk_sign_';
+
+/**
+ * A new signing secret for recipient tokens: the prefix, then 32 random bytes in base62. Tokens
+ * are signed with the UTF-8 bytes of this whole string (prefix included).
+ */
+export function generateSigningSecret(): string {
+  return SIGNING_SECRET_PREFIX + base62(randomBytes(KEY_RANDOM_BYTES), KEY_BODY_LENGTH);
+}
+
 /** What a caller asks for when creating a key. */
 export interface KeyRequest {
   kind: KeyKind;
   client: Client;
   /** Required for web keys (the origin they may be used from), refused for mobile keys. */
   domain?: string | undefined;
+  /** What the key may do; default `both`. */
+  scope?: string | undefined;
+  /** Whether its sockets need a recipient token; default false. */
+  require_token?: boolean | undefined;
 }
 
 /** A validated key request: the domain normalised, the expiry fixed. */
@@ -47,6 +62,8 @@ export interface KeySpec {
   client: Client;
   domain: string | null;
   expires_at: Date | null;
+  scope: KeyScope;
+  require_token: boolean;
 }
 
 /**
@@ -79,11 +96,29 @@ export function resolveKeySpec(request: KeyRequest, now: Date): KeySpec {
       { field: 'domain' },
     );
   }
+  const scope = KeyScope.safeParse(request.scope ?? 'both');
+  if (!scope.success) {
+    throw new HeraldError(
+      'invalid_field',
+      'scope must be "subscribe" (opens sockets: browsers and apps), "dispatch" (sends: servers) or "both"',
+      { field: 'scope' },
+    );
+  }
+  const requireToken = request.require_token ?? false;
+  if (requireToken && scope.data === 'dispatch') {
+    throw new HeraldError(
+      'invalid_field',
+      'require_token is for keys that open sockets, and a dispatch key cannot: use scope subscribe (or both) with require_token, or drop require_token',
+      { field: 'require_token' },
+    );
+  }
   return {
     kind,
     client: request.client,
     domain: request.client === 'web' ? normalizeDomain(request.domain ?? '', kind) : null,
     expires_at: expiryFor(kind, now),
+    scope: scope.data,
+    require_token: requireToken,
   };
 }
 

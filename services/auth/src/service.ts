@@ -18,6 +18,7 @@ import type { AuthConfig } from './config.js';
 import type { AuthDb } from './db-schema.js';
 import { type AuthMetrics, createAuthMetrics } from './metrics.js';
 import { loadPlanCatalogue, resolvePlansFile } from './plan-catalogue.js';
+import { SecretBox } from './secret-box.js';
 import { startVerifyResponder } from './verify-responder.js';
 
 export interface AuthServiceDeps extends ServiceDeps {
@@ -58,6 +59,9 @@ export function createAuthService(config: AuthConfig, deps: AuthServiceDeps): Au
   const now = deps.now ?? Date.now;
   const registry = deps.registry ?? createRegistry('auth');
   const metrics = createAuthMetrics(registry);
+  const box = config.SECRET_ENCRYPTION_KEY
+    ? new SecretBox(config.SECRET_ENCRYPTION_KEY)
+    : undefined;
   const responder = startVerifyResponder({
     nc: deps.nc,
     db: deps.db,
@@ -66,6 +70,7 @@ export function createAuthService(config: AuthConfig, deps: AuthServiceDeps): Au
     metrics,
     now,
     dashboardConnections: config.DASHBOARD_MAX_CONNECTIONS,
+    box,
   });
   const forwarder = new DashboardDispatch({
     db: deps.db,
@@ -109,6 +114,8 @@ export function createAuthService(config: AuthConfig, deps: AuthServiceDeps): Au
         bodyLimitBytes: config.ACCOUNT_API_BODY_LIMIT_BYTES,
         maxLiveKeys: config.MAX_LIVE_KEYS_PER_ACCOUNT,
         trustProxy: config.TRUST_PROXY,
+        box,
+        secretOverlapMs: config.TOKEN_SECRET_OVERLAP_MS,
       },
       dashboard: {
         statusTimeoutMs: config.STATUS_TIMEOUT_MS,

@@ -11,6 +11,8 @@ import type { Kysely } from 'kysely';
 import { findDashboardKey } from './dashboard-keys.js';
 import type { AuthDb } from './db-schema.js';
 import { findPlan } from './plan-catalogue.js';
+import type { SecretBox } from './secret-box.js';
+import { openSigningSecrets } from './signing-secrets.js';
 import { DEFAULT_PLAN, liveKeyStanding } from './subscriptions.js';
 
 /** The outcomes a lookup can produce (a database failure is the responder's `internal`). */
@@ -35,6 +37,8 @@ export interface VerificationDeps {
    * (their own pool at the edge, never the plan's). Default 5.
    */
   dashboardConnections?: number;
+  /** Opens the signing secrets of keys that require tokens (SECRET_ENCRYPTION_KEY). */
+  box?: SecretBox | undefined;
 }
 
 /** Default of {@link VerificationDeps.dashboardConnections}. */
@@ -54,6 +58,7 @@ export async function verifyKeyHash(
   deps: VerificationDeps,
   keyHash: string,
   now: number,
+  withSecrets = false,
 ): Promise<Verification> {
   // One indexed lookup: the key and its account's subscription together.
   const row = await deps.db
@@ -110,6 +115,12 @@ export async function verifyKeyHash(
     // A Test key has its own limits whatever the plan; a Live key reaching here has a plan.
     limits:
       row.kind === 'test' || plan === undefined ? deps.catalogue.test_key_limits : plan.limits,
+    scope: row.scope,
+    require_token: row.require_token,
+    // Only the edge asks: it verifies recipient tokens; nobody else needs a secret.
+    ...(row.require_token && withSecrets
+      ? { signing_secrets: openSigningSecrets(deps.box, row, now) }
+      : {}),
   };
   return { result: 'ok', reply: { v: 1, ok: true, key } };
 }
@@ -154,6 +165,7 @@ async function verifyDashboardKey(
       ...deps.catalogue.test_key_limits,
       connections: deps.dashboardConnections ?? DEFAULT_DASHBOARD_CONNECTIONS,
     },
+    scope: row.role === 'listen' ? 'subscribe' : 'dispatch',
   };
   return { result: 'ok', reply: { v: 1, ok: true, key } };
 }

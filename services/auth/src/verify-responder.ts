@@ -12,6 +12,7 @@ import type { Kysely } from 'kysely';
 import { JSONCodec, type Msg, type NatsConnection } from 'nats';
 import type { AuthDb } from './db-schema.js';
 import type { AuthMetrics, VerifyResult } from './metrics.js';
+import type { SecretBox } from './secret-box.js';
 import { verifyKeyHash } from './verification.js';
 
 export interface VerifyResponderDeps {
@@ -24,6 +25,8 @@ export interface VerifyResponderDeps {
   now?: () => number;
   /** DASHBOARD_MAX_CONNECTIONS (verification.ts); its default when absent. */
   dashboardConnections?: number;
+  /** Opens signing secrets for the edge (SECRET_ENCRYPTION_KEY); absent: token keys fail. */
+  box?: SecretBox | undefined;
 }
 
 export interface VerifyResponder {
@@ -73,12 +76,15 @@ export function startVerifyResponder(deps: VerifyResponderDeps): VerifyResponder
     if (!request.success) return { reply: MALFORMED, result: 'malformed' };
     try {
       return await verifyKeyHash(
-        { db, catalogue, dashboardConnections: deps.dashboardConnections },
+        { db, catalogue, dashboardConnections: deps.dashboardConnections, box: deps.box },
         request.data.key_hash,
         now(),
+        request.data.signing_secrets === true,
       );
     } catch (err) {
-      logger.error({ err: describe(err) }, 'key verification failed: database error');
+      // A database error, or a signing secret that cannot be opened (no or another
+      // SECRET_ENCRYPTION_KEY); neither the secret nor its sealed form is ever in the message.
+      logger.error({ err: describe(err) }, 'key verification failed');
       return { reply: INTERNAL, result: 'internal' };
     }
   };

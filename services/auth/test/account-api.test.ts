@@ -583,6 +583,8 @@ describe('keys through the account API', () => {
       expires_at: created.body.expires_at,
       revoked_at: null,
       created_at: created.body.created_at,
+      scope: 'both',
+      require_token: false,
     });
 
     const rows = await sql<Record<string, unknown>>`

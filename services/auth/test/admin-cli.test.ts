@@ -98,6 +98,8 @@ describe('admin CLI', () => {
       client: 'web',
       domain: 'https://app.example.com',
       expires_at: expect.any(String),
+      scope: 'both',
+      require_token: false,
     });
     const key = String(created.key);
     const row = await servers.db
@@ -124,6 +126,8 @@ describe('admin CLI', () => {
           expires_at: created.expires_at,
           revoked_at: null,
           created_at: row.created_at.toISOString(),
+          scope: 'both',
+          require_token: false,
         },
       ],
     });
@@ -256,6 +260,7 @@ describe('runAdmin (in process, same code path as the CLI)', () => {
   });
 
   it('names the flag when a value is refused', async () => {
+    const ACCT = '6b1c3a4e-1111-4111-8111-111111111111';
     const cases: [string[], RegExp][] = [
       [['key', 'list', '--acount', 'x'], /unknown flag --acount.*--help/],
       [
@@ -284,6 +289,52 @@ describe('runAdmin (in process, same code path as the CLI)', () => {
           'https://a.example',
         ],
         /--domain: domain is only for web keys/,
+      ],
+      [
+        [
+          'key',
+          'create',
+          '--account',
+          ACCT,
+          '--kind',
+          'test',
+          '--client',
+          'mobile',
+          '--scope',
+          'all',
+        ],
+        /--scope: scope must be "subscribe".*"dispatch".*"both"/,
+      ],
+      [
+        [
+          'key',
+          'create',
+          '--account',
+          ACCT,
+          '--kind',
+          'test',
+          '--client',
+          'mobile',
+          '--scope',
+          'dispatch',
+          '--require-token',
+        ],
+        /--require-token: require_token is for keys that open sockets/,
+      ],
+      // No SECRET_ENCRYPTION_KEY in this environment: a signing secret could not be sealed.
+      [
+        [
+          'key',
+          'create',
+          '--account',
+          ACCT,
+          '--kind',
+          'test',
+          '--client',
+          'mobile',
+          '--require-token',
+        ],
+        /--require-token: .*SECRET_ENCRYPTION_KEY.*openssl rand -base64 32/,
       ],
     ];
     for (const [argv, message] of cases) {

@@ -196,6 +196,8 @@ describe('the Test key', () => {
         client: 'web',
         domain: 'https://app.example.com',
         expires_at: expect.any(String),
+        scope: 'both',
+        require_token: false,
       });
       const expires = Date.parse(String(printed.expires_at));
       expect(expires).toBeGreaterThanOrEqual(before + TEST_KEY_TTL_MS);

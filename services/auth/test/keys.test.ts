@@ -78,12 +78,16 @@ describe('resolveKeySpec', () => {
       client: 'web',
       domain: 'https://app.example.com',
       expires_at: new Date('2025-03-01T04:00:00Z'),
+      scope: 'both',
+      require_token: false,
     });
     expect(resolveKeySpec({ kind: 'live', client: 'mobile' }, now)).toEqual({
       kind: 'live',
       client: 'mobile',
       domain: null,
       expires_at: null,
+      scope: 'both',
+      require_token: false,
     });
   });
 });

@@ -69,6 +69,7 @@ describe('main.ts', () => {
           '0004_dashboard',
           '0005_billing',
           '0006_dashboard_keys',
+          '0007_key_tokens',
         ]);
       } finally {
         await fresh.destroy();

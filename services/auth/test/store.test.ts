@@ -31,6 +31,7 @@ describe('migrations', () => {
         '0004_dashboard',
         '0005_billing',
         '0006_dashboard_keys',
+        '0007_key_tokens',
       ]);
       expect(await migrateToLatest(fresh)).toEqual([]);
       const tables = await sql<{ table_name: string }>`
@@ -90,6 +91,7 @@ describe('migration 0002_plans on existing data', () => {
         '0004_dashboard',
         '0005_billing',
         '0006_dashboard_keys',
+        '0007_key_tokens',
       ]);
       const subs = await sql<{ plan: string; period_end: Date | null }>`
         select plan, period_end from subscriptions where account_id = ${id}`.execute(old);
@@ -263,7 +265,9 @@ describe('api keys', () => {
         'id',
         'key_prefix',
         'kind',
+        'require_token',
         'revoked_at',
+        'scope',
       ]);
     }
 

@@ -102,6 +102,8 @@ describe('rt.auth.verify through the kit KeyVerifier', () => {
         plan: 'hobby',
         plan_until: FAR_FUTURE.getTime(),
         limits: TEST_CATALOGUE.test_key_limits,
+        scope: 'both',
+        require_token: false,
       });
     } finally {
       v.close();

@@ -1,4 +1,9 @@
-import { authorizeKeyUse, authorizeRecipient, type KeyVerifier } from '@herald/access';
+import {
+  authorizeKeyUse,
+  authorizeRecipient,
+  authorizeScope,
+  type KeyVerifier,
+} from '@herald/access';
 import { HeraldError, type NotifyRequest, type VerifiedKey } from '@herald/proto';
 
 export interface AuthoriseDeps {
@@ -20,7 +25,7 @@ export interface Caller {
  * account (NATS), may be used by this client from this Origin and for this recipient (a dashboard
  * credential only over NATS to its dashboard recipient, a customer key never to that one). A
  * batch passes no recipient (its events are checked one by one), and a dashboard credential is
- * then refused outright. Throws the HeraldError saying which check failed. The key's rate is the
+ * then refused outright; a `subscribe` key is refused `scope_denied`. Throws the HeraldError saying which check failed. The key's rate is the
  * front door's to take, after this: a single dispatch takes one token, a batch one per event.
  */
 export function createAuthorise(deps: AuthoriseDeps) {
@@ -40,6 +45,9 @@ export function createAuthorise(deps: AuthoriseDeps) {
     const entry = caller.subjectAccount === undefined ? 'http' : 'nats';
     if (request.recipient !== undefined) authorizeRecipient(key, request.recipient, entry);
     else if (key.kind === 'dashboard') authorizeRecipient(key, '', 'http');
+    // After the dashboard checks, so a dashboard credential keeps its own code; a subscribe key
+    // (the browser's) never sends, whichever transport it tries.
+    authorizeScope(key, 'dispatch');
     return key;
   };
 }

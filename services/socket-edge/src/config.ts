@@ -87,6 +87,13 @@ export const Env = CommonEnv.extend({
   /** How long auth's refusal of a key is reused, ms, so a retried bad key costs no lookup. Default 5000. */
   KEY_NEGATIVE_CACHE_TTL_MS: envInt(5000, 0, 300_000),
   ...AuthFailureEnv.shape,
+  /**
+   * The longest a recipient token may live: its exp at most this far after now (and after its
+   * iat), ms. Default 24 hours; 1 minute to 7 days.
+   */
+  TOKEN_MAX_LIFETIME_MS: envInt(24 * 3600_000, 60_000, 7 * 24 * 3600_000),
+  /** Clock difference tolerated on a recipient token's exp, nbf and iat, ms. Default 30000; 0 to 5 minutes. */
+  TOKEN_CLOCK_SKEW_MS: envInt(30_000, 0, 300_000),
   /** How long to wait for the auth service to verify a key before refusing with 503 / 4503, ms. Default 2000. */
   AUTH_TIMEOUT_MS: envInt(2000, 100, 60_000),
   /** Most open sockets this process holds; beyond it a connect gets 503 / 4503. Default 50000. */

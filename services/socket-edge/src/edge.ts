@@ -81,7 +81,13 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
     ttlMs: config.KEY_CACHE_TTL_MS,
     negativeTtlMs: config.KEY_NEGATIVE_CACHE_TTL_MS,
     timeoutMs: config.AUTH_TIMEOUT_MS,
+    // The edge verifies recipient tokens, so it alone asks auth for keys' signing secrets.
+    withSigningSecrets: true,
   });
+  const tokenPolicy = {
+    maxLifetimeMs: config.TOKEN_MAX_LIFETIME_MS,
+    clockSkewMs: config.TOKEN_CLOCK_SKEW_MS,
+  };
   const jsm = nc.jetstreamManager({ checkAPI: false });
   const requester = new NatsRequester(nc);
   const layout = new QueueLayout(config.QUEUE_PARTITIONS);
@@ -123,6 +129,7 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
     trustedProxyHops: config.TRUSTED_PROXY_HOPS,
     gate,
     budget: new SocketBudget(config.MAX_SOCKETS),
+    tokenPolicy,
     sessions,
     metrics,
     logger,
@@ -131,6 +138,8 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
       sessions,
       metrics,
       logger,
+      verifier,
+      tokenPolicy,
       proof: {
         maxEvents: config.MAX_UNPROVEN_EVENTS,
         maxBytes: config.MAX_UNPROVEN_BYTES,

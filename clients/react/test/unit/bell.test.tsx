@@ -95,6 +95,29 @@ describe('NotificationBell (jsdom, fake sockets)', () => {
     });
   });
 
+  it('passes getToken to the SDK: a re-render opens no socket, and the next connect asks the latest one', async () => {
+    const first = vi.fn(async () => 'token-from-the-first-render');
+    const latest = vi.fn(async () => 'token-from-the-latest-render');
+    const m = await show({ getToken: first });
+    const sock = await socket();
+    expect(new URL(sock.url).searchParams.get('token')).toBe('token-from-the-first-render');
+    // A new function on re-render opens no new socket; the next connect asks the latest one.
+    await m.render(ui({ getToken: latest }));
+    expect(fakes.sockets).toHaveLength(1);
+    sock.serverClose(1006);
+    const next = await waitFor(() => {
+      if (fakes.sockets.length < 2) throw new Error('no reconnect yet');
+      return fakes.last();
+    });
+    expect(new URL(next.url).searchParams.get('token')).toBe('token-from-the-latest-render');
+  });
+
+  it('passes a fixed token prop to the SDK', async () => {
+    await show({ token: 'a-fixed-token' });
+    const sock = await socket();
+    expect(new URL(sock.url).searchParams.get('token')).toBe('a-fixed-token');
+  });
+
   it('turns green once accepted, counts an event, announces it politely and calls onNotification', async () => {
     const onNotification = vi.fn();
     const { container } = await show({ onNotification });

@@ -12,7 +12,11 @@ export interface SdkStack {
   /** A mobile Test key of `account`. */
   key: KeyObject;
   /** A Test key of a fresh account (an account has one Test key). */
-  newKey(opts?: { client?: 'web' | 'mobile'; domain?: string }): Promise<KeyObject>;
+  newKey(opts?: {
+    client?: 'web' | 'mobile';
+    domain?: string;
+    requireToken?: boolean;
+  }): Promise<KeyObject>;
   /** A revoked mobile Test key, made once per file (each admin call costs a process start). */
   revokedKey(): Promise<KeyObject>;
   /** A runtime trusting the stack's CA; closed after each test. */
@@ -40,8 +44,9 @@ export function useSdkStack(): () => SdkStack {
           QUEUE_MAX_PER_RECIPIENT: String(QUEUE_MAX_PER_RECIPIENT),
           PUBLISH_TIMEOUT_MS: '2000',
         },
-        // A killed edge cannot nak what it held: keep the redelivery wait short.
-        'socket-edge': { ACK_WAIT_MS: '1000' },
+        // A killed edge cannot nak what it held: keep the redelivery wait short. No clock skew on
+        // recipient tokens, so a token lapses when its exp says.
+        'socket-edge': { ACK_WAIT_MS: '1000', TOKEN_CLOCK_SKEW_MS: '0' },
       },
     });
     const { id: account } = await stack.createAccount();
@@ -58,6 +63,7 @@ export function useSdkStack(): () => SdkStack {
         kind: 'test',
         client: o.client ?? 'mobile',
         ...(o.domain ? { domain: o.domain } : {}),
+        ...(o.requireToken ? { requireToken: true } : {}),
       });
     };
     let revoked: Promise<KeyObject> | undefined;

@@ -8,6 +8,7 @@ import { notifyTests } from './notify.tests.js';
 import { processExitTests } from './process-exit.tests.js';
 import { readmeTests } from './readme.tests.js';
 import { reconnectTests } from './reconnect.tests.js';
+import { tokenTests } from './tokens.tests.js';
 import { unavailableTests } from './unavailable.tests.js';
 
 // One stack for every scenario (starting one takes seconds). Order matters only at the end:
@@ -19,6 +20,7 @@ describe('@herald/sdk (built) against the real stack', () => {
   notifyTests(ctx);
   reconnectTests(ctx);
   errorTests(ctx);
+  tokenTests(ctx);
   readmeTests(ctx);
   processExitTests(ctx);
   browserTests(ctx);

@@ -5,6 +5,7 @@ import type { NatsConnection } from 'nats';
 import type { BillingService } from '../billing/service.js';
 import type { AuthDb } from '../db-schema.js';
 import type { AuthMetrics } from '../metrics.js';
+import type { SecretBox } from '../secret-box.js';
 import type { LoginLimiter } from './login-limiter.js';
 
 /** What the account API's routes share. */
@@ -55,4 +56,8 @@ export interface AccountApiSettings {
   maxLiveKeys: number;
   /** TRUST_PROXY. */
   trustProxy: boolean;
+  /** SECRET_ENCRYPTION_KEY's box: seals signing secrets; absent, token keys are refused. */
+  box?: SecretBox | undefined;
+  /** TOKEN_SECRET_OVERLAP_MS: how long a rotated-out signing secret stays valid. */
+  secretOverlapMs?: number;
 }

@@ -1,20 +1,31 @@
 import type { AuthInvalidate } from '@herald/proto';
 import type Router from '@koa/router';
 import { findApiKey, listApiKeys, revokeApiKey, setApiKeyDomain } from '../api-keys.js';
-import { domainChangedMessage, publishInvalidation, revokedMessage } from '../invalidation.js';
+import {
+  domainChangedMessage,
+  publishInvalidation,
+  revokedMessage,
+  secretRotatedMessage,
+} from '../invalidation.js';
 import { normalizeDomain } from '../key-domain.js';
 import { issueKey } from '../key-issuing.js';
+import { DEFAULT_SECRET_OVERLAP_MS, rotateSigningSecret } from '../signing-secrets.js';
 import type { AccountApiDeps } from './deps.js';
 import { parseBody, readJson } from './json-body.js';
 import { DomainBody, LiveKeyBody, TestKeyBody } from './schemas.js';
 import { requireSession, type SessionState } from './session-auth.js';
-import { createdKeyView, keyView } from './views.js';
+import { createdKeyView, keyView, rotatedView } from './views.js';
 
 /** The account's keys: list, create Live, generate Test, revoke, register a domain. */
 export function keyRoutes(router: Router<SessionState>, deps: AccountApiDeps): void {
   const { db, settings } = deps;
   const session = requireSession(db, deps.now);
-  const rules = { db, catalogue: deps.catalogue, maxLiveKeys: settings.maxLiveKeys };
+  const rules = {
+    db,
+    catalogue: deps.catalogue,
+    maxLiveKeys: settings.maxLiveKeys,
+    box: settings.box,
+  };
 
   /**
    * The database already holds the change; the broadcast only cuts cached answers short. If NATS
@@ -46,7 +57,13 @@ export function keyRoutes(router: Router<SessionState>, deps: AccountApiDeps): v
       const key = await issueKey(
         rules,
         ctx.state.session.account_id,
-        { kind, client: body.client, domain: body.domain },
+        {
+          kind,
+          client: body.client,
+          domain: body.domain,
+          scope: body.scope,
+          require_token: body.require_token,
+        },
         new Date(deps.now()),
       );
       ctx.status = 201;
@@ -58,6 +75,21 @@ export function keyRoutes(router: Router<SessionState>, deps: AccountApiDeps): v
     const key = await revokeApiKey(db, ctx.params.id ?? '', ctx.state.session.account_id);
     await broadcast(revokedMessage(key));
     ctx.body = keyView(key);
+  });
+
+  // A new signing secret, shown once; the replaced one stays valid for the overlap.
+  router.post('/v1/keys/:id/signing-secret', session, async (ctx) => {
+    const accountId = ctx.state.session.account_id;
+    const rotated = await rotateSigningSecret(
+      db,
+      settings.box,
+      ctx.params.id ?? '',
+      settings.secretOverlapMs ?? DEFAULT_SECRET_OVERLAP_MS,
+      new Date(deps.now()),
+      accountId,
+    );
+    await broadcast(secretRotatedMessage(rotated.key));
+    ctx.body = rotatedView(rotated);
   });
 
   router.put('/v1/keys/:id/domain', session, async (ctx) => {

@@ -34,6 +34,13 @@ export const LoginBody = z.strictObject({
 });
 export type LoginBody = z.infer<typeof LoginBody>;
 
+const scope = z.enum(['subscribe', 'dispatch', 'both'], {
+  error: 'scope must be "subscribe" (sockets only), "dispatch" (sending only) or "both"',
+});
+const requireToken = z.boolean({
+  error: 'require_token must be true or false: true makes sockets need a recipient token',
+});
+
 /** `POST /v1/keys`: a Live key. */
 export const LiveKeyBody = z.strictObject({
   kind: z
@@ -43,11 +50,18 @@ export const LiveKeyBody = z.strictObject({
     .optional(),
   client,
   domain: domain.optional(),
+  scope: scope.optional(),
+  require_token: requireToken.optional(),
 });
 export type LiveKeyBody = z.infer<typeof LiveKeyBody>;
 
 /** `POST /v1/keys/test`: the account's one Test key. */
-export const TestKeyBody = z.strictObject({ client, domain: domain.optional() });
+export const TestKeyBody = z.strictObject({
+  client,
+  domain: domain.optional(),
+  scope: scope.optional(),
+  require_token: requireToken.optional(),
+});
 export type TestKeyBody = z.infer<typeof TestKeyBody>;
 
 /** `PUT /v1/keys/:id/domain`. */

@@ -1,4 +1,5 @@
 import type { ApiKeySummary, CreatedApiKey } from '../api-keys.js';
+import type { RotatedSecret } from '../signing-secrets.js';
 
 /** A key as the API lists it: never the key, never its hash. */
 export function keyView(k: ApiKeySummary) {
@@ -11,12 +12,27 @@ export function keyView(k: ApiKeySummary) {
     expires_at: iso(k.expires_at),
     revoked_at: iso(k.revoked_at),
     created_at: iso(k.created_at),
+    scope: k.scope,
+    require_token: k.require_token,
   };
 }
 
 /** A key just created: the summary plus the full key, shown this once. */
 export function createdKeyView(k: CreatedApiKey) {
-  return { ...keyView(k), key: k.key };
+  return {
+    ...keyView(k),
+    key: k.key,
+    ...(k.signing_secret === undefined ? {} : { signing_secret: k.signing_secret }),
+  };
+}
+
+/** A rotation: the key, its new signing secret (shown this once) and when the old one stops. */
+export function rotatedView(r: RotatedSecret) {
+  return {
+    ...keyView(r.key),
+    signing_secret: r.signing_secret,
+    previous_secret_valid_until: iso(r.previous_valid_until),
+  };
 }
 
 export function iso(date: Date | null): string | null {

@@ -11,6 +11,8 @@ const OPTIONS = {
   kind: { type: 'string' },
   client: { type: 'string' },
   domain: { type: 'string' },
+  scope: { type: 'string' },
+  'require-token': { type: 'boolean' },
   key: { type: 'string' },
   phone: { type: 'string' },
   payment: { type: 'string' },
@@ -45,9 +47,16 @@ export const COMMANDS = {
       'account reset-token --email E (prints a one-time password-reset token; valid 1 hour)',
   },
   'key create': {
-    flags: ['account', 'kind', 'client', 'domain'],
+    flags: ['account', 'kind', 'client', 'domain', 'scope', 'require-token'],
     required: ['account', 'kind', 'client'],
-    synopsis: 'key create --account ID --kind live|test --client web|mobile [--domain D]',
+    synopsis:
+      'key create --account ID --kind live|test --client web|mobile [--domain D] [--scope subscribe|dispatch|both] [--require-token]',
+  },
+  'key rotate-secret': {
+    flags: ['key'],
+    required: ['key'],
+    synopsis:
+      'key rotate-secret --key KEY_ID (a new signing secret; the old one stays valid TOKEN_SECRET_OVERLAP_MS)',
   },
   'key reset-test': {
     flags: ['account'],
@@ -87,7 +96,8 @@ ${Object.values(COMMANDS)
 
 --json prints exactly one JSON object on stdout. DATABASE_URL, NATS_URL and PLANS_FILE come
 from the environment, else from .data/dev.env (written by \`make dev\`); PLANS_FILE defaults to
-config/plans.json. DATE is 2025-07-01 (midnight UTC) or 2025-07-01T12:00:00Z. Exit status: 0
+config/plans.json. SECRET_ENCRYPTION_KEY (the same as auth's) seals signing secrets: keys made
+with --require-token need it. DATE is 2025-07-01 (midnight UTC) or 2025-07-01T12:00:00Z. Exit status: 0
 done, 2 bad arguments, 1 anything else.`;
 
 /** Parses the command line, or throws a {@link UsageError} naming the flag at fault and the fix. */
@@ -122,7 +132,8 @@ export function parseAdminArgs(argv: readonly string[]): ParsedArgs {
     if (!spec.flags.includes(flag)) {
       throw new UsageError(`--${flag} is not a flag of \`${command}\`: usage: ${spec.synopsis}`);
     }
-    flags[flag] = value;
+    // A boolean flag (--require-token) is present or not: kept as "true" when given.
+    flags[flag] = String(value);
   }
   for (const flag of spec.required) {
     if (flags[flag] === undefined || flags[flag] === '') {

@@ -8,11 +8,13 @@ import {
   publishInvalidation,
   resetMessage,
   revokedMessage,
+  secretRotatedMessage,
 } from '../invalidation.js';
 import { issueKey, resetTestKey } from '../key-issuing.js';
 import type { KeyRequest } from '../keys.js';
 import { migrateToLatest } from '../migrate.js';
 import { createResetToken } from '../password-resets.js';
+import { rotateSigningSecret } from '../signing-secrets.js';
 import { resolvePlanChange, setSubscription } from '../subscriptions.js';
 import type { CommandName } from './args.js';
 import type { Command, CommandOutput, Flags } from './command-types.js';
@@ -93,6 +95,8 @@ export const commands: Record<CommandName, Command> = {
       kind: flags.kind as KeyKind,
       client: flags.client as KeyRequest['client'],
       domain: flags.domain,
+      scope: flags.scope,
+      require_token: flags['require-token'] === 'true',
     };
     // issueKey checks kind, client and domain (naming the field), then the plan rules.
     const key = await issueKey(ctx.keyRules(), flags.account ?? '', request);
@@ -100,7 +104,12 @@ export const commands: Record<CommandName, Command> = {
   },
 
   async 'key reset-test'(ctx, flags) {
-    const { key, revoked } = await resetTestKey(ctx.db(), flags.account ?? '');
+    const { key, revoked } = await resetTestKey(
+      ctx.db(),
+      flags.account ?? '',
+      new Date(),
+      ctx.box(),
+    );
     const out = createdOutput(
       key,
       `Reset the Test key of account ${key.account_id}: revoked ${
@@ -118,6 +127,38 @@ export const commands: Record<CommandName, Command> = {
     return out;
   },
 
+  async 'key rotate-secret'(ctx, flags) {
+    const rotated = await rotateSigningSecret(
+      ctx.db(),
+      ctx.box(),
+      flags.key ?? '',
+      ctx.secretOverlapMs(),
+    );
+    const until = rotated.previous_valid_until.toISOString();
+    const json = {
+      id: rotated.key.id,
+      account_id: rotated.key.account_id,
+      signing_secret: rotated.signing_secret,
+      previous_secret_valid_until: until,
+    };
+    const text = [
+      `Rotated the signing secret of key ${rotated.key.id}`,
+      `  signing secret: ${rotated.signing_secret}`,
+      '                  (shown only now: give it to the servers that mint recipient tokens)',
+      `  the previous secret stays valid until ${until}`,
+    ].join('\n');
+    const failure = await broadcast(ctx, [secretRotatedMessage(rotated.key)]);
+    if (failure) {
+      return {
+        json,
+        text,
+        warning: `the secret is rotated in the database, but broadcasting it on NATS failed (${failure}): edges pick it up within their cache TTL; check NATS_URL`,
+        exitCode: 1,
+      };
+    }
+    return { json, text };
+  },
+
   async 'key list'(ctx, flags) {
     const keys = await listApiKeys(ctx.db(), flags.account ?? '');
     const rows = keys.map((k) =>
@@ -126,6 +167,8 @@ export const commands: Record<CommandName, Command> = {
         `${k.key_prefix}…`,
         k.kind,
         k.client,
+        `scope ${k.scope}`,
+        k.require_token ? 'tokens required' : 'no tokens',
         k.domain ?? '-',
         k.revoked_at ? `revoked ${k.revoked_at.toISOString()}` : expiryText(k),
       ].join('  '),
@@ -175,7 +218,14 @@ function createdOutput(key: CreatedApiKey, headline: string): CommandOutput {
     `${headline} for account ${key.account_id}`,
     `  key:     ${key.key}`,
     '           (shown only now: store it in your secret manager; Herald keeps only its hash)',
+    ...(key.signing_secret
+      ? [
+          `  signing secret: ${key.signing_secret}`,
+          '           (shown only now: your server signs recipient tokens with it, HS256; sockets of this key need one)',
+        ]
+      : []),
     ...(key.domain ? [`  domain:  ${key.domain}`] : []),
+    `  scope:   ${key.scope}`,
     `  expires: ${key.expires_at ? key.expires_at.toISOString() : 'never'}`,
   ];
   return {
@@ -186,6 +236,9 @@ function createdOutput(key: CreatedApiKey, headline: string): CommandOutput {
       client: key.client,
       domain: key.domain,
       expires_at: iso(key.expires_at),
+      scope: key.scope,
+      require_token: key.require_token,
+      ...(key.signing_secret ? { signing_secret: key.signing_secret } : {}),
     },
     text: lines.join('\n'),
   };
@@ -225,7 +278,7 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-/** The flag a library error's field corresponds to (they share names). */
+/** The flag a library error's field corresponds to (they share names, `_` written `-`). */
 export function flagOf(err: HeraldError): string | undefined {
-  return err.field === undefined ? undefined : `--${err.field}`;
+  return err.field === undefined ? undefined : `--${err.field.replaceAll('_', '-')}`;
 }

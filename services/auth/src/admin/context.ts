@@ -2,10 +2,11 @@ import { CommonEnv, connectNats, createDb, createLogger } from '@herald/kit';
 import type { PlanCatalogue } from '@herald/proto';
 import type { Kysely } from 'kysely';
 import type { NatsConnection } from 'nats';
-import { DatabaseUrl, MaxLiveKeys } from '../config.js';
+import { DatabaseUrl, MaxLiveKeys, SecretOverlapMs } from '../config.js';
 import type { AuthDb } from '../db-schema.js';
 import type { KeyRules } from '../key-issuing.js';
 import { loadPlanCatalogue, resolvePlansFile } from '../plan-catalogue.js';
+import { SecretBox, SecretEncryptionKey } from '../secret-box.js';
 import type { AdminSettings } from './settings.js';
 
 /**
@@ -49,7 +50,32 @@ export class AdminContext {
     if (!max.success) {
       throw new Error(`MAX_LIVE_KEYS_PER_ACCOUNT ${max.error.issues[0]?.message ?? 'is invalid'}`);
     }
-    return { db: this.db(), catalogue: this.catalogue(), maxLiveKeys: max.data };
+    return { db: this.db(), catalogue: this.catalogue(), maxLiveKeys: max.data, box: this.box() };
+  }
+
+  /**
+   * The box sealing signing secrets, from SECRET_ENCRYPTION_KEY; undefined when unset (a key that
+   * requires tokens is then refused, naming the variable). A value set but malformed is an error.
+   */
+  box(): SecretBox | undefined {
+    const raw = this.#settings.env.SECRET_ENCRYPTION_KEY;
+    if (raw === undefined || raw === '') return undefined;
+    const key = SecretEncryptionKey.safeParse(raw);
+    if (!key.success) {
+      throw new Error(`SECRET_ENCRYPTION_KEY ${key.error.issues[0]?.message ?? 'is invalid'}`);
+    }
+    return new SecretBox(key.data);
+  }
+
+  /** TOKEN_SECRET_OVERLAP_MS, as auth reads it. */
+  secretOverlapMs(): number {
+    const overlap = SecretOverlapMs.safeParse(this.#settings.env.TOKEN_SECRET_OVERLAP_MS);
+    if (!overlap.success) {
+      throw new Error(
+        `TOKEN_SECRET_OVERLAP_MS ${overlap.error.issues[0]?.message ?? 'is invalid'}`,
+      );
+    }
+    return overlap.data;
   }
 
   async nats(): Promise<NatsConnection> {

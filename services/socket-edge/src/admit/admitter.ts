@@ -1,3 +1,4 @@
+import type { KeyVerifier } from '@herald/access';
 import type { Logger } from '@herald/kit';
 import { CloseCodes, SUBPROTOCOL } from '@herald/proto';
 import type { RecipientRegistry } from '../connection-registry.js';
@@ -5,6 +6,8 @@ import type { EdgeMetrics } from '../metrics.js';
 import { EdgeSocket } from '../socket/edge-socket.js';
 import { parseAck } from '../socket/framing.js';
 import type { ProofLedgerOptions } from '../socket/proof-ledger.js';
+import type { TokenPolicy } from './recipient-token.js';
+import { watchToken } from './token-refresh.js';
 import type { Admission } from './upgrade-handler.js';
 
 /** What happens to a socket once the upgrade handler admitted it: count it, wrap it, attach it. */
@@ -15,6 +18,9 @@ export function socketAdmitter(deps: {
   /** The caps on what a socket holds written and unproven, and the live proof deadline. */
   proof: ProofLedgerOptions;
   closing: () => boolean;
+  /** Re-reads a key's signing secrets for an in-band token refresh. */
+  verifier: KeyVerifier;
+  tokenPolicy: TokenPolicy;
 }) {
   const { sessions, metrics, logger } = deps;
   // Listeners shared by every socket where they need nothing of it: each closure made per socket
@@ -22,7 +28,7 @@ export function socketAdmitter(deps: {
   const onError = (err: Error) => logger.debug({ err: err.message }, 'socket error');
   const onSlow = () => metrics.slowConsumerCloses.inc();
   const onClosed = (socket: EdgeSocket) => metrics.openSockets.dec({ framing: socket.framing });
-  return ({ ws, framing, params, key, origin, session, hold }: Admission) => {
+  return ({ ws, framing, params, key, origin, session, hold, tokenExpiresAt }: Admission) => {
     metrics.openSockets.inc({ framing });
     ws.on('error', onError);
     const socket = new EdgeSocket({
@@ -44,12 +50,17 @@ export function socketAdmitter(deps: {
       socket.close(CloseCodes.goingAway, 'going away');
       return;
     }
-    // A plain client's frames are ignored; herald.v1 clients only send acks.
+    // A socket with a recipient token is closed when it expires, unless refreshed in-band.
+    const onToken =
+      tokenExpiresAt === undefined
+        ? undefined
+        : watchToken(deps, socket, params.api_key, tokenExpiresAt);
+    // A plain client's frames are ignored; herald.v1 clients send acks, and fresh tokens.
     if (framing === SUBPROTOCOL) {
       ws.on('message', (data, isBinary) => {
         const id = parseAck(data, isBinary);
-        if (id === undefined) metrics.malformedClientFrames.inc();
-        else socket.acked(id);
+        if (id !== undefined) socket.acked(id);
+        else if (!onToken?.(data, isBinary)) metrics.malformedClientFrames.inc();
       });
     }
   };

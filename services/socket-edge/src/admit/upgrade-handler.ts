@@ -1,6 +1,11 @@
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
-import { authorizeKeyUse, authorizeRecipient, type KeyVerifier } from '@herald/access';
+import {
+  authorizeKeyUse,
+  authorizeRecipient,
+  authorizeScope,
+  type KeyVerifier,
+} from '@herald/access';
 import {
   type AuthFailureLimiter,
   isAuthFailure,
@@ -25,6 +30,7 @@ import { type Framing, framingOf } from '../socket/framing.js';
 import { ConnectHold } from './connect-hold.js';
 import type { ConnectionGate } from './connection-gate.js';
 import { handshakeError } from './handshake.js';
+import { checkRecipientToken, type TokenPolicy } from './recipient-token.js';
 import { connectError, refuseUpgrade } from './refusal.js';
 import type { SocketBudget } from './socket-budget.js';
 
@@ -39,6 +45,8 @@ export interface Admission {
   session: RecipientSession;
   /** Gives back the MAX_SOCKETS slot and the gate's admission: release it when the socket closes. */
   hold: ConnectHold;
+  /** When the connect's recipient token expires (epoch ms); undefined for a key without tokens. */
+  tokenExpiresAt: number | undefined;
 }
 
 export interface UpgradeHandlerDeps {
@@ -50,6 +58,8 @@ export interface UpgradeHandlerDeps {
   trustedProxyHops?: number;
   gate: ConnectionGate;
   budget: SocketBudget;
+  /** TOKEN_MAX_LIFETIME_MS and TOKEN_CLOCK_SKEW_MS: how recipient tokens are judged. */
+  tokenPolicy: TokenPolicy;
   sessions: RecipientRegistry;
   metrics: EdgeMetrics;
   logger: Logger;
@@ -66,7 +76,9 @@ export interface UpgradeHandlerDeps {
  * query parameters (400, or 401 without api_key), this process's socket budget
  * (503), the key with auth (401, 503 when auth is unreachable), its use (expiry, client, Origin:
  * 401/403), the recipient it may open (a dashboard credential only its dashboard recipient, a
- * customer key never that one: 403), the connection gate (429). Then it waits until the recipient's session holds its NATS
+ * customer key never that one: 403), its scope (a dispatch key: 403 `scope_denied`), the recipient
+ * token of a key that requires one (401 `missing_token` / `invalid_token`, 403
+ * `token_recipient_mismatch`), the connection gate (429). Then it waits until the recipient's session holds its NATS
  * subscriptions (503 if NATS is unreachable), and only then completes the upgrade, so the client
  * sees the socket open once live events can reach it. A plain client is refused with the HTTP
  * status and a JSON body; a herald.v1 client gets an accepted socket that receives one ErrorFrame
@@ -109,6 +121,7 @@ async function admit(
   const hold = new ConnectHold(deps.budget, deps.gate);
   let params: ConnectParams;
   let key: VerifiedKey;
+  let tokenExpiresAt: number | undefined;
   let session: RecipientSession | undefined;
   const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
   const source = sourceAddress(req, deps.trustedProxyHops ?? 0);
@@ -116,7 +129,8 @@ async function admit(
     if (deps.closing()) throw shuttingDown();
     // A source sending bad keys is refused before it costs a lookup.
     deps.authFailures?.check(source);
-    params = ownedParams(parseConnectParams(url.searchParams));
+    const parsed = parseConnectParams(url.searchParams);
+    params = ownedParams(parsed);
     if (!hold.takeSlot()) {
       throw new HeraldError(
         'unavailable',
@@ -126,6 +140,14 @@ async function admit(
     key = await deps.verifier.verify(params.api_key);
     authorizeKeyUse(key, { client: params.client, origin, now: Date.now() });
     authorizeRecipient(key, params.recipient, 'socket');
+    authorizeScope(key, 'subscribe');
+    tokenExpiresAt = await checkRecipientToken(
+      key,
+      parsed.token,
+      params.recipient,
+      deps.tokenPolicy,
+      Date.now(),
+    );
     // The account becomes a subject token; an id that cannot be one is a bug in auth, not the client.
     assertToken('account', key.account_id);
     // The default gate answers synchronously: no await, so no extra turn of the microtask queue.
@@ -154,7 +176,7 @@ async function admit(
   const reserved = session;
   deps.wss.handleUpgrade(req, socket, head, (ws) => {
     opened = true;
-    deps.onAdmitted({ ws, framing, params, key, origin, session: reserved, hold });
+    deps.onAdmitted({ ws, framing, params, key, origin, session: reserved, hold, tokenExpiresAt });
   });
   // ws refused the handshake itself (the client went away meanwhile); the headers were checked.
   if (!opened) {
@@ -182,6 +204,7 @@ function reject(
  * The parameters as strings of their own. URLSearchParams hands out slices of the request URL, and
  * a slice the socket keeps for its life (the key, for re-verification; the recipient) keeps the
  * whole URL with it: ~200 bytes per idle socket. Both are ASCII once parsed (key format, UUID).
+ * The token is left out: it is checked at admission and never kept.
  */
 function ownedParams(params: ConnectParams): ConnectParams {
   return {

@@ -90,19 +90,22 @@ export function parseAck(data: RawData, isBinary: boolean): string | undefined {
     const id = canonicalAckId(data);
     if (id !== undefined) return id;
   }
+  const parsed = AckFrame.safeParse(clientFrameJson(data));
+  return parsed.success ? parsed.data.id : undefined;
+}
+
+/** A text client frame's JSON value; undefined when it is not JSON. */
+export function clientFrameJson(data: RawData): unknown {
   const text = Array.isArray(data)
     ? Buffer.concat(data).toString('utf8')
     : Buffer.isBuffer(data)
       ? data.toString('utf8')
       : Buffer.from(data).toString('utf8');
-  let value: unknown;
   try {
-    value = JSON.parse(text);
+    return JSON.parse(text);
   } catch {
     return undefined;
   }
-  const parsed = AckFrame.safeParse(value);
-  return parsed.success ? parsed.data.id : undefined;
 }
 
 const ACK_HEAD = Buffer.from('{"type":"ack","id":"');

@@ -1,0 +1,158 @@
+import { type FormEvent, useState } from 'react';
+import { api, errorText, type Key } from './api.js';
+
+type Scope = 'subscribe' | 'dispatch' | 'both';
+
+/** A key just created (or its secret just rotated): what is shown this once. */
+export interface Created extends Key {
+  key?: string;
+  /** Only for a key that requires recipient tokens. */
+  signing_secret?: string;
+}
+
+export function CreateKeyForm({
+  kind,
+  label,
+  onCreated,
+}: {
+  kind: 'live' | 'test';
+  label: string;
+  onCreated: (k: Created) => void;
+}) {
+  const [client, setClient] = useState<'web' | 'mobile'>('mobile');
+  const [domain, setDomain] = useState('');
+  const [scope, setScope] = useState<Scope>('both');
+  const [requireToken, setRequireToken] = useState(false);
+  const [error, setError] = useState('');
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setError('');
+    try {
+      const body = {
+        client,
+        ...(client === 'web' ? { domain } : {}),
+        scope,
+        ...(requireToken && scope !== 'dispatch' ? { require_token: true } : {}),
+      };
+      onCreated(await api<Created>('POST', kind === 'test' ? '/v1/keys/test' : '/v1/keys', body));
+    } catch (err) {
+      setError(errorText(err));
+    }
+  };
+  return (
+    <form onSubmit={submit} className="inline">
+      <label>
+        Client
+        <select value={client} onChange={(e) => setClient(e.target.value as 'web' | 'mobile')}>
+          <option value="mobile">mobile</option>
+          <option value="web">web</option>
+        </select>
+      </label>
+      {client === 'web' && (
+        <label>
+          Domain
+          <input
+            value={domain}
+            onChange={(e) => setDomain(e.target.value)}
+            placeholder="https://app.example.com"
+            required
+          />
+        </label>
+      )}
+      <label>
+        Scope
+        <select value={scope} onChange={(e) => setScope(e.target.value as Scope)}>
+          <option value="both">both (sockets and sending)</option>
+          <option value="subscribe">subscribe (sockets only: browsers, apps)</option>
+          <option value="dispatch">dispatch (sending only: servers)</option>
+        </select>
+      </label>
+      {scope !== 'dispatch' && (
+        <label>
+          <input
+            type="checkbox"
+            checked={requireToken}
+            onChange={(e) => setRequireToken(e.target.checked)}
+          />{' '}
+          Require recipient tokens
+        </label>
+      )}
+      <button type="submit">{label}</button>
+      {error && (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      )}
+    </form>
+  );
+}
+
+export function ShownOnce({ created, onDone }: { created: Created; onDone: () => void }) {
+  const [copied, setCopied] = useState('');
+  const copy = async (what: string, value: string) => {
+    await navigator.clipboard?.writeText(value).catch(() => undefined);
+    setCopied(what);
+  };
+  return (
+    <section className="card notice" aria-label="New key">
+      <h2>
+        {created.key
+          ? `Your new ${created.kind === 'test' ? 'Test' : 'Live'} key`
+          : `The new signing secret of ${created.key_prefix}…`}
+      </h2>
+      <p>This is the only time it is shown: copy it now and keep it secret.</p>
+      {created.key && (
+        <p>
+          <code className="secret" data-testid="new-key">
+            {created.key}
+          </code>{' '}
+          <button type="button" onClick={() => copy('key', created.key ?? '')}>
+            {copied === 'key' ? 'Copied' : 'Copy key'}
+          </button>
+        </p>
+      )}
+      {created.signing_secret && (
+        <>
+          <p>
+            Signing secret: your server signs recipient tokens with it (HS256); sockets of this key
+            need one. Never put it in a browser.
+          </p>
+          <p>
+            <code className="secret" data-testid="new-signing-secret">
+              {created.signing_secret}
+            </code>{' '}
+            <button type="button" onClick={() => copy('secret', created.signing_secret ?? '')}>
+              {copied === 'secret' ? 'Copied' : 'Copy secret'}
+            </button>
+          </p>
+        </>
+      )}
+      <button type="button" onClick={onDone}>
+        I have saved it
+      </button>
+    </section>
+  );
+}
+
+/** A new signing secret; the old one keeps working for the configured overlap. */
+export function RotateSecretButton({ k, onRotated }: { k: Key; onRotated: (c: Created) => void }) {
+  const [error, setError] = useState('');
+  return (
+    <>
+      <button
+        type="button"
+        aria-label={`Rotate the signing secret of ${k.key_prefix}`}
+        onClick={async () => {
+          try {
+            onRotated(await api<Created>('POST', `/v1/keys/${k.id}/signing-secret`));
+          } catch (err) {
+            setError(errorText(err));
+          }
+        }}
+      >
+        Rotate secret
+      </button>
+      {error && <span className="error">{error}</span>}
+    </>
+  );
+}
