@@ -17,7 +17,7 @@ for f in "${files[@]}"; do
   (
     # The file as shipped: none of this shell's stack settings take part.
     for v in $(compgen -e | grep -E '^(HERALD_|COMPOSE_)' || true); do unset "$v"; done
-    NATS_PASSWORD=lint POSTGRES_PASSWORD=lint compose_cmd -f "$f" --env-file /dev/null --profile '*' config --quiet
+    NATS_PASSWORD=lint POSTGRES_PASSWORD=lint SECRET_ENCRYPTION_KEY=lint compose_cmd -f "$f" --env-file /dev/null --profile '*' config --quiet
   ) || docker_die "docker compose config refuses ${f#"$ROOT"/} (above)"
 done
 printf 'compose-lint: %d compose file(s) valid: %s\n' "${#files[@]}" "$(printf '%s ' "${files[@]#"$ROOT"/}")"

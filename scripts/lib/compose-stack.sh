@@ -87,16 +87,18 @@ stack_tls_ensure() {
   fi
 }
 
-# deploy/.env: the passwords compose needs, made once (hex: URL-safe inside DATABASE_URL).
+# deploy/.env: the secrets compose needs, made once. Passwords are hex (URL-safe inside
+# DATABASE_URL); SECRET_ENCRYPTION_KEY, which seals keys' signing secrets, is 32 bytes in base64.
 stack_env_ensure() {
-  local env=$HERALD_DEPLOY_DIR/.env name
-  for name in NATS_PASSWORD POSTGRES_PASSWORD; do
+  local env=$HERALD_DEPLOY_DIR/.env name value
+  for name in NATS_PASSWORD POSTGRES_PASSWORD SECRET_ENCRYPTION_KEY; do
     if ! grep -Eq "^$name=.+" "$env" 2>/dev/null; then
+      if [[ $name == SECRET_ENCRYPTION_KEY ]]; then value=$(openssl rand -base64 32); else value=$(openssl rand -hex 24); fi
       (
         umask 077
         touch "$env"
         sed -i "/^$name=/d" "$env"
-        printf '%s=%s\n' "$name" "$(openssl rand -hex 24)" >>"$env"
+        printf '%s=%s\n' "$name" "$value" >>"$env"
       )
       say "made a $name in $env"
     fi
