@@ -17,13 +17,25 @@ export interface LaunchedNats {
 export async function launchNats(
   bin: string,
   args: string[],
-  opts: { portsDir: string; port?: number },
+  opts: { portsDir: string; port?: number; env?: Record<string, string> },
 ): Promise<LaunchedNats> {
   const requested = opts.port ?? -1;
+  // HERALD_TEST_NATS_LOG=<dir>: each server logs there (permission violations name the user).
+  const logDir = process.env.HERALD_TEST_NATS_LOG;
+  const log = logDir ? ['-l', join(logDir, `nats-${process.pid}-${Date.now()}.log`)] : [];
   const proc = spawn(
     bin,
-    [...args, '-a', '127.0.0.1', '-p', String(requested), '--ports_file_dir', opts.portsDir],
-    { stdio: 'ignore' },
+    [
+      ...args,
+      ...log,
+      '-a',
+      '127.0.0.1',
+      '-p',
+      String(requested),
+      '--ports_file_dir',
+      opts.portsDir,
+    ],
+    { stdio: 'ignore', env: { ...process.env, ...opts.env } },
   );
   const port = await waitFor(
     proc,

@@ -20,9 +20,9 @@ let baseUrl: string;
 
 beforeAll(async () => {
   nats = await startCoreNatsServer();
-  peer = await connect({ servers: nats.url });
+  peer = await connect(nats.connectOptions());
   startAuthResponder(peer);
-  nc = await connect({ servers: nats.url });
+  nc = await connect(nats.connectOptions());
   ingress = createIngress(testConfig(nats.url), {
     nc,
     logger: createLogger('ingress-api', 'silent'),

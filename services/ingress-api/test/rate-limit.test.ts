@@ -23,7 +23,7 @@ let urls: [string, string];
 
 beforeAll(async () => {
   fx = await startIngressFixture();
-  secondNc = await connect({ servers: fx.nats.url, name: 'test-ingress-2' });
+  secondNc = await connect({ ...fx.nats.connectOptions(), name: 'test-ingress-2' });
   const config = testConfig(fx.nats.url);
   const ingress = createIngress(config, {
     nc: secondNc,

@@ -272,7 +272,7 @@ describe('main.ts', () => {
 
   it('logs one "listening" line with the port, never logs an api key, and exits 0 on SIGTERM', async () => {
     const child = run({
-      NATS_URL: stack.nats.url,
+      ...stack.nats.env('socket-edge'),
       TLS_CERT_FILE: stack.certs.certFile,
       TLS_KEY_FILE: stack.certs.keyFile,
       HOST: '127.0.0.1',

@@ -17,7 +17,7 @@ import { request } from '../support/http.js';
 const SECONDS = Number(process.env.SECONDS ?? 4);
 
 const fx = await startIngressFixture();
-const nc2 = await connect({ servers: fx.nats.url });
+const nc2 = await connect(fx.nats.connectOptions());
 const config = testConfig(fx.nats.url);
 const second = await serve(
   createIngress(config, { nc: nc2, logger: createLogger('ingress-api', 'silent') }),

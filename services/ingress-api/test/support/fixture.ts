@@ -46,9 +46,9 @@ export async function startIngressFixture(
   env: Record<string, string> = {},
 ): Promise<IngressFixture> {
   const nats = await startNatsServer();
-  const peer = await connect({ servers: nats.url, name: 'test-peer' });
+  const peer = await connect({ ...nats.connectOptions(), name: 'test-peer' });
   const auth = startAuthResponder(peer);
-  const nc = await connect({ servers: nats.url, name: 'test-ingress' });
+  const nc = await connect({ ...nats.connectOptions('ingress-api'), name: 'test-ingress' });
   const config = testConfig(nats.url, env);
   const ingress = createIngress(config, { nc, logger: createLogger('ingress-api', 'silent') });
   const serving = await serve(ingress, config, 0);
