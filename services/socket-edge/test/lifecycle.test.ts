@@ -69,7 +69,7 @@ describe('slow readers', () => {
         const h = headers();
         h.set(EventHeaders.id, randomUUID());
         h.set(EventHeaders.ts, String(Date.now()));
-        edge.nc.publish(
+        stack.nc.publish(
           subjects.live(ACCOUNT_A, recipient),
           new TextEncoder().encode(`{"n":${sent},"pad":"${pad}"}`),
           {
@@ -78,7 +78,7 @@ describe('slow readers', () => {
           },
         );
         sent++;
-        if (sent % 100 === 0) await edge.nc.flush();
+        if (sent % 100 === 0) await stack.nc.flush();
       }
       expect(await slowCloses(edge)).toBe(1);
       resume();
