@@ -56,6 +56,8 @@ export function startCalloutResponder(deps: {
     const user = encodeNatsJwt(
       {
         sub: user_nkey,
+        // The account the user lands in: the global one, where Herald's subjects live.
+        aud: '$G',
         name: connect_opts.user,
         exp: now + USER_JWT_TTL_S,
         nats: {
