@@ -104,12 +104,14 @@ function perms(
 /** Every Herald service's permissions. */
 export const servicePermissions: Record<NatsService, NatsPermissions> = {
   // Keys and accounts: answers rt.auth.verify and the auth callout, broadcasts invalidations,
-  // forwards billing notices to the dashboard as dispatches, reads the open-connection counts.
+  // forwards billing notices to the dashboard as dispatches, reads the open-connection counts
+  // and asks the status service for the dashboard's figures.
   auth: perms(
     [
       subjectPatterns.authInvalidate,
       subjectPatterns.billingNotice,
       subjectPatterns.dispatch,
+      subjectPatterns.statusQuery,
       ...kvRead,
     ],
     [subjectPatterns.authVerify, AUTH_CALLOUT_SUBJECT],

@@ -70,6 +70,7 @@ describe('main.ts', () => {
           '0005_billing',
           '0006_dashboard_keys',
           '0007_key_tokens',
+          '0008_nats_users',
         ]);
       } finally {
         await fresh.destroy();
