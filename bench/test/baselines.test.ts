@@ -41,7 +41,7 @@ describe('baseline servers', () => {
     servers = await startBaselineServers({
       pinning: pinning({ enabled: false, serverCpus: '0', clientCpus: '1' }),
       certs,
-      natsUrl: nats.url,
+      natsLogin: nats.connectOptions(),
       runtime: 'source',
     });
     tls = clientTls(certs.ca);

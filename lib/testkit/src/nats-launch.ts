@@ -35,8 +35,15 @@ export async function launchNats(
       '--ports_file_dir',
       opts.portsDir,
     ],
-    { stdio: 'ignore', env: { ...process.env, ...opts.env } },
+    { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...opts.env } },
   );
+  // The last of what it printed, for the error when it exits before listening (read for its
+  // whole life, so a full pipe never blocks it).
+  let tail = '';
+  proc.stderr?.setEncoding('utf8');
+  proc.stderr?.on('data', (chunk: string) => {
+    tail = (tail + chunk).slice(-2000);
+  });
   const port = await waitFor(
     proc,
     () => {
@@ -49,7 +56,7 @@ export async function launchNats(
     () =>
       opts.port
         ? new PortTakenError(opts.port, ` (nats-server exited with ${proc.exitCode})`)
-        : new Error(`nats-server exited with ${proc.exitCode} before listening`),
+        : new Error(`nats-server exited with ${proc.exitCode} before listening: ${tail.trim()}`),
   );
   return { proc, port };
 }

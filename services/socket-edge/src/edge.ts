@@ -8,6 +8,7 @@ import { StatusBatcher } from '@herald/status-client';
 import type { Registry } from 'prom-client';
 import { WebSocketServer } from 'ws';
 import { socketAdmitter } from './admit/admitter.js';
+import { ConnectRateLimiter } from './admit/connect-rate.js';
 import { ConnectionCap, poolOf } from './admit/connection-cap.js';
 import { ConnectionCounts } from './admit/connection-counts.js';
 import type { ConnectionGate } from './admit/connection-gate.js';
@@ -126,6 +127,11 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
     wss,
     verifier,
     authFailures: new AuthFailureLimiter(config),
+    connectRate: new ConnectRateLimiter({
+      perSecond: config.CONNECT_RATE_PER_S,
+      burst: config.CONNECT_BURST,
+      maxSources: config.CONNECT_RATE_MAX_SOURCES,
+    }),
     trustedProxyHops: config.TRUSTED_PROXY_HOPS,
     gate,
     budget: new SocketBudget(config.MAX_SOCKETS),
