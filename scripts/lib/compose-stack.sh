@@ -112,7 +112,8 @@ stack_env_ensure() {
   fi
   for name in "${STACK_SECRETS[@]}"; do
     if ! grep -Eq "^$name=.+" "$env" 2>/dev/null; then
-      if [[ $name == SECRET_ENCRYPTION_KEY ]]; then value=$(openssl rand -base64 32); else value=$(openssl rand -hex 24); fi
+      # hn first: nats-server parses its passwords as config values, where a digit starts a number.
+      if [[ $name == SECRET_ENCRYPTION_KEY ]]; then value=$(openssl rand -base64 32); else value=hn$(openssl rand -hex 24); fi
       (
         umask 077
         touch "$env"

@@ -15,7 +15,8 @@ nats_auth_ensure() {
       {
         for u in "${NATS_AUTH_USERS[@]}"; do
           name=HERALD_NATS_PASSWORD_$(tr 'a-z-' 'A-Z_' <<<"$u")
-          printf '%s=%s\n' "$name" "$(node -e 'console.log(require("crypto").randomBytes(24).toString("base64url"))')"
+          # A letter first: nats-server parses the value as config, and a leading digit reads as a number.
+          printf '%s=hn%s\n' "$name" "$(openssl rand -hex 24)"
         done
         # The callout's account key: its public half is nats-server's issuer, its seed auth's.
         node --input-type=module -e '

@@ -36,7 +36,9 @@ export function makeNatsAuth(): NatsAuth {
   const credentials = {} as Record<NatsUser, NatsCredentials>;
   const serverEnv: Record<string, string> = {};
   for (const u of NATS_USERS) {
-    const pass = randomBytes(18).toString('base64url');
+    // nats-server parses a variable's value as config: a letter first and hex after keep it a
+    // string (a leading digit reads as a number, and fails).
+    const pass = `hn${randomBytes(18).toString('hex')}`;
     credentials[u] = { user: `herald-${u}`, pass };
     serverEnv[envName(u)] = pass;
   }

@@ -54,6 +54,22 @@ describe('ConnectRateLimiter', () => {
     expect(refusal(() => limiter.take('c'))?.code).toBe('too_many_connects');
   });
 
+  it('drops early only an address already told 429 whose bucket is still empty', () => {
+    let now = 0;
+    const limiter = new ConnectRateLimiter({ perSecond: 1, burst: 1, maxSources: 10 }, () => now);
+    limiter.take('a');
+    // Empty, but not yet told: its next connect must get its 429 and Retry-After.
+    expect(limiter.dropsEarly('a')).toBe(false);
+    expect(refusal(() => limiter.take('a'))?.code).toBe('too_many_connects');
+    expect(limiter.dropsEarly('a')).toBe(true);
+    expect(limiter.dropsEarly('unknown')).toBe(false);
+    // Refilled: no longer dropped; admitted again, it is no longer "told".
+    now = 1000;
+    expect(limiter.dropsEarly('a')).toBe(false);
+    limiter.take('a');
+    expect(limiter.dropsEarly('a')).toBe(false);
+  });
+
   it('with perSecond 0 refuses nothing and remembers nothing', () => {
     const limiter = new ConnectRateLimiter({ perSecond: 0, burst: 1, maxSources: 1 });
     for (let i = 0; i < 1000; i++) limiter.take(`10.0.0.${i % 7}`);

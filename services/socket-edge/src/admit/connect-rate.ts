@@ -12,6 +12,8 @@ export interface ConnectRateSettings {
 interface Bucket {
   tokens: number;
   at: number;
+  /** Refused since its last admitted attempt: it has had its 429 and Retry-After. */
+  told: boolean;
 }
 
 /**
@@ -45,7 +47,7 @@ export class ConnectRateLimiter {
       this.#buckets.delete(source);
     }
     if (tokens < 1) {
-      this.#buckets.set(source, { tokens, at: now });
+      this.#buckets.set(source, { tokens, at: now, told: true });
       const retryAfter = Math.max(1, Math.ceil((1 - tokens) / perSecond));
       throw new HeraldError(
         'too_many_connects',
@@ -53,12 +55,24 @@ export class ConnectRateLimiter {
         { retryAfter },
       );
     }
-    this.#buckets.set(source, { tokens: tokens - 1, at: now });
+    this.#buckets.set(source, { tokens: tokens - 1, at: now, told: false });
     while (this.#buckets.size > maxSources) {
       const oldest = this.#buckets.keys().next().value;
       if (oldest === undefined) break;
       this.#buckets.delete(oldest);
     }
+  }
+
+  /**
+   * True when `source` was already refused and its bucket is still empty: its new connections
+   * can be dropped at accept, before a TLS handshake costs anything (it has had its 429 with
+   * Retry-After on the connect that crossed the limit). Spends nothing.
+   */
+  dropsEarly(source: string): boolean {
+    const { perSecond, burst } = this.#settings;
+    const bucket = this.#buckets.get(source);
+    if (perSecond === 0 || !bucket?.told) return false;
+    return Math.min(burst, bucket.tokens + ((this.#now() - bucket.at) * perSecond) / 1000) < 1;
   }
 
   /** Addresses tracked now (at most maxSources). */
