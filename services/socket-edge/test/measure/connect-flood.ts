@@ -8,9 +8,12 @@
  *   node --conditions=herald-source --import tsx services/socket-edge/test/measure/connect-flood.ts
  *
  * FLOOD_CONCURRENCY (flood connects in flight at once, default 64), GOOD (good connects timed
- * one after another, default 100).
+ * one after another, default 100). The flood runs in a process of its own, so the timed client's
+ * event loop is not the flood's.
  */
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import { startStack } from '@herald/testkit';
 import WebSocket from 'ws';
 
@@ -60,22 +63,26 @@ async function scenario(name: string, edgeEnv: Record<string, string>) {
       return { ms, refused };
     };
     const quiet = await timeGood();
-    let running = true;
-    const counts = new Map<Outcome, number>();
-    const flooder = async () => {
-      while (running) {
-        const bad = `hk_live_${randomUUID().replaceAll('-', '')}`;
-        const o = await connectOnce(url(bad), stack.ca, '127.0.0.2');
-        counts.set(o, (counts.get(o) ?? 0) + 1);
-      }
-    };
-    const floodStart = performance.now();
-    const flooders = Array.from({ length: CONCURRENCY }, flooder);
+    const flood = spawn(
+      process.execPath,
+      [...process.execArgv, fileURLToPath(import.meta.url), 'flood', stack.wsUrl, stack.caFile],
+      { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env } },
+    );
+    let report = '';
+    flood.stdout.on('data', (c: Buffer) => {
+      report += c.toString();
+    });
+    // Its first line says it is flooding.
+    await new Promise<void>((r) => flood.stdout.once('data', () => r()));
     const flooded = await timeGood();
-    running = false;
-    await Promise.all(flooders);
-    const secs = (performance.now() - floodStart) / 1000;
-    const total = [...counts.values()].reduce((a, b) => a + b, 0);
+    const exited = new Promise((r) => flood.once('exit', r));
+    flood.kill('SIGTERM');
+    await exited;
+    const { counts, secs } = JSON.parse(report.split('\n').filter(Boolean).pop() ?? '{}') as {
+      counts: Record<string, number>;
+      secs: number;
+    };
+    const total = Object.values(counts).reduce((x, y) => x + y, 0);
     const row = (label: string, r: { ms: number[]; refused: number }) =>
       `${label}: p50 ${pct(r.ms, 50).toFixed(1)} ms, p99 ${pct(r.ms, 99).toFixed(1)} ms, max ${Math.max(...r.ms).toFixed(1)} ms, refused ${r.refused}/${r.ms.length}`;
     console.log(`\n${name}`);
@@ -83,11 +90,43 @@ async function scenario(name: string, edgeEnv: Record<string, string>) {
     console.log(`  good client, under flood  ${row('', flooded)}`);
     console.log(
       `  flood: ${total} connects in ${secs.toFixed(1)} s (${(total / secs).toFixed(0)}/s): ` +
-        [...counts.entries()].map(([o, n]) => `${o}×${n}`).join(', '),
+        Object.entries(counts)
+          .map(([o, n]) => `${o === '0' ? 'dropped' : o}×${n}`)
+          .join(', '),
     );
   } finally {
     await stack.stop();
   }
+}
+
+/** The flood, in its own process: bad-key connects from 127.0.0.2 until SIGTERM. */
+async function floodMain(wsUrl: string, caFile: string) {
+  const ca = (await import('node:fs')).readFileSync(caFile, 'utf8');
+  const counts: Record<string, number> = {};
+  const t0 = performance.now();
+  let running = true;
+  process.once('SIGTERM', () => {
+    running = false;
+  });
+  const flooder = async () => {
+    while (running) {
+      const bad = `hk_live_${randomUUID().replaceAll('-', '')}`;
+      const o = await connectOnce(
+        `${wsUrl}/ws/connect?api_key=${bad}&recipient=${randomUUID()}&client=mobile`,
+        ca,
+        '127.0.0.2',
+      );
+      counts[String(o)] = (counts[String(o)] ?? 0) + 1;
+    }
+  };
+  console.log('flooding');
+  await Promise.all(Array.from({ length: CONCURRENCY }, flooder));
+  console.log(JSON.stringify({ counts, secs: (performance.now() - t0) / 1000 }));
+}
+
+if (process.argv[2] === 'flood') {
+  await floodMain(process.argv[3] ?? '', process.argv[4] ?? '');
+  process.exit(0);
 }
 
 await scenario('connect rate ON (defaults: 50/s, burst 100; AUTH_FAIL_LIMIT 100/min)', {});
