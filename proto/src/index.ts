@@ -59,8 +59,10 @@ export {
   type NatsPermissions,
   type NatsService,
   natsUserOf,
+  permits,
   type SubjectList,
   servicePermissions,
+  subjectMatches,
   subjectPatterns,
 } from './nats-permissions.js';
 export {

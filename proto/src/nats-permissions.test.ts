@@ -1,21 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { billingSubjects } from './billing.js';
-import { backendPermissions, subjectPatterns } from './nats-permissions.js';
+import {
+  backendPermissions,
+  subjectMatches as matches,
+  subjectPatterns,
+} from './nats-permissions.js';
 import { subjects } from './subjects.js';
 
 const A = '0a0a0a0a-0000-4000-8000-00000000000a';
 const R = '0b0b0b0b-0000-4000-8000-00000000000b';
-
-/** NATS subject matching: `*` one token, `>` the rest. */
-function matches(pattern: string, subject: string): boolean {
-  const p = pattern.split('.');
-  const s = subject.split('.');
-  for (let i = 0; i < p.length; i++) {
-    if (p[i] === '>') return s.length > i;
-    if (i >= s.length || (p[i] !== '*' && p[i] !== s[i])) return false;
-  }
-  return p.length === s.length;
-}
 
 describe('subjectPatterns', () => {
   it('match what the subject builders build, so a permission follows a subject that changes shape', () => {

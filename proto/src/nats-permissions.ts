@@ -222,3 +222,22 @@ export function backendPermissions(account: string): NatsPermissions {
   assertToken('account', account);
   return perms([`rt.dispatch.${account}`, `rt.dispatch.batch.${account}`], []);
 }
+
+/** NATS subject matching, as nats-server applies a permission: `*` one token, `>` the rest. */
+export function subjectMatches(pattern: string, subject: string): boolean {
+  const p = pattern.split('.');
+  const s = subject.split('.');
+  for (let i = 0; i < p.length; i++) {
+    if (p[i] === '>') return s.length > i;
+    if (i >= s.length || (p[i] !== '*' && p[i] !== s[i])) return false;
+  }
+  return p.length === s.length;
+}
+
+/** Whether one direction's lists let a literal subject through (allowed, and not denied). */
+export function permits(list: SubjectList, subject: string): boolean {
+  return (
+    list.allow.some((p) => subjectMatches(p, subject)) &&
+    !(list.deny ?? []).some((p) => subjectMatches(p, subject))
+  );
+}

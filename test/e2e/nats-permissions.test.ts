@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   AUTH_CALLOUT_SUBJECT,
+  permits as allowed,
   billingSubjects,
   type NatsPermissions,
   type NatsService,
@@ -46,24 +47,6 @@ function probes(account: string, other: string): string[] {
     'rt.probe',
     'probe.elsewhere',
   ];
-}
-
-/** NATS subject matching: `*` one token, `>` the rest. */
-function matches(pattern: string, subject: string): boolean {
-  const p = pattern.split('.');
-  const s = subject.split('.');
-  for (let i = 0; i < p.length; i++) {
-    if (p[i] === '>') return s.length > i;
-    if (i >= s.length || (p[i] !== '*' && p[i] !== s[i])) return false;
-  }
-  return p.length === s.length;
-}
-
-function allowed(list: NatsPermissions['publish'], subject: string): boolean {
-  return (
-    list.allow.some((p) => matches(p, subject)) &&
-    !(list.deny ?? []).some((p) => matches(p, subject))
-  );
 }
 
 /**
