@@ -113,6 +113,10 @@ export const servicePermissions: Record<NatsService, NatsPermissions> = {
       subjectPatterns.dispatch,
       subjectPatterns.statusQuery,
       ...kvRead,
+      // Reading every key of the connection counts is an ordered consumer on the bucket.
+      js.consumerCreate,
+      js.consumerDelete,
+      js.flowControl,
     ],
     [subjectPatterns.authVerify, AUTH_CALLOUT_SUBJECT],
     { allowResponses: true },
