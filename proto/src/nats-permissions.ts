@@ -166,6 +166,8 @@ export const servicePermissions: Record<NatsService, NatsPermissions> = {
       js.next,
       js.ack,
       js.flowControl,
+      // Applying a recorded ack floor purges the recipient's acked prefix (lib/queue ack-floors).
+      js.streamPurge,
       kvKeys(CONNECTIONS_BUCKET),
       kvKeys('herald_queue_floors'),
     ],
