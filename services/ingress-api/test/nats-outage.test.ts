@@ -30,7 +30,7 @@ let nextStatus: (type: 'disconnect' | 'reconnect') => Promise<void>;
 
 beforeAll(async () => {
   nats = await startNatsServer();
-  const config = testConfig(nats.url, {
+  const config = testConfig(nats, {
     AUTH_TIMEOUT_MS: '20000',
     LIVE_TIMEOUT_MS: '20000',
     PUBLISH_TIMEOUT_MS: '20000',

@@ -23,7 +23,7 @@ beforeAll(async () => {
   peer = await connect(nats.connectOptions());
   startAuthResponder(peer);
   nc = await connect(nats.connectOptions());
-  ingress = createIngress(testConfig(nats.url), {
+  ingress = createIngress(testConfig(nats), {
     nc,
     logger: createLogger('ingress-api', 'silent'),
   });
@@ -100,7 +100,7 @@ describe('without JetStream', () => {
   });
 
   it('refuses to start', async () => {
-    const other = createIngress(testConfig(nats.url), {
+    const other = createIngress(testConfig(nats), {
       nc,
       logger: createLogger('ingress-api', 'silent'),
     });

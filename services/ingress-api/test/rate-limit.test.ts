@@ -24,7 +24,7 @@ let urls: [string, string];
 beforeAll(async () => {
   fx = await startIngressFixture();
   secondNc = await connect({ ...fx.nats.connectOptions(), name: 'test-ingress-2' });
-  const config = testConfig(fx.nats.url);
+  const config = testConfig(fx.nats);
   const ingress = createIngress(config, {
     nc: secondNc,
     logger: createLogger('ingress-api', 'silent'),
