@@ -3,7 +3,6 @@ import {
   AUTH_CALLOUT_SUBJECT,
   permits as allowed,
   billingSubjects,
-  type NatsPermissions,
   type NatsService,
   servicePermissions,
   subjects,
