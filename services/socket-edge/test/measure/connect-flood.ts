@@ -8,7 +8,7 @@
  *   node --conditions=herald-source --import tsx services/socket-edge/test/measure/connect-flood.ts
  *
  * FLOOD_CONCURRENCY (flood connects in flight at once, default 64), GOOD (good connects timed
- * one after another, default 100). The flood runs in a process of its own, so the timed client's
+ * one after another, one every GOOD_INTERVAL_MS, default 50: 20/s). The flood runs in a process of its own, so the timed client's
  * event loop is not the flood's.
  */
 import { spawn } from 'node:child_process';
@@ -19,6 +19,8 @@ import WebSocket from 'ws';
 
 const CONCURRENCY = Number(process.env.FLOOD_CONCURRENCY ?? 64);
 const GOOD = Number(process.env.GOOD ?? 100);
+/** The good client's pace: one connect every this many ms (20/s, well-behaved under the limit). */
+const GOOD_INTERVAL_MS = Number(process.env.GOOD_INTERVAL_MS ?? 50);
 
 type Outcome = 'open' | number;
 
@@ -59,6 +61,7 @@ async function scenario(name: string, edgeEnv: Record<string, string>) {
         const outcome = await connectOnce(url(key.key), stack.ca, '127.0.0.1');
         ms.push(performance.now() - t0);
         if (outcome !== 'open') refused++;
+        await new Promise((r) => setTimeout(r, GOOD_INTERVAL_MS));
       }
       return { ms, refused };
     };
