@@ -111,6 +111,7 @@ export async function runBench(
           MAX_SOCKETS: String(Math.max(50_000, config.capacityMax * 2)),
           ...config.edgeEnv,
         },
+        'ingress-api': config.ingressEnv,
       },
       ...(cpuProfDir ? { cpuProfDir } : {}),
     });
@@ -384,13 +385,8 @@ function settingsOf(c: BenchConfig): Record<string, string | number | boolean> {
     probeP99Ms: c.probeP99Ms,
     connectConcurrency: c.connectConcurrency,
     drainConnectConcurrency: c.drainConnectConcurrency,
-    ...(Object.keys(c.edgeEnv).length > 0
-      ? {
-          edgeEnv: Object.entries(c.edgeEnv)
-            .map(([k, v]) => `${k}=${v}`)
-            .join(','),
-        }
-      : {}),
+    ...(Object.keys(c.edgeEnv).length > 0 ? { edgeEnv: pairsText(c.edgeEnv) } : {}),
+    ...(Object.keys(c.ingressEnv).length > 0 ? { ingressEnv: pairsText(c.ingressEnv) } : {}),
   };
 }
 
@@ -417,3 +413,9 @@ function writeResults(config: BenchConfig, results: BenchResults): void {
 }
 
 export type { FigureId };
+
+function pairsText(env: Record<string, string>): string {
+  return Object.entries(env)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
+}
