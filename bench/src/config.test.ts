@@ -135,4 +135,14 @@ describe('loadBenchConfig', () => {
     for (const bad of ['QUEUE_BATCH', 'queue_batch=1', 'A=1,,B=2'])
       expect(() => loadBenchConfig({ BENCH_EDGE_ENV: bad })).toThrow(/BENCH_EDGE_ENV/);
   });
+
+  it('passes BENCH_INGRESS_ENV to ingress-api the same way', () => {
+    expect(loadBenchConfig({}).ingressEnv).toEqual({});
+    expect(loadBenchConfig({ BENCH_INGRESS_ENV: 'LIVE_PROOF_WAIT_MS=1000' }).ingressEnv).toEqual({
+      LIVE_PROOF_WAIT_MS: '1000',
+    });
+    expect(() => loadBenchConfig({ BENCH_INGRESS_ENV: 'LIVE_PROOF_WAIT_MS' })).toThrow(
+      /BENCH_INGRESS_ENV/,
+    );
+  });
 });

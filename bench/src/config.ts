@@ -148,15 +148,31 @@ export const BenchEnv = z.object({
    * Extra environment of Herald's socket-edge, `NAME=value` pairs separated by commas (its
    * configuration knobs, for tuning runs; the report's header lists them). Default: none.
    */
-  BENCH_EDGE_ENV: z
+  BENCH_EDGE_ENV: envPairs(),
+  /** Extra environment of Herald's ingress-api, as BENCH_EDGE_ENV (same form). Default: none. */
+  BENCH_INGRESS_ENV: envPairs(),
+});
+export type BenchEnv = z.infer<typeof BenchEnv>;
+
+/** `NAME=value` pairs separated by commas: a service's extra environment. */
+function envPairs() {
+  return z
     .string()
     .regex(
       /^([A-Z][A-Z0-9_]*=[^,]*)(,[A-Z][A-Z0-9_]*=[^,]*)*$/,
       'NAME=value pairs, comma-separated',
     )
-    .optional(),
-});
-export type BenchEnv = z.infer<typeof BenchEnv>;
+    .optional();
+}
+
+function pairsOf(pairs: string | undefined): Record<string, string> {
+  return Object.fromEntries(
+    (pairs ?? '')
+      .split(',')
+      .filter((pair) => pair !== '')
+      .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+  );
+}
 
 export interface BenchConfig {
   quick: boolean;
@@ -195,6 +211,7 @@ export interface BenchConfig {
   writeDocs: boolean;
   deadlineMs: number;
   edgeEnv: Record<string, string>;
+  ingressEnv: Record<string, string>;
 }
 
 /** Reads the bench knobs; throws one ConfigError naming every bad variable. */
@@ -242,12 +259,8 @@ export function loadBenchConfig(
     outDir: e.BENCH_OUT_DIR,
     writeDocs: e.BENCH_WRITE_DOCS ?? !q,
     deadlineMs: pick(e.BENCH_DEADLINE_S, 2700, 300) * 1000,
-    edgeEnv: Object.fromEntries(
-      (e.BENCH_EDGE_ENV ?? '')
-        .split(',')
-        .filter((pair) => pair !== '')
-        .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
-    ),
+    edgeEnv: pairsOf(e.BENCH_EDGE_ENV),
+    ingressEnv: pairsOf(e.BENCH_INGRESS_ENV),
   };
   const problems = crossCheck(config);
   if (problems.length > 0) throw new ConfigError('bench', problems);

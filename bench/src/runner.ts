@@ -113,6 +113,7 @@ export async function runBench(
           CONNECT_RATE_PER_S: '0',
           ...config.edgeEnv,
         },
+        'ingress-api': config.ingressEnv,
       },
       ...(cpuProfDir ? { cpuProfDir } : {}),
     });
@@ -386,13 +387,8 @@ function settingsOf(c: BenchConfig): Record<string, string | number | boolean> {
     probeP99Ms: c.probeP99Ms,
     connectConcurrency: c.connectConcurrency,
     drainConnectConcurrency: c.drainConnectConcurrency,
-    ...(Object.keys(c.edgeEnv).length > 0
-      ? {
-          edgeEnv: Object.entries(c.edgeEnv)
-            .map(([k, v]) => `${k}=${v}`)
-            .join(','),
-        }
-      : {}),
+    ...(Object.keys(c.edgeEnv).length > 0 ? { edgeEnv: pairsText(c.edgeEnv) } : {}),
+    ...(Object.keys(c.ingressEnv).length > 0 ? { ingressEnv: pairsText(c.ingressEnv) } : {}),
   };
 }
 
@@ -419,3 +415,9 @@ function writeResults(config: BenchConfig, results: BenchResults): void {
 }
 
 export type { FigureId };
+
+function pairsText(env: Record<string, string>): string {
+  return Object.entries(env)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
+}

@@ -13,6 +13,11 @@ export interface SocketOptions {
   query?: string;
   /** A recipient token, sent as `token=` (keys that require one). */
   token?: string;
+  /**
+   * Answer each ping this long after it arrived instead of at once: a client that reads every frame
+   * but whose proof of receipt (plain framing: the pong) is slow, as under load. Default 0.
+   */
+  pongDelayMs?: number;
 }
 
 export interface Frame {
@@ -47,10 +52,19 @@ export class TestSocket {
         client: opts.client ?? 'mobile',
         ...(opts.token === undefined ? {} : { token: opts.token }),
       }).toString();
+    const pongDelayMs = opts.pongDelayMs ?? 0;
     this.ws = new WebSocket(`${wsUrl}/ws/connect?${q}`, opts.v1 ? ['herald.v1'] : [], {
       ca,
       ...(opts.origin ? { origin: opts.origin } : {}),
+      autoPong: pongDelayMs === 0,
     });
+    if (pongDelayMs > 0) {
+      this.ws.on('ping', (data) => {
+        setTimeout(() => {
+          if (this.ws.readyState === WebSocket.OPEN) this.ws.pong(data);
+        }, pongDelayMs);
+      });
+    }
     const autoAck = opts.autoAck ?? true;
     this.ws.on('message', (data) => {
       const text = data.toString('utf8');

@@ -21,6 +21,7 @@ describe('loadConfig', () => {
       PAYLOAD_LIMIT_BYTES: 65_536,
       BODY_OVERHEAD_BYTES: 16_384,
       LIVE_TIMEOUT_MS: 1000,
+      LIVE_PROOF_WAIT_MS: 5000,
       PUBLISH_TIMEOUT_MS: 5000,
       KEY_CACHE_TTL_MS: 5000,
       AUTH_TIMEOUT_MS: 2000,
@@ -129,10 +130,17 @@ describe('loadConfig', () => {
   });
 
   it('needs IDEMPOTENCY_TTL_MS to outlast a dispatch', () => {
-    expect(problems({ ...base, IDEMPOTENCY_TTL_MS: '6000' })).toContain(
-      'IDEMPOTENCY_TTL_MS ("6000"): must exceed LIVE_TIMEOUT_MS + PUBLISH_TIMEOUT_MS (6000)',
+    expect(problems({ ...base, IDEMPOTENCY_TTL_MS: '11000' })).toContain(
+      'IDEMPOTENCY_TTL_MS ("11000"): must exceed LIVE_TIMEOUT_MS + LIVE_PROOF_WAIT_MS + PUBLISH_TIMEOUT_MS (11000)',
     );
-    expect(load({ IDEMPOTENCY_TTL_MS: '6001' }).IDEMPOTENCY_TTL_MS).toBe(6001);
+    expect(load({ IDEMPOTENCY_TTL_MS: '11001' }).IDEMPOTENCY_TTL_MS).toBe(11_001);
+  });
+
+  it('bounds LIVE_PROOF_WAIT_MS at 10 ms and 60 s', () => {
+    expect(load({ LIVE_PROOF_WAIT_MS: '10' }).LIVE_PROOF_WAIT_MS).toBe(10);
+    expect(load({ LIVE_PROOF_WAIT_MS: '60000' }).LIVE_PROOF_WAIT_MS).toBe(60_000);
+    expect(problems({ ...base, LIVE_PROOF_WAIT_MS: '9' })).toContain('LIVE_PROOF_WAIT_MS');
+    expect(problems({ ...base, LIVE_PROOF_WAIT_MS: '60001' })).toContain('LIVE_PROOF_WAIT_MS');
   });
 
   it('requires TLS files unless TLS_DISABLED, and lists every problem in one message', () => {

@@ -33,6 +33,15 @@ export const Env = CommonEnv.extend({
   BODY_OVERHEAD_BYTES: envInt(16_384, 256, MIB),
   /** How long a live push waits for an edge's reply before queueing instead, ms. Default 1000. */
   LIVE_TIMEOUT_MS: envInt(1000, 10, 60_000),
+  /**
+   * How long a batch's live push waits, once it knows which edges hold its recipients, for those
+   * edges to prove the events they wrote to sockets, ms. An edge answers by half of it, queueing
+   * (answering 0 for) what no socket proved by then; an edge that answers nothing gets its events
+   * queued when it passes. Not a part of LIVE_TIMEOUT_MS: under load a written event's proof waits
+   * behind the batches ahead of it, and giving up on it then delivers it twice (live, then from the
+   * queue; docs/architecture.md, "No duplicates from overload"). Default 5000.
+   */
+  LIVE_PROOF_WAIT_MS: envInt(5000, 10, 60_000),
   /** How long a queue publish waits for JetStream's ack, ms. Default 5000. */
   PUBLISH_TIMEOUT_MS: envInt(5000, 100, 60_000),
   /**
@@ -154,14 +163,24 @@ function crossChecks(env: Env, ctx: z.RefinementCtx): void {
       message: `must be at least PAYLOAD_LIMIT_BYTES + ${HEADER_HEADROOM_BYTES} (${needed}): headers count against it; unset it to derive it`,
     });
   }
-  const inFlight = env.LIVE_TIMEOUT_MS + env.PUBLISH_TIMEOUT_MS;
+  const inFlight = dispatchCeilingMs(env);
   if (env.IDEMPOTENCY_TTL_MS <= inFlight) {
     ctx.addIssue({
       code: 'custom',
       path: ['IDEMPOTENCY_TTL_MS'],
-      message: `must exceed LIVE_TIMEOUT_MS + PUBLISH_TIMEOUT_MS (${inFlight}) so a key outlives its own dispatch`,
+      message: `must exceed LIVE_TIMEOUT_MS + LIVE_PROOF_WAIT_MS + PUBLISH_TIMEOUT_MS (${inFlight}) so a key outlives its own dispatch`,
     });
   }
+}
+
+/**
+ * The longest one event's dispatch waits on NATS: the live push (a batch's: its holders question,
+ * then the proof of what was written), then the queue publish.
+ */
+export function dispatchCeilingMs(
+  env: Pick<Env, 'LIVE_TIMEOUT_MS' | 'LIVE_PROOF_WAIT_MS' | 'PUBLISH_TIMEOUT_MS'>,
+): number {
+  return env.LIVE_TIMEOUT_MS + env.LIVE_PROOF_WAIT_MS + env.PUBLISH_TIMEOUT_MS;
 }
 
 /** The parsed configuration, with QUEUE_MAX_MSG_BYTES resolved. */

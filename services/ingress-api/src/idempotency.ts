@@ -102,8 +102,8 @@ export class IdempotencyStore {
 
   /**
    * @param staleAfterMs a pending claim older than this belongs to an instance that died
-   *   mid-dispatch (a live dispatch cannot outlast LIVE_TIMEOUT_MS + PUBLISH_TIMEOUT_MS), so it is
-   *   taken over.
+   *   mid-dispatch (a dispatch cannot outlast dispatchCeilingMs: LIVE_TIMEOUT_MS +
+   *   LIVE_PROOF_WAIT_MS + PUBLISH_TIMEOUT_MS), so it is taken over.
    */
   constructor(js: JetStreamClient, opts: { staleAfterMs: number; now: () => number }) {
     this.#js = js;

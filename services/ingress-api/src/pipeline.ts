@@ -5,7 +5,7 @@ import type { QueueLayout, RecipientDepth } from '@herald/queue';
 import { StatusBatcher } from '@herald/status-client';
 import type { JetStreamClient, NatsConnection } from 'nats';
 import { type Authorise, type Caller, createAuthorise } from './authorise.js';
-import type { IngressConfig } from './config.js';
+import { dispatchCeilingMs, type IngressConfig } from './config.js';
 import { createDeliver, type Deliver } from './deliver.js';
 import { IdempotencyStore } from './idempotency.js';
 import type { IngressMetrics } from './metrics.js';
@@ -86,7 +86,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     authorise: createAuthorise({ verifier: deps.verifier, now }),
     rateLimiter: deps.rateLimiter,
     store: new IdempotencyStore(deps.js, {
-      staleAfterMs: config.LIVE_TIMEOUT_MS + config.PUBLISH_TIMEOUT_MS,
+      staleAfterMs: dispatchCeilingMs(config),
       now,
     }),
     // Every answer of the deliver step is also a status record (fire-and-forget, never awaited);

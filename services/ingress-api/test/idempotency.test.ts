@@ -4,6 +4,7 @@ import { EventHeaders } from '@herald/proto';
 import { ensureQueueStream, queueStreamOf } from '@herald/queue';
 import { connect, type NatsConnection } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dispatchCeilingMs } from '../src/config.js';
 import { IDEMPOTENCY_BUCKET } from '../src/idempotency.js';
 import { createIngress, type Ingress } from '../src/index.js';
 import { ACCOUNT_A, ACCOUNT_B, KEYS, WEB_ORIGIN } from './support/auth-responder.js';
@@ -166,7 +167,7 @@ describe('Idempotency-Key', () => {
     const recipient = newRecipient();
     const key = newKey();
     const kv = await fx.peer.jetstream().views.kv(IDEMPOTENCY_BUCKET, { bindOnly: true });
-    const staleAt = Date.now() - (fx.config.LIVE_TIMEOUT_MS + fx.config.PUBLISH_TIMEOUT_MS) - 1000;
+    const staleAt = Date.now() - dispatchCeilingMs(fx.config) - 1000;
     await kv.create(
       entryKey(ACCOUNT_A, key),
       JSON.stringify({ state: 'pending', at: staleAt, id: 'id-of-the-dead-attempt' }),

@@ -73,10 +73,11 @@ function item(recipient: string, payload = '{"n":1}'): LiveBatchItem {
   return { recipient, id: randomUUID(), ts: 1_700_000_000_000, payload: Buffer.from(payload) };
 }
 
-function pusher(timeoutMs = 1000, maxMessageBytes = 1024 * 1024) {
+function pusher(timeoutMs = 1000, maxMessageBytes = 1024 * 1024, proofWaitMs = timeoutMs) {
   return createLiveBatch({
     requester: new NatsRequester(nc),
     timeoutMs,
+    proofWaitMs,
     maxMessageBytes,
     logger: createLogger('ingress-api', 'silent'),
   });
@@ -115,17 +116,17 @@ describe('a batch pushed live in two messages (real nats-server, stand-in edges)
     expect(two.batches[0]?.meta.events.map((e) => e.recipient)).toEqual([b, both]);
   });
 
-  it('an edge that stops answering after step 1 costs a timeout for its events only, within the live budget', async () => {
+  it('an edge that stops answering after step 1 costs a timeout for its events only, within the proof wait', async () => {
     const [a, b] = [randomUUID(), randomUUID()];
     await fakeEdge({ held: [a], edges: 2 });
     await fakeEdge({ held: [b], edges: 2, silent: 'writes' });
     const started = Date.now();
-    const outcomes = await pusher(600)(ACCOUNT, [item(a), item(b)]);
+    const outcomes = await pusher(300, undefined, 600)(ACCOUNT, [item(a), item(b)]);
     expect(outcomes).toEqual([{ kind: 'sent', sockets: 1 }, { kind: 'timeout' }]);
     expect(Date.now() - started).toBeLessThan(1500);
   });
 
-  it('an edge that other edges count but that never answers step 1 is waited for half the budget, then skipped', async () => {
+  it('an edge that other edges count but that never answers step 1 is waited for LIVE_TIMEOUT_MS, then skipped', async () => {
     const [a, b] = [randomUUID(), randomUUID()];
     await fakeEdge({ held: [a], edges: 2 });
     await fakeEdge({ held: [b], edges: 2, silent: 'holders' });
@@ -136,6 +137,15 @@ describe('a batch pushed live in two messages (real nats-server, stand-in edges)
     expect(outcomes).toEqual([{ kind: 'sent', sockets: 1 }, { kind: 'offline' }]);
     expect(took).toBeGreaterThanOrEqual(290);
     expect(took).toBeLessThan(1500);
+  });
+
+  it('gives the edges half of LIVE_PROOF_WAIT_MS to prove, whatever LIVE_TIMEOUT_MS is', async () => {
+    const a = randomUUID();
+    const edge = await fakeEdge({ held: [a], edges: 1 });
+    expect(await pusher(100, undefined, 4000)(ACCOUNT, [item(a)])).toEqual([
+      { kind: 'sent', sockets: 1 },
+    ]);
+    expect(edge.batches.map((b) => b.meta.reply_within_ms)).toEqual([2000]);
   });
 
   it('stops waiting as soon as every edge it was told of has answered', async () => {

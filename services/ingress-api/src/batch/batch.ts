@@ -17,6 +17,7 @@ export type BatchConfig = Pick<
   | 'BATCH_CONCURRENCY'
   | 'BATCH_LIVE'
   | 'LIVE_TIMEOUT_MS'
+  | 'LIVE_PROOF_WAIT_MS'
 >;
 
 /** A batch: one outcome per event, in order; throws a whole-request refusal. */
@@ -49,6 +50,7 @@ export function createBatchDispatch(
       ? createLiveBatch({
           requester: pipeline.requester,
           timeoutMs: config.LIVE_TIMEOUT_MS,
+          proofWaitMs: config.LIVE_PROOF_WAIT_MS,
           maxMessageBytes,
           logger,
         })

@@ -21,8 +21,13 @@ export interface LiveBatchItem {
 
 export interface LiveBatchOptions {
   requester: NatsRequester;
-  /** The whole live part's budget, ms (LIVE_TIMEOUT_MS): half to find holders, the rest to write. */
+  /** How long the edges have to say which recipients they hold, ms (LIVE_TIMEOUT_MS). */
   timeoutMs: number;
+  /**
+   * How long the holding edges have to prove the events they wrote, ms (LIVE_PROOF_WAIT_MS). An
+   * edge answers by half of it; what it wrote and no socket proved by then is answered 0 and queued.
+   */
+  proofWaitMs: number;
   /** Largest message nats-server takes (its max_payload): an edge's events are split to fit. */
   maxMessageBytes: number;
   logger: Logger;
@@ -37,10 +42,13 @@ export interface LiveBatchOptions {
  * answer in time). The caller queues every event not `sent`, as it does a single dispatch's.
  */
 export function createLiveBatch(opts: LiveBatchOptions) {
-  const { requester, timeoutMs, logger } = opts;
+  const { requester, logger } = opts;
   // Room for the head's JSON per message and the NATS protocol line.
   const maxTail = Math.max(1, opts.maxMessageBytes - HEAD_ROOM_BYTES);
-  const askMs = Math.max(1, Math.floor(timeoutMs / 2));
+  const askMs = opts.timeoutMs;
+  // Its own budget, not what is left of the question's: an event an edge wrote is given up on only
+  // when its proof is really overdue, since giving up queues a copy the reader may then get twice.
+  const writeMs = opts.proofWaitMs;
 
   return async function pushLiveBatch(
     account: string,
@@ -48,7 +56,6 @@ export function createLiveBatch(opts: LiveBatchOptions) {
   ): Promise<LiveOutcome[]> {
     const outcomes: LiveOutcome[] = items.map(() => OFFLINE);
     if (items.length === 0) return outcomes;
-    const started = Date.now();
     const recipients: string[] = [];
     const slotOf = new Map<string, number>();
     for (const item of items) {
@@ -67,7 +74,6 @@ export function createLiveBatch(opts: LiveBatchOptions) {
         held.has(slotOf.get(item.recipient) as number) ? [index] : [],
       ),
     }));
-    const writeMs = Math.max(1, timeoutMs - (Date.now() - started));
     await Promise.all(
       perEdge.map(async ({ edge, indices }) => {
         const answered = await writeOn(edge, account, items, indices, writeMs);
