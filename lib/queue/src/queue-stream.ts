@@ -1,6 +1,7 @@
 import { isStreamNameInUse, isStreamNotFound } from '@herald/nats';
 import type { JetStreamManager, StreamConfig, StreamInfo } from 'nats';
 import { ensureQueueFloorBucket } from './ack-floors.js';
+import { ensureDevicePositionBucket } from './device-positions.js';
 import { retireLegacyQueueStream } from './legacy-queue.js';
 import { QueueLayout } from './queue-layout.js';
 import { type QueueStreamOptions, queueStreamConfig } from './stream-config.js';
@@ -79,6 +80,9 @@ export async function ensureQueueStream(
   await ensureQueueFloorBucket(jsm.jetstream(), {
     ...(opts.replicas === undefined ? {} : { replicas: opts.replicas }),
     ...(opts.floorTtlDays === undefined ? {} : { ttlDays: opts.floorTtlDays }),
+  });
+  await ensureDevicePositionBucket(jsm.jetstream(), {
+    ...(opts.replicas === undefined ? {} : { replicas: opts.replicas }),
   });
   const changes = new Set(results.map((r) => r.change));
   return {

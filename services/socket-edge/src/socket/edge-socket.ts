@@ -1,6 +1,7 @@
 import { authorizeKeyUse, type KeyVerifier, keyUseDeadline } from '@herald/access';
 import { type Client, CloseCodes, HeraldError, type VerifiedKey } from '@herald/proto';
 import { WebSocket } from 'ws';
+import type { DeviceFeed } from '../queue/device-feed.js';
 import { closeWithError } from './closing.js';
 import type { Delivery } from './delivery.js';
 import type { EventFrames, Framing } from './framing.js';
@@ -19,6 +20,8 @@ export interface EdgeSocketInit {
   key: VerifiedKey;
   recipient: string;
   client: Client;
+  /** The `device` of the connect, when given: the socket then gets queued events through a DeviceFeed. */
+  device?: string | undefined;
   origin: string | undefined;
   /** The caps on what is written and unproven, and the live proof deadline. */
   proof: ProofLedgerOptions;
@@ -44,6 +47,9 @@ export class EdgeSocket {
   readonly recipient: string;
   readonly client: Client;
   readonly origin: string | undefined;
+  readonly device: string | undefined;
+  /** The device's queued events (set by its session when `device` is given). */
+  feed: DeviceFeed | undefined;
   key: VerifiedKey;
   /** Its slot among the heartbeat's ticks (see startHeartbeat). */
   heartbeatSlot: number | undefined;
@@ -69,6 +75,8 @@ export class EdgeSocket {
     this.recipient = init.recipient;
     this.client = init.client;
     this.origin = init.origin;
+    this.device = init.device;
+    this.feed = undefined;
     this.heartbeatSlot = undefined;
     this.#proof = init.proof;
     this.#hold = init.hold;
