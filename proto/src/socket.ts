@@ -30,10 +30,7 @@ export const ConnectParams = z.object({
    * The client's installation id: each device gets every queued event once (docs/architecture.md,
    * "Per-device delivery"). Absent: the socket shares the recipient's queue as before.
    */
-  device: z
-    .string()
-    .regex(DEVICE_FORMAT, DEVICE_HINT)
-    .optional(),
+  device: z.string().regex(DEVICE_FORMAT, DEVICE_HINT).optional(),
 });
 export type ConnectParams = z.infer<typeof ConnectParams>;
 

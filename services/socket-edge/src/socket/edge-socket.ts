@@ -1,13 +1,20 @@
 import { authorizeKeyUse, type KeyVerifier, keyUseDeadline } from '@herald/access';
 import { type Client, CloseCodes, HeraldError, type VerifiedKey } from '@herald/proto';
 import { WebSocket } from 'ws';
-import type { DeviceFeed } from '../queue/device-feed.js';
 import { closeWithError } from './closing.js';
 import type { Delivery } from './delivery.js';
 import type { EventFrames, Framing } from './framing.js';
 import { PingProof } from './ping-proof.js';
 import { ProofLedger, type ProofLedgerOptions } from './proof-ledger.js';
 import { corkUntilTickEnd } from './tick-cork.js';
+
+/** A device socket's queued events (queue/device-feed.ts), as the drain and the session use it. */
+export interface SocketFeed {
+  /** The drain hands the socket the event at stream sequence `seq`; false when not taken. */
+  offer(seq: number, frames: EventFrames, delivery: Delivery): boolean;
+  kick(): void;
+  stop(): Promise<void>;
+}
 
 /** setTimeout's largest delay; a deadline later than this is re-armed when the timer fires. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -49,7 +56,7 @@ export class EdgeSocket {
   readonly origin: string | undefined;
   readonly device: string | undefined;
   /** The device's queued events (set by its session when `device` is given). */
-  feed: DeviceFeed | undefined;
+  feed: SocketFeed | undefined;
   key: VerifiedKey;
   /** Its slot among the heartbeat's ticks (see startHeartbeat). */
   heartbeatSlot: number | undefined;
