@@ -20,6 +20,11 @@ export interface DeviceFeedDeps {
   subject: string;
   logger: Logger;
   statusBatcher: Pick<StatusBatcher, 'add'>;
+  /**
+   * The edge's QUEUE_CHECK_CONCURRENCY slots, shared with the drainers' queue checks: a reconnect
+   * storm of devices makes at most that many JetStream calls at once.
+   */
+  limitChecks: <T>(check: () => Promise<T>) => Promise<T>;
 }
 
 /** One stream sequence written to the device's socket in this session. */
@@ -30,6 +35,8 @@ interface Written {
   lost: boolean;
   /** Drain deliveries of the same event waiting for this write's outcome. */
   waiters: Delivery[];
+  /** A drain delivery ahead of the catch-up, not written yet: the catch-up writes it in order. */
+  held?: EventFrames | undefined;
 }
 
 /** Delay before a proven position is recorded, so a burst of proofs is one KV write, ms. */
@@ -77,7 +84,10 @@ export class DeviceFeed {
     const { account, recipient, stream } = this.#deps;
     try {
       await before?.catch(() => undefined);
-      const at = await this.#deps.devicePositions?.read(account, recipient, this.#device);
+      const positions = this.#deps.devicePositions;
+      const at =
+        positions &&
+        (await this.#deps.limitChecks(() => positions.read(account, recipient, this.#device)));
       // A position of another stream (the queue was re-partitioned) says nothing about this one.
       if (at && at.stream === stream) this.#floor = at.seq;
     } catch (err) {
@@ -122,7 +132,10 @@ export class DeviceFeed {
     if (known?.lost) return false;
     if (known?.proven) queueMicrotask(() => delivery.proven());
     else if (known) known.waiters.push(delivery);
-    else return this.#write(seq, frames, delivery);
+    // Ahead of a running catch-up: held, so the device gets its events in stream order.
+    else if (this.#reading && seq > this.#covered)
+      this.#written.set(seq, { ...entryOf(frames), waiters: [delivery], held: frames });
+    else return this.#write(seq, frames, { ...entryOf(frames), waiters: [delivery] });
     return true;
   }
 
@@ -133,6 +146,7 @@ export class DeviceFeed {
     this.#room?.();
     for (const o of this.#early ?? []) o.delivery.lost();
     this.#early = undefined;
+    for (const entry of this.#written.values()) if (entry.held) this.#fail(entry);
     clearTimeout(this.#recordTimer);
     await this.#recording;
     await this.#record();
@@ -148,14 +162,20 @@ export class DeviceFeed {
           const msg = await this.#next(this.#covered + 1);
           if (!msg || this.#stopped) break;
           this.#covered = msg.seq;
-          if (msg.seq <= this.#floor || this.#written.has(msg.seq)) continue;
+          const known = this.#written.get(msg.seq);
+          if (known?.held) {
+            await this.#roomFor(known.held);
+            if (this.#stopped || !this.#writeHeld(msg.seq, known)) return;
+            continue;
+          }
+          if (msg.seq <= this.#floor || known) continue;
           const event = edgeEventOf(msg.header, msg.data, () => ({
             id: `seq-${msg.seq}`,
             ts: Math.floor(msg.time.getTime()),
           }));
           const frames = new EventFrames(event);
           await this.#roomFor(frames);
-          if (this.#stopped || !this.#write(msg.seq, frames, undefined)) return;
+          if (this.#stopped || !this.#write(msg.seq, frames, entryOf(frames))) return;
         }
       } while (this.#again && !this.#stopped);
       this.#advance();
@@ -166,7 +186,32 @@ export class DeviceFeed {
       );
     } finally {
       this.#reading = false;
+      this.#flushHeld();
     }
+  }
+
+  /** Writes what the drain handed over ahead of the catch-up and is still held, in order. */
+  #flushHeld(): void {
+    if (this.#stopped) return;
+    const held = [...this.#written].filter(([, e]) => e.held).sort(([a], [b]) => a - b);
+    for (const [seq, entry] of held) this.#writeHeld(seq, entry);
+  }
+
+  #writeHeld(seq: number, entry: Written): boolean {
+    const frames = entry.held as EventFrames;
+    entry.held = undefined;
+    if (this.#write(seq, frames, entry)) return true;
+    this.#fail(entry);
+    return false;
+  }
+
+  /** The entry's write can no longer happen or be proven: its drain deliveries are lost. */
+  #fail(entry: Written): void {
+    entry.held = undefined;
+    entry.lost = true;
+    const waiters = entry.waiters;
+    entry.waiters = [];
+    for (const d of waiters) d.lost();
   }
 
   /** The subject's first stored event at or after `seq`, or undefined. */
@@ -175,7 +220,7 @@ export class DeviceFeed {
     try {
       // nats.js types STREAM.MSG.GET without next_by_subj, which servers >= 2.9 accept.
       const query = { next_by_subj: this.#deps.subject, seq } as unknown as MsgRequest;
-      return await jsm.streams.getMessage(this.#deps.stream, query);
+      return await this.#deps.limitChecks(() => jsm.streams.getMessage(this.#deps.stream, query));
     } catch (err) {
       if (isNoMessageFound(err)) return undefined;
       throw err;
@@ -192,14 +237,8 @@ export class DeviceFeed {
     }
   }
 
-  /** Writes the event at `seq`, tracking its proof for the position and for `drain`. */
-  #write(seq: number, frames: EventFrames, drain: Delivery | undefined): boolean {
-    const entry: Written = {
-      id: frames.event.id,
-      proven: false,
-      lost: false,
-      waiters: drain ? [drain] : [],
-    };
+  /** Writes the event at `seq`, tracking its proof for the position and for `entry`'s waiters. */
+  #write(seq: number, frames: EventFrames, entry: Written): boolean {
     const tracked: Delivery = {
       live: false,
       written: () => {
@@ -223,10 +262,7 @@ export class DeviceFeed {
         this.#settled();
       },
       lost: () => {
-        entry.lost = true;
-        const waiters = entry.waiters;
-        entry.waiters = [];
-        for (const d of waiters) d.lost();
+        this.#fail(entry);
         this.#settled();
       },
     };
@@ -276,4 +312,8 @@ export class DeviceFeed {
       );
     }
   }
+}
+
+function entryOf(frames: EventFrames): Written {
+  return { id: frames.event.id, proven: false, lost: false, waiters: [] };
 }
