@@ -26,6 +26,8 @@ export interface EnsureQueueStreamOptions extends QueueStreamOptions {
   layout?: QueueLayout;
   /** Days a recorded ack floor is kept (ack-floors.ts); applies when the bucket is created. Default 30. */
   floorTtlDays?: number;
+  /** Days a device position is kept (device-positions.ts); applies when the bucket is created. Default 30. */
+  deviceTtlDays?: number;
 }
 
 export interface EnsuredQueueStreams {
@@ -83,6 +85,7 @@ export async function ensureQueueStream(
   });
   await ensureDevicePositionBucket(jsm.jetstream(), {
     ...(opts.replicas === undefined ? {} : { replicas: opts.replicas }),
+    ...(opts.deviceTtlDays === undefined ? {} : { ttlDays: opts.deviceTtlDays }),
   });
   const changes = new Set(results.map((r) => r.change));
   return {
