@@ -185,6 +185,7 @@ export class RecipientSession {
       // A fired Timeout kept in a field stays on the heap as long as the session: drop it.
       this.#recheck = undefined;
       this.#drainer.recheck();
+      for (const socket of this.#sockets) socket.feed?.kick();
     }, this.#deps.recheckMs);
     this.#recheck.unref();
   }

@@ -96,6 +96,30 @@ describe('per-device delivery of queued events', () => {
     });
   }
 
+  it('gives devices on two edges every queued event, whichever edge drains', async () => {
+    const other = await startEdge(stack);
+    try {
+      const recipient = randomUUID();
+      const { ids } = await queueMany(stack, ACCOUNT_A, recipient, 5);
+      const phone = openDevice(recipient, 'phone');
+      const laptop = openClient(stack, other.port, { query: query(recipient, 'laptop'), v1: true });
+      await waitUntil('both', () => phone.events.length >= 5 && laptop.events.length >= 5);
+      // Queued while both are connected (a live request no socket answered in time, say).
+      await queueMany(stack, ACCOUNT_A, recipient, 2, 5);
+      await waitUntil('7 each', () => phone.events.length >= 7 && laptop.events.length >= 7);
+      await settle(recipient, [phone, laptop]);
+      for (const c of [phone, laptop]) {
+        expect(idsOf(c).slice(0, 5)).toEqual(ids);
+        expect(c.events.map((e) => e.payload)).toEqual(
+          [0, 1, 2, 3, 4, 5, 6, 999].map((n) => ({ n })),
+        );
+      }
+      await Promise.all([close(phone), close(laptop)]);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('gives plain-framing devices every queued event once, proven by pings', async () => {
     const recipient = randomUUID();
     await queueMany(stack, ACCOUNT_A, recipient, 3);
