@@ -159,13 +159,12 @@ export function resolveOptions(o: HeraldOptions): Resolved {
     'options.dedupCapacity',
     1,
   );
-  if (o.device !== undefined && o.device !== false && !DEVICE_ID.test(String(o.device))) {
-    throw new TypeError(
-      'Herald: options.device must be 1-64 characters of [A-Za-z0-9_-], or false',
-    );
+  const device = o.device === false ? undefined : (o.device ?? deviceId(o.deviceStore));
+  if (device !== undefined && !DEVICE_ID.test(device)) {
+    throw new TypeError('Herald: options.device must be 1-64 of [A-Za-z0-9_-], or false');
   }
   return {
-    device: o.device === false ? undefined : (o.device ?? deviceId(o.deviceStore)),
+    device,
     getToken: tokenSource(o),
     apiKey: o.apiKey,
     client: o.client,
