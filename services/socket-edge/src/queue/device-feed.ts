@@ -59,7 +59,8 @@ export class DeviceFeed {
   /** The catch-up read every stored event of the subject up to here. */
   #covered = 0;
   #recorded = 0;
-  readonly #written = new Map<number, Written>();
+  /** Made at the first write: most device sockets never get a queued event (an idle one holds none). */
+  #written: Map<number, Written> | undefined;
   /** Drain offers that arrived before the position was read. */
   #early: { seq: number; frames: EventFrames; delivery: Delivery }[] | undefined = [];
   #reading = false;
@@ -128,13 +129,13 @@ export class DeviceFeed {
       queueMicrotask(() => delivery.proven());
       return true;
     }
-    const known = this.#written.get(seq);
+    const known = this.#written?.get(seq);
     if (known?.lost) return false;
     if (known?.proven) queueMicrotask(() => delivery.proven());
     else if (known) known.waiters.push(delivery);
     // Ahead of a running catch-up: held, so the device gets its events in stream order.
     else if (this.#reading && seq > this.#covered)
-      this.#written.set(seq, { ...entryOf(frames), waiters: [delivery], held: frames });
+      this.#entries().set(seq, { ...entryOf(frames), waiters: [delivery], held: frames });
     else return this.#write(seq, frames, { ...entryOf(frames), waiters: [delivery] });
     return true;
   }
@@ -146,7 +147,7 @@ export class DeviceFeed {
     this.#room?.();
     for (const o of this.#early ?? []) o.delivery.lost();
     this.#early = undefined;
-    for (const entry of this.#written.values()) if (entry.held) this.#fail(entry);
+    for (const entry of this.#written?.values() ?? []) if (entry.held) this.#fail(entry);
     clearTimeout(this.#recordTimer);
     await this.#recording;
     await this.#record();
@@ -162,7 +163,7 @@ export class DeviceFeed {
           const msg = await this.#next(this.#covered + 1);
           if (!msg || this.#stopped) break;
           this.#covered = msg.seq;
-          const known = this.#written.get(msg.seq);
+          const known = this.#written?.get(msg.seq);
           if (known?.held) {
             await this.#roomFor(known.held);
             if (this.#stopped || !this.#writeHeld(msg.seq, known)) return;
@@ -193,6 +194,7 @@ export class DeviceFeed {
   /** Writes what the drain handed over ahead of the catch-up and is still held, in order. */
   #flushHeld(): void {
     if (this.#stopped) return;
+    if (!this.#written) return;
     const held = [...this.#written].filter(([, e]) => e.held).sort(([a], [b]) => a - b);
     for (const [seq, entry] of held) this.#writeHeld(seq, entry);
   }
@@ -251,13 +253,8 @@ export class DeviceFeed {
         entry.waiters = [];
         // A drain delivery acks the durable consumer, which records `delivered`; a catch-up write
         // of an event not yet acked there makes it `delivered` now (the status keeps the first).
-        if (waiters.length === 0)
-          publishDelivered(
-            this.#deps.statusBatcher,
-            this.#deps.account,
-            this.#deps.recipient,
-            entry.id,
-          );
+        const { statusBatcher, account, recipient } = this.#deps;
+        if (waiters.length === 0) publishDelivered(statusBatcher, account, recipient, entry.id);
         for (const d of waiters) d.proven();
         this.#settled();
       },
@@ -267,8 +264,13 @@ export class DeviceFeed {
       },
     };
     if (!this.#socket.write(frames, tracked)) return false;
-    this.#written.set(seq, entry);
+    this.#entries().set(seq, entry);
     return true;
+  }
+
+  #entries(): Map<number, Written> {
+    this.#written ??= new Map();
+    return this.#written;
   }
 
   #settled(): void {
@@ -285,12 +287,11 @@ export class DeviceFeed {
 
   /** Moves the floor over every proven write below what the catch-up covered, and forgets them. */
   #advance(): void {
-    const seqs = [...this.#written.keys()].sort((a, b) => a - b);
-    for (const seq of seqs) {
+    for (const [seq, entry] of [...(this.#written ?? [])].sort(([a], [b]) => a - b)) {
       if (seq > this.#covered) break;
-      if (!(this.#written.get(seq) as Written).proven) return;
+      if (!entry.proven) return;
       this.#floor = seq;
-      this.#written.delete(seq);
+      this.#written?.delete(seq);
     }
     // Every event of the subject up to `covered` was written and proven, or was below the floor.
     this.#floor = Math.max(this.#floor, this.#covered);
