@@ -52,4 +52,18 @@ describe('parseConnectParams', () => {
       failure(`recipient=3b241101-e2bb-1255-8caf-4136c566a962&api_key=${k}&client=web`).code,
     ).toBe('invalid_recipient');
   });
+
+  it('takes an optional device id of 1 to 64 characters of [A-Za-z0-9_-]', () => {
+    const base = `api_key=${k}&client=web&recipient=${recipient}`;
+    const id = `aZ09_-${'x'.repeat(58)}`;
+    expect(parseConnectParams(new URLSearchParams(`${base}&device=${id}`)).device).toBe(id);
+    expect(parseConnectParams(new URLSearchParams(`${base}&device=a`)).device).toBe('a');
+    expect(parseConnectParams(new URLSearchParams(base)).device).toBeUndefined();
+    for (const bad of ['', 'x'.repeat(65), 'a.b', 'a%20b', 'caf%C3%A9', 'a/b']) {
+      const err = failure(`${base}&device=${bad}`);
+      expect(err).toMatchObject({ code: 'invalid_field', field: 'device', status: 400 });
+      expect(err.message).toContain('1 to 64 characters');
+    }
+    expect(failure(`${base}&device=a&device=b`)).toMatchObject({ field: 'device' });
+  });
 });

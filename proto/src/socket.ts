@@ -7,6 +7,12 @@ import { UUID_V4 } from './uuid.js';
 /** The longest recipient token accepted (query parameter or in-band frame), in characters. */
 export const MAX_TOKEN_LENGTH = 4096;
 
+/** Longest `device` id accepted, in characters. */
+export const MAX_DEVICE_LENGTH = 64;
+/** A device id: 1 to {@link MAX_DEVICE_LENGTH} characters of `[A-Za-z0-9_-]`. */
+export const DEVICE_FORMAT = /^[A-Za-z0-9_-]{1,64}$/;
+const DEVICE_HINT = `device must be 1 to ${MAX_DEVICE_LENGTH} characters of A-Z, a-z, 0-9, _ and -: send one id per installation, or leave device out`;
+
 /** Query parameters of `wss {ws_url}/ws/connect`. */
 export const ConnectParams = z.object({
   api_key: z.string({ error: 'api_key is required in the query string' }).regex(API_KEY_FORMAT),
@@ -20,6 +26,11 @@ export const ConnectParams = z.object({
   client: Client,
   /** The recipient token (a JWT), for keys that require one; checked by the edge. */
   token: z.string().optional(),
+  /**
+   * The client's installation id: each device gets every queued event once (docs/architecture.md,
+   * "Per-device delivery"). Absent: the socket shares the recipient's queue as before.
+   */
+  device: z.string().regex(DEVICE_FORMAT, DEVICE_HINT).optional(),
 });
 export type ConnectParams = z.infer<typeof ConnectParams>;
 
@@ -97,6 +108,13 @@ export function parseConnectParams(query: URLSearchParams): ConnectParams {
   }
   const token = parseToken(query);
   if (token !== undefined) raw.token = token;
+  const device = query.getAll('device');
+  if (device.length > 1) {
+    throw new HeraldError('invalid_field', `device must be given once: ${DEVICE_HINT}`, {
+      field: 'device',
+    });
+  }
+  if (device[0] !== undefined) raw.device = device[0];
   const parsed = ConnectParams.safeParse(raw);
   if (parsed.success) return parsed.data;
   const field = String(parsed.error.issues[0]?.path[0] ?? 'query');
@@ -111,6 +129,7 @@ export function parseConnectParams(query: URLSearchParams): ConnectParams {
     throw new HeraldError('invalid_client', 'client must be "web" or "mobile"', { field });
   }
   if (field === 'api_key') throw invalidApiKey();
+  if (field === 'device') throw new HeraldError('invalid_field', DEVICE_HINT, { field });
   throw new HeraldError(
     'invalid_field',
     `${field}: ${parsed.error.issues[0]?.message ?? 'invalid value'}`,

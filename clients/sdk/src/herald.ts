@@ -56,8 +56,9 @@ export class Herald {
     const id = recipient.toLowerCase();
     let entry = this.#connections.get(id);
     if (!entry) {
-      const { wsUrl, apiKey, client } = this.#options;
+      const { wsUrl, apiKey, client, device } = this.#options;
       const query = new URLSearchParams({ api_key: apiKey, recipient: id, client });
+      if (device) query.set('device', device);
       entry = {
         connection: new Connection({
           recipient: id,

@@ -6,6 +6,7 @@
 export type { ErrorCode } from '@herald/proto/wire';
 export { DispatchStatus, isUuidV4 } from '@herald/proto/wire';
 export type { BackoffOptions } from './backoff.js';
+export type { DeviceStore } from './device.js';
 export {
   type ClientErrorCode,
   HeraldError,

@@ -1,4 +1,5 @@
 import type { Backoff, BackoffOptions } from './backoff.js';
+import { DEVICE_ID, type DeviceStore, deviceId } from './device.js';
 import type { Logger } from './logger.js';
 import type { Client } from './types.js';
 import type { WebSocketConstructor } from './websocket.js';
@@ -53,6 +54,17 @@ export interface HeraldOptions {
    * through `onError` (`token_unavailable`) and retried. Never logged.
    */
   getToken?: (recipient: string) => Promise<string>;
+  /**
+   * This installation's device id, sent on connect so that every device of a recipient gets each
+   * queued event once: 1 to 64 characters of A-Z, a-z, 0-9, _ and -. Default: one made on first
+   * use and kept in `deviceStore`. `false` sends none (the recipient's sockets then share one queue).
+   */
+  device?: string | false;
+  /**
+   * Where the made device id is kept. Default: localStorage (per origin, shared by its tabs),
+   * else memory (one per process).
+   */
+  deviceStore?: DeviceStore;
 }
 
 export interface Resolved {
@@ -70,6 +82,8 @@ export interface Resolved {
   dedupCapacity: number;
   /** options.getToken, or options.token as one; undefined for a key without tokens. */
   getToken: ((recipient: string) => Promise<string>) | undefined;
+  /** The device id sent on connect; undefined for none. */
+  device: string | undefined;
 }
 
 export const DEFAULTS = {
@@ -145,7 +159,12 @@ export function resolveOptions(o: HeraldOptions): Resolved {
     'options.dedupCapacity',
     1,
   );
+  const device = o.device === false ? undefined : (o.device ?? deviceId(o.deviceStore));
+  if (device !== undefined && !DEVICE_ID.test(device)) {
+    throw new TypeError('Herald: options.device must be 1-64 of [A-Za-z0-9_-], or false');
+  }
   return {
+    device,
     getToken: tokenSource(o),
     apiKey: o.apiKey,
     client: o.client,

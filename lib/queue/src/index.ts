@@ -8,6 +8,14 @@ export {
   queueFloorKey,
 } from './ack-floors.js';
 export {
+  DEFAULT_DEVICE_POSITION_TTL_DAYS,
+  DEVICE_POSITION_BUCKET,
+  type DevicePosition,
+  DevicePositions,
+  devicePositionKey,
+  ensureDevicePositionBucket,
+} from './device-positions.js';
+export {
   type LegacyMigration,
   type MigrateOptions,
   migrateLegacyQueue,

@@ -1,6 +1,7 @@
 import { isStreamNameInUse, isStreamNotFound } from '@herald/nats';
 import type { JetStreamManager, StreamConfig, StreamInfo } from 'nats';
 import { ensureQueueFloorBucket } from './ack-floors.js';
+import { ensureDevicePositionBucket } from './device-positions.js';
 import { retireLegacyQueueStream } from './legacy-queue.js';
 import { QueueLayout } from './queue-layout.js';
 import { type QueueStreamOptions, queueStreamConfig } from './stream-config.js';
@@ -25,6 +26,8 @@ export interface EnsureQueueStreamOptions extends QueueStreamOptions {
   layout?: QueueLayout;
   /** Days a recorded ack floor is kept (ack-floors.ts); applies when the bucket is created. Default 30. */
   floorTtlDays?: number;
+  /** Days a device position is kept (device-positions.ts); applies when the bucket is created. Default 30. */
+  deviceTtlDays?: number;
 }
 
 export interface EnsuredQueueStreams {
@@ -79,6 +82,10 @@ export async function ensureQueueStream(
   await ensureQueueFloorBucket(jsm.jetstream(), {
     ...(opts.replicas === undefined ? {} : { replicas: opts.replicas }),
     ...(opts.floorTtlDays === undefined ? {} : { ttlDays: opts.floorTtlDays }),
+  });
+  await ensureDevicePositionBucket(jsm.jetstream(), {
+    ...(opts.replicas === undefined ? {} : { replicas: opts.replicas }),
+    ...(opts.deviceTtlDays === undefined ? {} : { ttlDays: opts.deviceTtlDays }),
   });
   const changes = new Set(results.map((r) => r.change));
   return {

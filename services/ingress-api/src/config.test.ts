@@ -31,6 +31,7 @@ describe('loadConfig', () => {
       QUEUE_MAX_BYTES: -1,
       QUEUE_MAX_MSG_BYTES: 65_536 + 1024,
       QUEUE_FLOOR_TTL_DAYS: 30,
+      DEVICE_POSITION_TTL_DAYS: 30,
       NATS_REPLICAS: 1,
       RATE_LEASE_MS: 1000,
       RATE_LEASE_BATCH_MS: 100,
@@ -101,6 +102,15 @@ describe('loadConfig', () => {
     expect(problems({ ...base, QUEUE_FLOOR_TTL_DAYS: '3651' })).toContain(
       'QUEUE_FLOOR_TTL_DAYS ("3651")',
     );
+  });
+
+  it('bounds DEVICE_POSITION_TTL_DAYS to 1..3650, naming the variable at either edge', () => {
+    expect(load({ DEVICE_POSITION_TTL_DAYS: '1' }).DEVICE_POSITION_TTL_DAYS).toBe(1);
+    expect(load({ DEVICE_POSITION_TTL_DAYS: '3650' }).DEVICE_POSITION_TTL_DAYS).toBe(3650);
+    for (const bad of ['0', '3651'])
+      expect(problems({ ...base, DEVICE_POSITION_TTL_DAYS: bad })).toContain(
+        `DEVICE_POSITION_TTL_DAYS ("${bad}")`,
+      );
   });
 
   it('derives QUEUE_MAX_MSG_BYTES from PAYLOAD_LIMIT_BYTES, or takes an explicit one', () => {

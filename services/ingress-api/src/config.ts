@@ -99,6 +99,12 @@ export const Env = CommonEnv.extend({
    * Keep it above the retention interval. Default 30.
    */
   QUEUE_FLOOR_TTL_DAYS: envInt(30, 1, 3650),
+  /**
+   * Days a device's position in its recipient's queue (bucket herald_device_positions, written by
+   * the edges) is kept after its last write; applies when the bucket is created. Keep it above the
+   * retention interval: a device whose position expired reads again what is still stored. Default 30.
+   */
+  DEVICE_POSITION_TTL_DAYS: envInt(30, 1, 3650),
   /** Replicas of the queue stream and the KV buckets: 1 on one server, 3 in a cluster. */
   NATS_REPLICAS: envInt(1, 1, 5),
   /** How long dispatch tokens leased from a key's shared bucket stay usable (unused ones are forfeited), ms. Default 1000. */

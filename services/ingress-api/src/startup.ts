@@ -32,6 +32,7 @@ export async function ensureJetStreamResources(
     | 'QUEUE_MAX_BYTES'
     | 'QUEUE_MAX_MSG_BYTES'
     | 'QUEUE_FLOOR_TTL_DAYS'
+    | 'DEVICE_POSITION_TTL_DAYS'
     | 'NATS_REPLICAS'
     | 'IDEMPOTENCY_TTL_MS'
     | 'QUEUE_SHRINK_LIMITS'
@@ -48,6 +49,7 @@ export async function ensureJetStreamResources(
     duplicateWindowMs: config.IDEMPOTENCY_TTL_MS,
     allowShrink: config.QUEUE_SHRINK_LIMITS,
     floorTtlDays: config.QUEUE_FLOOR_TTL_DAYS,
+    deviceTtlDays: config.DEVICE_POSITION_TTL_DAYS,
     layout,
   }).catch((err: unknown) => {
     throw jetStreamError(`the queue streams (${layout.partitions} partitions)`, err);

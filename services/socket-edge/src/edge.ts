@@ -3,7 +3,7 @@ import { KeyVerifier } from '@herald/access';
 import { AuthFailureLimiter, createRegistry, type Service, type ServiceDeps } from '@herald/kit';
 import { NatsRequester, TurnPublisher } from '@herald/nats';
 import type { CredentialKind } from '@herald/proto';
-import { QueueFloors, QueueLayout } from '@herald/queue';
+import { DevicePositions, QueueFloors, QueueLayout } from '@herald/queue';
 import { StatusBatcher } from '@herald/status-client';
 import type { Registry } from 'prom-client';
 import { WebSocketServer } from 'ws';
@@ -116,6 +116,7 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
     requester,
     // nats.js's own JetStream API timeout, as the queue lookup's.
     floors: new QueueFloors(nc, 5000, requester),
+    devicePositions: new DevicePositions(nc, 5000, requester),
   };
   const sessions = new RecipientRegistry(
     (account, recipient, previous) =>

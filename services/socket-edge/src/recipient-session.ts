@@ -8,9 +8,11 @@ import {
   recipientSubjectKind,
   subjects,
 } from '@herald/proto';
+import type { DevicePositions } from '@herald/queue';
 import { JSONCodec, type Msg, type NatsConnection, type Subscription } from 'nats';
 import { LiveDelivery } from './live-delivery.js';
 import type { EdgeMetrics } from './metrics.js';
+import { DeviceFeed } from './queue/device-feed.js';
 import { QueueDrainer, type QueueDrainerDeps } from './queue/queue-drainer.js';
 import { type EdgeEvent, edgeEventOf } from './socket/edge-event.js';
 import type { EdgeSocket } from './socket/edge-socket.js';
@@ -49,6 +51,8 @@ export interface RecipientSessionDeps
   recheckMs: number;
   metrics: EdgeMetrics;
   logger: Logger;
+  /** Where device sockets' positions are kept (lib/queue device-positions.ts). */
+  devicePositions?: DevicePositions;
 }
 
 /**
@@ -60,7 +64,9 @@ export interface RecipientSessionDeps
  * dropped once it fired, and the drainer shares the session's deps object.
  *
  * Live events reach every socket of the session. Queued events are written to every socket too
- * and acked on the first success, so a queued event reaches the recipient's sockets on one edge.
+ * and acked on the first proof, so a queued event reaches the recipient's sockets on one edge;
+ * a socket that named its `device` also catches up through a {@link DeviceFeed} on what the
+ * recipient's queue still stores after the device's position, so each device gets it once.
  */
 export class RecipientSession {
   readonly account: string;
@@ -85,6 +91,8 @@ export class RecipientSession {
   #broken = false;
   #recheck: NodeJS.Timeout | undefined;
   #closed = false;
+  /** Device feeds recording their last position, by device (a reconnect of it reads after). */
+  #feedStops: Map<string, Promise<void>> | undefined;
 
   /**
    * @param shared the edge's deps, one object for every session
@@ -165,6 +173,7 @@ export class RecipientSession {
     // concat and a literal size the array exactly; a spread would leave room for 16 more.
     if (!this.#sockets.includes(socket)) {
       this.#sockets = this.#sockets.length === 0 ? [socket] : this.#sockets.concat(socket);
+      if (socket.device !== undefined) this.#startFeed(socket, socket.device);
     }
     const early = this.#early;
     this.#early = undefined;
@@ -176,6 +185,7 @@ export class RecipientSession {
       // A fired Timeout kept in a field stays on the heap as long as the session: drop it.
       this.#recheck = undefined;
       this.#drainer.recheck();
+      for (const socket of this.#sockets) socket.feed?.kick();
     }, this.#deps.recheckMs);
     this.#recheck.unref();
   }
@@ -186,6 +196,26 @@ export class RecipientSession {
    */
   remove(socket: EdgeSocket): void {
     if (this.#sockets.includes(socket)) this.#sockets = this.#sockets.filter((s) => s !== socket);
+    const { feed, device } = socket;
+    if (!feed || device === undefined) return;
+    this.#feedStops ??= new Map();
+    const stops = this.#feedStops;
+    const stopped = feed.stop().finally(() => {
+      if (stops.get(device) === stopped) stops.delete(device);
+    });
+    stops.set(device, stopped);
+  }
+
+  /** Starts a device socket's feed once the same device's last one recorded its position. */
+  #startFeed(socket: EdgeSocket, device: string): void {
+    const { account, recipient } = this;
+    const feed = new DeviceFeed(socket, device, {
+      ...this.#deps,
+      stream: this.#deps.layout.streamOf(account, recipient),
+      subject: subjects.queue(account, recipient),
+    });
+    socket.feed = feed;
+    void feed.start(this.#feedStops?.get(device) ?? this.#deps.previous);
   }
 
   /** Unsubscribes, stops the drainer and nakks what it held, so the next connect gets it at once. */
@@ -195,7 +225,7 @@ export class RecipientSession {
     clearTimeout(this.#recheck);
     this.#early = undefined;
     this.#sub?.unsubscribe();
-    await this.#drainer.stop();
+    await Promise.all([this.#drainer.stop(), ...(this.#feedStops?.values() ?? [])]);
   }
 
   async #subscribe(): Promise<void> {
@@ -281,5 +311,6 @@ export class RecipientSession {
       return;
     }
     this.#drainer.kick();
+    for (const socket of this.#sockets) socket.feed?.kick();
   }
 }

@@ -12,6 +12,7 @@ import {
   type VerifiedKey,
 } from '@herald/proto';
 import {
+  ensureDevicePositionBucket,
   ensureQueueFloorBucket,
   QueueLayout,
   queueConsumerName,
@@ -177,6 +178,7 @@ export async function startStack(stream: Partial<StreamConfig> = {}): Promise<St
   }
   // The floor bucket, as ingress makes it with the streams (ensureQueueStream).
   await ensureQueueFloorBucket(nc.jetstream());
+  await ensureDevicePositionBucket(nc.jetstream());
   const auth = new AuthResponder(nc);
   return {
     nats,

@@ -92,7 +92,10 @@ describe('NotificationBell (jsdom, fake sockets)', () => {
       api_key: KEY,
       recipient: user,
       client: 'web',
+      // The SDK's id for this browser (issue 32), kept in the origin's localStorage.
+      device: localStorage.getItem('herald.device'),
     });
+    expect(url.searchParams.get('device')).toMatch(/^[A-Za-z0-9_-]{1,64}$/);
   });
 
   it('passes getToken to the SDK: a re-render opens no socket, and the next connect asks the latest one', async () => {

@@ -47,6 +47,36 @@ export function deliveryTests(ctx: () => SdkStack): void {
       expect(seen.map((s) => s.n)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     });
 
+    it('every device (its own device id) gets the events queued while the user was offline, once', async () => {
+      const sender = ctx().herald({ device: false });
+      const to = recipient();
+      for (let n = 1; n <= 3; n++)
+        expect((await sender.notify({ recipient: to, payload: { n } })).status).toBe(
+          DispatchStatus.queued,
+        );
+      const seen = async (device: string) => {
+        const h = ctx().herald({ device });
+        const got: number[] = [];
+        h.subscribe<{ n: number }>(to).listen((p) => got.push(p.n));
+        await eventually(() => got.length === 3, `the queued events on ${device}`);
+        h.disconnect();
+        return got;
+      };
+      expect(await seen('phone')).toEqual([1, 2, 3]);
+      expect(await seen('laptop')).toEqual([1, 2, 3]);
+      // The phone again: nothing it proved comes back.
+      const phone = ctx().herald({ device: 'phone' });
+      const again: number[] = [];
+      phone.subscribe<{ n: number }>(to).listen((p) => again.push(p.n));
+      await eventually(() => phone.connected(), 'the phone connected');
+      // Sent live, or queued if the socket was not yet seen: either way the first event it gets,
+      // since anything stale would come before it (in stream order).
+      await sender.notify({ recipient: to, payload: { n: 4 } });
+      await eventually(() => again.length > 0, 'the new event');
+      expect(again).toEqual([4]);
+      phone.disconnect();
+    });
+
     it('several subscriptions and several instances coexist; every socket of a recipient gets live events', async () => {
       const { herald } = ctx();
       const a = herald();

@@ -38,6 +38,7 @@ export function socketAdmitter(deps: {
       key,
       recipient: params.recipient,
       client: params.client,
+      device: params.device,
       origin,
       proof: deps.proof,
       hold,

@@ -216,6 +216,9 @@ function ownedParams(params: ConnectParams): ConnectParams {
     api_key: Buffer.from(params.api_key, 'latin1').toString('latin1'),
     recipient: Buffer.from(params.recipient, 'latin1').toString('latin1'),
     client: params.client,
+    ...(params.device === undefined
+      ? {}
+      : { device: Buffer.from(params.device, 'latin1').toString('latin1') }),
   };
 }
 

@@ -104,7 +104,11 @@ export class QueuedDeliveries {
     const frames = new EventFrames(event);
     for (const socket of sockets) {
       corkForTick(socket.ws);
-      if (socket.write(frames, current)) current.pending++;
+      // A device socket gets each event once, whichever of the drain and its catch-up reads it first.
+      const taken = socket.feed
+        ? socket.feed.offer(msg.seq, frames, current)
+        : socket.write(frames, current);
+      if (taken) current.pending++;
     }
     if (current.pending === 0) this.#settle(event.id, current, 'nak');
   }

@@ -8,6 +8,14 @@ import { PingProof } from './ping-proof.js';
 import { ProofLedger, type ProofLedgerOptions } from './proof-ledger.js';
 import { corkUntilTickEnd } from './tick-cork.js';
 
+/** A device socket's queued events (queue/device-feed.ts), as the drain and the session use it. */
+export interface SocketFeed {
+  /** The drain hands the socket the event at stream sequence `seq`; false when not taken. */
+  offer(seq: number, frames: EventFrames, delivery: Delivery): boolean;
+  kick(): void;
+  stop(): Promise<void>;
+}
+
 /** setTimeout's largest delay; a deadline later than this is re-armed when the timer fires. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -19,6 +27,8 @@ export interface EdgeSocketInit {
   key: VerifiedKey;
   recipient: string;
   client: Client;
+  /** The `device` of the connect, when given: the socket then gets queued events through a DeviceFeed. */
+  device?: string | undefined;
   origin: string | undefined;
   /** The caps on what is written and unproven, and the live proof deadline. */
   proof: ProofLedgerOptions;
@@ -44,6 +54,9 @@ export class EdgeSocket {
   readonly recipient: string;
   readonly client: Client;
   readonly origin: string | undefined;
+  readonly device: string | undefined;
+  /** The device's queued events (set by its session when `device` is given). */
+  feed: SocketFeed | undefined;
   key: VerifiedKey;
   /** Its slot among the heartbeat's ticks (see startHeartbeat). */
   heartbeatSlot: number | undefined;
@@ -69,6 +82,8 @@ export class EdgeSocket {
     this.recipient = init.recipient;
     this.client = init.client;
     this.origin = init.origin;
+    this.device = init.device;
+    this.feed = undefined;
     this.heartbeatSlot = undefined;
     this.#proof = init.proof;
     this.#hold = init.hold;

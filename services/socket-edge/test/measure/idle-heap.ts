@@ -5,7 +5,7 @@
  * (count and self bytes). Not a test (no assertions): the object list in docs/benchmarks-history.md
  * ("Figures 5 and 6 ... branch conns") comes from it.
  *
- *   node --conditions=herald-source --import tsx services/socket-edge/test/measure/idle-heap.ts [N]
+ *   [DEVICE=1] node --conditions=herald-source --import tsx services/socket-edge/test/measure/idle-heap.ts [N]
  */
 import { fork, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -29,7 +29,9 @@ if (process.env.IDLE_HEAP_CLIENT) {
   for (let i = 0; i < count; i += 50) {
     await Promise.all(
       Array.from({ length: Math.min(50, count - i) }, () => {
-        const ws = new WebSocket(`${url}&recipient=${randomUUID()}`, { ca });
+        // DEVICE=1: each connection names a device (issue 32), to measure what a DeviceFeed holds.
+        const device = process.env.DEVICE === '1' ? `&device=${randomUUID()}` : '';
+        const ws = new WebSocket(`${url}&recipient=${randomUUID()}${device}`, { ca });
         sockets.push(ws);
         return new Promise<void>((resolve) => {
           ws.once('open', () => resolve());
