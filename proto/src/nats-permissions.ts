@@ -153,7 +153,8 @@ export const servicePermissions: Record<NatsService, NatsPermissions> = {
     { allowResponses: true },
   ),
   // Sockets: a recipient's live and queued subjects, the batch steps, its pull consumers on the
-  // queue streams (create, fetch, ack), status records, the connection-count bucket.
+  // queue streams (create, fetch, ack), status records, the connection-count and device-position
+  // buckets.
   'socket-edge': perms(
     [
       subjectPatterns.authVerify,
@@ -170,6 +171,8 @@ export const servicePermissions: Record<NatsService, NatsPermissions> = {
       js.streamPurge,
       kvKeys(CONNECTIONS_BUCKET),
       kvKeys('herald_queue_floors'),
+      // Each device's proven position in its recipient's queue (per-device delivery).
+      kvKeys('herald_device_positions'),
     ],
     [
       subjectPatterns.recipient,

@@ -107,7 +107,7 @@ describe('per-device delivery, end to end', () => {
       ],
       {
         cwd: REPO_ROOT,
-        env: { PATH: process.env.PATH ?? '', NATS_URL: s.natsUrl, LOG_LEVEL: 'warn' },
+        env: { PATH: process.env.PATH ?? '', ...s.nats.env('retention'), LOG_LEVEL: 'warn' },
       },
     );
     expect(JSON.parse(stdout)).toMatchObject({ outcome: 'completed' });
