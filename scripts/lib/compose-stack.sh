@@ -114,6 +114,8 @@ stack_build_ca() {
 
 stack_tls_ensure() {
   local tls=$HERALD_TLS_DIR name sans missing=''
+  # Logs go to the engine state folder, which exists only once dockerd was started from here.
+  mkdir -p "$HERALD_DOCKER_STATE"
   sans=$(printf 'DNS:%s,' "${STACK_TLS_NAMES[@]}")
   sans=${sans%,}
   [[ $HERALD_PUBLIC_HOST == localhost ]] || sans+=",DNS:$HERALD_PUBLIC_HOST"
