@@ -69,6 +69,7 @@ stack_test_cleanup() {
         for image in $(tac "$(built_images_file)"); do
           docker image rm -f "$image" >/dev/null 2>&1 || true
         done
+        rm -f "$(built_images_file)"
       fi
       docker image prune -f >/dev/null 2>&1 || true
     fi

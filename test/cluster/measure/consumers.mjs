@@ -1,0 +1,92 @@
+// The consumer question on the running cluster (docs/architecture.md, "A recipient's consumer on
+// the cluster"): what an R1 and an R3 durable consumer cost on an R3 stream. Runs inside a
+// one-off container of the Herald image on the cluster's network (NATS is not published):
+//
+//   scripts/cluster.sh run --rm --no-deps -T -v "$PWD/test/cluster/measure:/measure:ro" \
+//     ingress-1 node /measure/consumers.mjs [COUNT]
+//
+// For each replica count it makes COUNT consumers configured as socket-edge makes a recipient's
+// (lib/queue's queueConsumerConfig: explicit ack, memory state, one filter subject each) on a
+// scratch R3 stream holding one event per recipient, and prints the create time (one at a time,
+// then 16 at once) and each node's resident memory before and after (/varz), then deletes them.
+import { createRequire } from 'node:module';
+
+const require = createRequire('/app/services/ingress-api/');
+const { connect } = require('nats');
+
+const COUNT = Number(process.argv[2] ?? 1000);
+const STREAM = 'MEASURE_CONSUMERS';
+const NODES = ['nats-1', 'nats-2', 'nats-3'];
+const nc = await connect({
+  servers: process.env.NATS_URL.split(','),
+  user: process.env.NATS_USER,
+  pass: process.env.NATS_PASSWORD,
+  tls: { caFile: process.env.NATS_CA_FILE },
+});
+const jsm = await nc.jetstreamManager({ timeout: 30_000 });
+const js = nc.jetstream();
+
+async function rss() {
+  const out = {};
+  for (const n of NODES) {
+    const v = await (await fetch(`http://${n}:8222/varz`)).json();
+    out[n] = v.mem;
+  }
+  return out;
+}
+const settle = () => new Promise((r) => setTimeout(r, 5000));
+
+await jsm.streams.delete(STREAM).catch(() => undefined);
+await jsm.streams.add({
+  name: STREAM,
+  subjects: ['measure.>'],
+  storage: 'file',
+  num_replicas: 3,
+});
+for (let i = 0; i < COUNT; i++) await js.publish(`measure.${i}`, new Uint8Array(64));
+
+const config = (i, replicas) => ({
+  durable_name: `m_${replicas}_${i}`,
+  filter_subject: `measure.${i}`,
+  ack_policy: 'explicit',
+  deliver_policy: 'all',
+  ack_wait: 1_000_000_000,
+  max_ack_pending: 64,
+  max_deliver: -1,
+  mem_storage: true,
+  num_replicas: replicas,
+});
+
+for (const replicas of [1, 3]) {
+  await settle();
+  const before = await rss();
+  const half = Math.floor(COUNT / 2);
+  const t0 = performance.now();
+  for (let i = 0; i < half; i++) await jsm.consumers.add(STREAM, config(i, replicas));
+  const serialMs = (performance.now() - t0) / half;
+  const t1 = performance.now();
+  for (let i = half; i < COUNT; i += 16) {
+    const batch = [];
+    for (let j = i; j < Math.min(COUNT, i + 16); j++)
+      batch.push(jsm.consumers.add(STREAM, config(j, replicas)));
+    await Promise.all(batch);
+  }
+  const rate = (COUNT - half) / ((performance.now() - t1) / 1000);
+  await settle();
+  const after = await rss();
+  const perNode = Object.fromEntries(
+    NODES.map((n) => [n, Math.round((after[n] - before[n]) / COUNT)]),
+  );
+  console.log(
+    JSON.stringify({
+      replicas,
+      consumers: COUNT,
+      createOneAtATimeMs: Number(serialMs.toFixed(1)),
+      createdPerSecond16AtOnce: Math.round(rate),
+      bytesPerConsumerPerNode: perNode,
+    }),
+  );
+  for (let i = 0; i < COUNT; i++) await jsm.consumers.delete(STREAM, `m_${replicas}_${i}`);
+}
+await jsm.streams.delete(STREAM);
+await nc.drain();
