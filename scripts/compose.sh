@@ -88,7 +88,7 @@ case ${1:-} in
     if [[ " $* " == *' --volumes '* || " $* " == *' -v '* ]]; then
       say 'stopped, and deleted its volumes (NATS store, Postgres data)'
     else
-      say "stopped; the volumes (NATS store, Postgres data) are kept: 'scripts/compose.sh down --volumes' deletes them"
+      say "stopped; the volumes (NATS store, Postgres data) are kept: '$STACK_SCRIPT down --volumes' deletes them"
     fi
     ;;
   backup)

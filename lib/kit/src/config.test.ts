@@ -94,3 +94,15 @@ describe('checkConfigFiles', () => {
     ).not.toThrow();
   });
 });
+
+describe('CommonEnv', () => {
+  it('reads NATS_PING_INTERVAL_MS from 1000 ms up, 10 s by default', () => {
+    expect(parseEnv('svc', CommonEnv, {}).NATS_PING_INTERVAL_MS).toBe(10_000);
+    expect(
+      parseEnv('svc', CommonEnv, { NATS_PING_INTERVAL_MS: '1000' }).NATS_PING_INTERVAL_MS,
+    ).toBe(1000);
+    expect(() => parseEnv('svc', CommonEnv, { NATS_PING_INTERVAL_MS: '999' })).toThrow(
+      /NATS_PING_INTERVAL_MS.*at least 1000/,
+    );
+  });
+});
