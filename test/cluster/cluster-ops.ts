@@ -62,6 +62,18 @@ export async function queueLeader(stack: ComposeStack): Promise<string> {
   return leader.replace(/^herald-/, '');
 }
 
+/** Sockets open on an edge (its herald_open_sockets gauge, read on its private ops listener). */
+export async function openSockets(stack: ComposeStack, edge: string): Promise<number> {
+  const script =
+    "fetch('http://127.0.0.1:'+process.env.OPS_PORT+'/metrics').then(r=>r.text()).then(t=>console.log(t))";
+  const res = await run('docker', ['exec', await containerOf(stack, edge), 'node', '-e', script]);
+  await ok(`${edge} /metrics`, res);
+  return res.stdout
+    .split('\n')
+    .filter((l) => l.startsWith('herald_open_sockets'))
+    .reduce((sum, l) => sum + Number(l.split(' ').at(-1)), 0);
+}
+
 /** Settled: every NATS node's full /healthz answers ok (JetStream caught up), every container healthy. */
 export async function settle(stack: ComposeStack, limitMs: number): Promise<number> {
   const started = Date.now();

@@ -74,3 +74,21 @@ export function table(rows: PhaseFigures[]): string {
   );
   return [head, sep, ...lines].join('\n');
 }
+
+/** Per phase, each distinct refusal or failure (status and message) and how often it came. */
+export function failures(load: ClusterLoad, windows: PhaseWindow[]): string {
+  return windows
+    .map((w) => {
+      const counts = new Map<string, number>();
+      for (const d of load.dispatches)
+        if (d.phase === w.name && !accepted(d)) {
+          const what = `${d.status || 'no answer'}${d.retryAfter ? ` (Retry-After ${d.retryAfter})` : ''}: ${(d.error ?? '').slice(0, 120)}`;
+          counts.set(what, (counts.get(what) ?? 0) + 1);
+        }
+      const lines = [...counts.entries()]
+        .sort((a, b) => b[1] - a[1])
+        .map(([k, n]) => `  ${n} × ${k}`);
+      return lines.length > 0 ? `${w.name}:\n${lines.join('\n')}` : `${w.name}: none`;
+    })
+    .join('\n');
+}

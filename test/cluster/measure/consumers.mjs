@@ -5,6 +5,10 @@
 //   scripts/cluster.sh run --rm --no-deps -T -v "$PWD/test/cluster/measure:/measure:ro" \
 //     ingress-1 node /measure/consumers.mjs [COUNT]
 //
+// With `loss` instead of COUNT: one R1 consumer of a recipient with 5 stored events, its node
+// printed as `LEADER nats-N`; then, for 90 s, whether a fetch from it works, once a second
+// (kill that node meanwhile: test/cluster/measure/r1-loss.sh does it all).
+//
 // For each replica count it makes COUNT consumers configured as socket-edge makes a recipient's
 // (lib/queue's queueConsumerConfig: explicit ack, memory state, one filter subject each) on a
 // scratch R3 stream holding one event per recipient, and prints the create time (one at a time,
@@ -14,7 +18,8 @@ import { createRequire } from 'node:module';
 const require = createRequire('/app/services/ingress-api/');
 const { connect } = require('nats');
 
-const COUNT = Number(process.argv[2] ?? 1000);
+const LOSS = process.argv[2] === 'loss';
+const COUNT = LOSS ? 0 : Number(process.argv[2] ?? 1000);
 const STREAM = 'MEASURE_CONSUMERS';
 const NODES = ['nats-1', 'nats-2', 'nats-3'];
 const nc = await connect({
@@ -44,6 +49,11 @@ await jsm.streams.add({
   num_replicas: 3,
 });
 for (let i = 0; i < COUNT; i++) await js.publish(`measure.${i}`, new Uint8Array(64));
+
+if (LOSS) {
+  await lossWatch();
+  process.exit(0);
+}
 
 const config = (i, replicas) => ({
   durable_name: `m_${replicas}_${i}`,
@@ -90,3 +100,35 @@ for (const replicas of [1, 3]) {
 }
 await jsm.streams.delete(STREAM);
 await nc.drain();
+
+async function lossWatch() {
+  for (let i = 0; i < 5; i++) await js.publish('measure.loss', new Uint8Array(64));
+  const info = await jsm.consumers.add(STREAM, {
+    durable_name: 'loss_r1',
+    filter_subject: 'measure.loss',
+    ack_policy: 'explicit',
+    deliver_policy: 'all',
+    ack_wait: 1_000_000_000,
+    mem_storage: true,
+    num_replicas: 1,
+  });
+  console.log(`LEADER ${info.cluster?.leader?.replace(/^herald-/, '')}`);
+  const started = Date.now();
+  let last = '';
+  while (Date.now() - started < 90_000) {
+    let state;
+    try {
+      const c = await js.consumers.get(STREAM, 'loss_r1');
+      const got = [];
+      for await (const m of await c.fetch({ max_messages: 5, expires: 1000 })) got.push(m.seq);
+      state = `fetch ok (${got.length} events)`;
+    } catch (err) {
+      state = `fetch fails: ${String(err).slice(0, 100)}`;
+    }
+    if (state !== last) console.log(`${((Date.now() - started) / 1000).toFixed(1)} s: ${state}`);
+    last = state;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  await jsm.streams.delete(STREAM);
+  await nc.drain();
+}
