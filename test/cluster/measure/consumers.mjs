@@ -5,6 +5,8 @@
 //   scripts/cluster.sh run --rm --no-deps -T -v "$PWD/test/cluster/measure:/measure:ro" \
 //     ingress-1 node /measure/consumers.mjs [COUNT]
 //
+// With `queued COUNT`: the memory each node holds per recipient with one event waiting (COUNT
+// subjects of one event each in the R3 stream, no consumer: what an offline recipient costs).
 // With `loss` instead of COUNT: one R1 consumer of a recipient with 5 stored events, its node
 // printed as `LEADER nats-N`; then, for 90 s, whether a fetch from it works, once a second
 // (kill that node meanwhile: test/cluster/measure/r1-loss.sh does it all).
@@ -19,7 +21,8 @@ const require = createRequire('/app/services/ingress-api/');
 const { connect } = require('nats');
 
 const LOSS = process.argv[2] === 'loss';
-const COUNT = LOSS ? 0 : Number(process.argv[2] ?? 1000);
+const QUEUED = process.argv[2] === 'queued';
+const COUNT = LOSS ? 0 : Number(process.argv[QUEUED ? 3 : 2] ?? 1000);
 const STREAM = 'MEASURE_CONSUMERS';
 const NODES = ['nats-1', 'nats-2', 'nats-3'];
 const nc = await connect({
@@ -52,6 +55,10 @@ for (let i = 0; i < COUNT; i++) await js.publish(`measure.${i}`, new Uint8Array(
 
 if (LOSS) {
   await lossWatch();
+  process.exit(0);
+}
+if (QUEUED) {
+  await queuedCost();
   process.exit(0);
 }
 
@@ -129,6 +136,27 @@ async function lossWatch() {
     last = state;
     await new Promise((r) => setTimeout(r, 1000));
   }
+  await jsm.streams.delete(STREAM);
+  await nc.drain();
+}
+
+async function queuedCost() {
+  await settle();
+  const before = await rss();
+  const pending = [];
+  for (let i = 0; i < COUNT; i++) {
+    pending.push(js.publish(`measure.q.${i}`, new Uint8Array(256)));
+    if (pending.length >= 256) await Promise.all(pending.splice(0));
+  }
+  await Promise.all(pending);
+  await settle();
+  const after = await rss();
+  const perNode = Object.fromEntries(
+    NODES.map((n) => [n, Math.round((after[n] - before[n]) / COUNT)]),
+  );
+  console.log(
+    JSON.stringify({ queuedRecipients: COUNT, eventBytes: 256, bytesPerRecipientPerNode: perNode }),
+  );
   await jsm.streams.delete(STREAM);
   await nc.drain();
 }
