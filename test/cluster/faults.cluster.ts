@@ -46,27 +46,13 @@ let load: ClusterLoad;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-async function admin(...args: string[]): Promise<Record<string, unknown>> {
-  const res = await stack.compose(
-    'exec',
-    '-T',
-    'auth',
-    'node',
-    'services/auth/dist/admin.js',
-    ...args,
-    '--json',
-  );
-  expect(res.code, `admin ${args.join(' ')}: ${res.stderr}`).toBe(0);
-  return JSON.parse(res.stdout) as Record<string, unknown>;
-}
-
 beforeAll(async () => {
   stack = composeStackFromEnv();
   await stack.waitHealthy(240_000);
   // A Live key on the largest plan: the Test key's 10 connections and 10 dispatches a second are
   // less than this load needs.
   const demo = stack.demo();
-  await admin(
+  await stack.admin(
     'account',
     'set-plan',
     '--account',
@@ -76,7 +62,7 @@ beforeAll(async () => {
     '--until',
     '2099-01-01',
   );
-  const key = await admin(
+  const key = await stack.admin(
     'key',
     'create',
     '--account',
