@@ -31,6 +31,11 @@ export {
   QueueLayoutMismatch,
   type QueueStreamChange,
 } from './queue-stream.js';
+export {
+  type Admission,
+  QueuedRecipients,
+  type QueuedRecipientsOptions,
+} from './queued-recipients.js';
 export { RecipientDepth, type RecipientDepthOptions, type Room } from './recipient-depth.js';
 export {
   parseQueueConsumerName,

@@ -26,6 +26,7 @@ describe('loadConfig', () => {
       AUTH_TIMEOUT_MS: 2000,
       IDEMPOTENCY_TTL_MS: 120_000,
       QUEUE_MAX_PER_RECIPIENT: 100_000,
+      QUEUE_MAX_RECIPIENTS: 50_000,
       QUEUE_SHRINK_LIMITS: false,
       QUEUE_MAX_BYTES: -1,
       QUEUE_MAX_MSG_BYTES: 65_536 + 1024,
@@ -89,6 +90,17 @@ describe('loadConfig', () => {
       'QUEUE_DEPTH_SCAN_CACHE_MS ("60001")',
     ])
       expect(message).toContain(name);
+  });
+
+  it('bounds QUEUE_MAX_RECIPIENTS to 1..100000000, naming the variable at either edge', () => {
+    expect(load({ QUEUE_MAX_RECIPIENTS: '1' }).QUEUE_MAX_RECIPIENTS).toBe(1);
+    expect(load({ QUEUE_MAX_RECIPIENTS: '100000000' }).QUEUE_MAX_RECIPIENTS).toBe(100_000_000);
+    expect(problems({ ...base, QUEUE_MAX_RECIPIENTS: '0' })).toContain(
+      'QUEUE_MAX_RECIPIENTS ("0")',
+    );
+    expect(problems({ ...base, QUEUE_MAX_RECIPIENTS: '100000001' })).toContain(
+      'QUEUE_MAX_RECIPIENTS ("100000001")',
+    );
   });
 
   it('bounds QUEUE_FLOOR_TTL_DAYS to 1..3650, naming the variable at either edge', () => {

@@ -9,7 +9,7 @@ import {
   type ServiceDeps,
   watchNatsLink,
 } from '@herald/kit';
-import { QueueLayout, RecipientDepth } from '@herald/queue';
+import { QueuedRecipients, QueueLayout, RecipientDepth } from '@herald/queue';
 import type Koa from 'koa';
 import type { JetStreamManager } from 'nats';
 import type { Registry } from 'prom-client';
@@ -88,6 +88,12 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
     }),
     recipientDepth: new RecipientDepth(jsm, {
       scanCacheMs: config.QUEUE_DEPTH_SCAN_CACHE_MS,
+      layout,
+      ...(deps.now ? { now: deps.now } : {}),
+    }),
+    queuedRecipients: new QueuedRecipients(jsm, {
+      max: config.QUEUE_MAX_RECIPIENTS,
+      cacheMs: config.QUEUE_DEPTH_SCAN_CACHE_MS,
       layout,
       ...(deps.now ? { now: deps.now } : {}),
     }),
