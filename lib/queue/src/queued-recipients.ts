@@ -31,11 +31,12 @@ const ADMITTED: Admission = { admitted: true };
  * touched.
  *
  * 1. The count is the partitions' `num_subjects` (one subject per recipient) added up: a stream
- *    info per partition, in parallel. It is reused for `cacheMs`, and every event this instance
- *    admits meanwhile counts as a new recipient (an upper bound: no lookup while it stays below).
+ *    info per partition, in parallel, shared by the events that wait for it. It is reused for
+ *    `cacheMs`, and every event this instance admits meanwhile counts as a new recipient (an upper
+ *    bound): below the ceiling, an event costs no request at all.
  * 2. At the bound: the recipient's last stored message says whether it already holds events
- *    (admitted); if not, a fresh count decides. A count found at the ceiling is reused for
- *    `cacheMs`, so a flood of refusals costs one count a window, not one each.
+ *    (admitted); if not, a count read afresh decides, unless the kept one was read at the ceiling
+ *    and nothing was admitted since (a flood of refusals costs one count a window, not one each).
  *
  * Like the per-recipient counts, other instances' new recipients within a window are the tolerance.
  */
@@ -45,8 +46,10 @@ export class QueuedRecipients {
   readonly #cacheMs: number;
   readonly #layout: QueueLayout;
   readonly #now: () => number;
-  /** The last count, plus what this instance admitted since (`full`: it was at the ceiling). */
-  #kept: { recipients: number; at: number; full: boolean } | undefined;
+  /** The last count plus what this instance admitted since (`read`: nothing admitted since). */
+  #kept: Kept | undefined;
+  /** The count being read, shared by every event waiting for it. */
+  #counting: Promise<Kept> | undefined;
 
   constructor(jsm: () => Promise<JetStreamManager>, opts: QueuedRecipientsOptions) {
     this.#jsm = jsm;
@@ -62,24 +65,44 @@ export class QueuedRecipients {
 
   /** Whether one more event for this recipient may be stored. Throws when JetStream does not answer. */
   async admit(account: string, recipient: string): Promise<Admission> {
-    const kept = this.#fresh();
-    if (kept && !kept.full && kept.recipients < this.#max) {
-      kept.recipients++;
-      return ADMITTED;
-    }
+    let kept = this.#fresh();
+    const counted = !kept;
+    kept ??= await this.#count();
+    if (this.#take(kept)) return ADMITTED;
     const jsm = await this.#jsm();
     if (await holdsEvents(jsm, this.#layout.streamOf(account, recipient), account, recipient)) {
       return ADMITTED;
     }
-    if (kept?.full) return { admitted: false, recipients: kept.recipients };
-    const recipients = await this.#count(jsm);
-    const full = recipients >= this.#max;
-    this.#keep(full ? recipients : recipients + 1, full);
-    return full ? { admitted: false, recipients } : ADMITTED;
+    if (!counted && !kept.read) {
+      kept = await this.#count();
+      if (this.#take(kept)) return ADMITTED;
+    }
+    return { admitted: false, recipients: kept.recipients };
+  }
+
+  /** Admits one more recipient against the count when it is below the ceiling. */
+  #take(kept: Kept): boolean {
+    if (kept.recipients >= this.#max) return false;
+    kept.recipients++;
+    kept.read = false;
+    return true;
+  }
+
+  #fresh(): Kept | undefined {
+    const kept = this.#kept;
+    return kept && this.#now() - kept.at < this.#cacheMs ? kept : undefined;
+  }
+
+  #count(): Promise<Kept> {
+    this.#counting ??= this.#read().finally(() => {
+      this.#counting = undefined;
+    });
+    return this.#counting;
   }
 
   /** Recipients with events stored now: the partitions' subject counts added up. */
-  async #count(jsm: JetStreamManager): Promise<number> {
+  async #read(): Promise<Kept> {
+    const jsm = await this.#jsm();
     const counts = await Promise.all(
       this.#layout.streams.map(async (stream) => {
         try {
@@ -91,17 +114,18 @@ export class QueuedRecipients {
         }
       }),
     );
-    return counts.reduce((a, b) => a + b, 0);
+    const kept = { recipients: counts.reduce((a, b) => a + b, 0), at: this.#now(), read: true };
+    if (this.#cacheMs > 0) this.#kept = kept;
+    return kept;
   }
+}
 
-  #fresh() {
-    const kept = this.#kept;
-    return kept && this.#now() - kept.at < this.#cacheMs ? kept : undefined;
-  }
-
-  #keep(recipients: number, full: boolean): void {
-    if (this.#cacheMs > 0) this.#kept = { recipients, at: this.#now(), full };
-  }
+interface Kept {
+  recipients: number;
+  /** Epoch ms of the read. */
+  at: number;
+  /** True while nothing was admitted since the read: then it is exact for this instance. */
+  read: boolean;
 }
 
 async function holdsEvents(
