@@ -105,4 +105,14 @@ describe('CommonEnv', () => {
       /NATS_PING_INTERVAL_MS.*at least 1000/,
     );
   });
+
+  it('reads NATS_CONNECT_TIMEOUT_MS from 500 ms to 600 s, 20 s by default', () => {
+    const read = (v: string) =>
+      parseEnv('svc', CommonEnv, { NATS_CONNECT_TIMEOUT_MS: v }).NATS_CONNECT_TIMEOUT_MS;
+    expect(parseEnv('svc', CommonEnv, {}).NATS_CONNECT_TIMEOUT_MS).toBe(20_000);
+    expect(read('500')).toBe(500);
+    expect(read('600000')).toBe(600_000);
+    expect(() => read('499')).toThrow(/NATS_CONNECT_TIMEOUT_MS/);
+    expect(() => read('600001')).toThrow(/NATS_CONNECT_TIMEOUT_MS/);
+  });
 });

@@ -98,6 +98,12 @@ export const Env = CommonEnv.extend({
    * Keep it above the retention interval. Default 30.
    */
   QUEUE_FLOOR_TTL_DAYS: envInt(30, 1, 3650),
+  /**
+   * How long start keeps trying to create or update the queue streams and buckets while JetStream
+   * does not answer in time (a cluster electing leaders, another ingress creating the same R3
+   * streams), ms; then ingress exits saying so. Default 30000; 0: one attempt.
+   */
+  JETSTREAM_START_WAIT_MS: envInt(30_000, 0, 600_000),
   /** Replicas of the queue stream and the KV buckets: 1 on one server, 3 in a cluster. */
   NATS_REPLICAS: envInt(1, 1, 5),
   /** How long dispatch tokens leased from a key's shared bucket stay usable (unused ones are forfeited), ms. Default 1000. */
