@@ -34,10 +34,11 @@ example: ## the React bell example on https://localhost:5173, against a running 
 test: deps deps-browser deps-bench ## run every test (vitest, real nats-server and Postgres)
 	npx vitest run
 
-lint: deps ## biome, the TypeScript compiler, the import direction (no circles, no upward arrow), and `docker compose config` of every compose file
+lint: deps ## biome, the TypeScript compiler, the import direction (no circles, no upward arrow), deploy/nats/users.conf as proto renders it, and `docker compose config` of every compose file
 	npx biome check .
 	npx tsc -p tsconfig.json
 	npx depcruise --config .dependency-cruiser.cjs proto/src lib services bench clients
+	npm run -s nats-users -- --check
 	@scripts/compose-lint.sh
 
 typecheck: deps ## the TypeScript compiler only

@@ -17,6 +17,7 @@ export default defineConfig({
       'clients/*/test/**/*.test.tsx',
       'bench/src/**/*.test.ts',
       'bench/test/**/*.test.ts',
+      'scripts/**/*.test.ts',
     ],
     // The SDK's tests import its built dist/ (tested as shipped): build it first when stale.
     globalSetup: ['clients/sdk/test/global-setup.ts'],

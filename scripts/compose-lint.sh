@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make lint`'s compose check: `docker compose config --quiet` must pass for every compose file
 # under deploy/, with every profile. Needs the compose plugin (built once when missing), not an
-# engine. The passwords are placeholders: config only checks that they are set.
+# engine. The secrets are placeholders: config only checks that they are set.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=lib/docker.sh
@@ -17,7 +17,11 @@ for f in "${files[@]}"; do
   (
     # The file as shipped: none of this shell's stack settings take part.
     for v in $(compgen -e | grep -E '^(HERALD_|COMPOSE_)' || true); do unset "$v"; done
-    NATS_PASSWORD=lint POSTGRES_PASSWORD=lint SECRET_ENCRYPTION_KEY=lint compose_cmd -f "$f" --env-file /dev/null --profile '*' config --quiet
+    for v in POSTGRES_PASSWORD HERALD_NATS_PASSWORD_ADMIN HERALD_NATS_PASSWORD_AUTH \
+      HERALD_NATS_PASSWORD_INGRESS_API HERALD_NATS_PASSWORD_SOCKET_EDGE \
+      HERALD_NATS_PASSWORD_RETENTION HERALD_NATS_PASSWORD_STATUS HERALD_NATS_CALLOUT_ISSUER \
+      HERALD_NATS_CALLOUT_SEED SECRET_ENCRYPTION_KEY; do export "$v=lint"; done
+    compose_cmd -f "$f" --env-file /dev/null --profile '*' config --quiet
   ) || docker_die "docker compose config refuses ${f#"$ROOT"/} (above)"
 done
 printf 'compose-lint: %d compose file(s) valid: %s\n' "${#files[@]}" "$(printf '%s ' "${files[@]#"$ROOT"/}")"

@@ -4,7 +4,7 @@
 #   .data/tls        local CA + localhost certificate (scripts/gen-certs.sh)
 #   .data/nats       JetStream store of a private nats-server on 127.0.0.1:$HERALD_NATS_PORT (14222)
 #   .data/pg         a private Postgres cluster on 127.0.0.1:$HERALD_PG_PORT (15432), database herald
-#   .data/dev.env    DATABASE_URL, NATS_URL and SECRET_ENCRYPTION_KEY, read by the admin CLI and retention's run-once
+#   .data/dev.env    DATABASE_URL, NATS_URL, the operator's NATS login and SECRET_ENCRYPTION_KEY, read by the admin CLI and retention's run-once
 #   .data/secret-encryption.key  seals keys' signing secrets at rest (made once: keep it with the data)
 #   .data/demo.env   the demo account, its Test key and a demo recipient (sourceable)
 #   .data/example.env  the bell example's own account; make example adds its key (scripts/example.sh)
@@ -111,9 +111,16 @@ NATS_BIN=$(nats_server_bin)
 say "nats-server $(nats_server_version_of "$NATS_BIN") ($NATS_BIN)"
 mkdir -p "$DATA/nats"
 rotate_log nats
+# Authentication as deployed: deploy/nats/users.conf (one user per service, the auth callout for
+# backends), its passwords and callout key in .data/nats-auth.env.
+# shellcheck source=lib/nats-auth.sh
+. "$ROOT/scripts/lib/nats-auth.sh"
+nats_auth_ensure "$DATA"
+cp "$ROOT/deploy/nats/users.conf" "$DATA/nats/users.conf"
+printf 'jetstream { store_dir: "%s" }\ninclude users.conf\n' "$DATA/nats" >"$DATA/nats/herald.conf"
 # setsid: a terminal's Ctrl-C reaches only this script, which then stops each process once, in
 # order; the services treat a second signal as "exit now".
-setsid "$NATS_BIN" -n herald-dev -a 127.0.0.1 -p "$NATS_PORT" -js -sd "$DATA/nats" >"$LOGS/nats.log" 2>&1 &
+setsid env "${NATS_SERVER_ENV[@]}" "$NATS_BIN" -n herald-dev -a 127.0.0.1 -p "$NATS_PORT" -c "$DATA/nats/herald.conf" >"$LOGS/nats.log" 2>&1 &
 echo $! >"$RUN/nats.pid"
 for ((i = 0; ; i++)); do
   port_busy "$NATS_PORT" && break
@@ -160,8 +167,12 @@ if [[ ! -s $DATA/secret-encryption.key ]]; then
   (umask 077 && openssl rand -base64 32 >"$DATA/secret-encryption.key")
 fi
 SECRET_ENCRYPTION_KEY=$(<"$DATA/secret-encryption.key")
-printf 'DATABASE_URL=%s\nNATS_URL=%s\nSECRET_ENCRYPTION_KEY=%s\n' "$DATABASE_URL" "$NATS_URL" "$SECRET_ENCRYPTION_KEY" >"$DATA/dev.env"
-chmod 600 "$DATA/dev.env"
+# The admin CLI and retention's run-once log in as the operator (herald-admin).
+(
+  umask 077
+  printf 'DATABASE_URL=%s\nNATS_URL=%s\nNATS_USER=herald-admin\nNATS_PASSWORD=%s\nSECRET_ENCRYPTION_KEY=%s\n' \
+    "$DATABASE_URL" "$NATS_URL" "$(nats_password admin)" "$SECRET_ENCRYPTION_KEY" >"$DATA/dev.env"
+)
 export DATABASE_URL NATS_URL SECRET_ENCRYPTION_KEY
 
 say 'running migrations'
@@ -209,9 +220,12 @@ for entry in "${SERVICES[@]}"; do
   name=${entry%%:*}
   port=${entry##*:}
   rotate_log "$name"
+  # Each service as its own NATS user; only auth holds the callout's seed.
+  callout=()
+  [[ $name == auth ]] && callout=(NATS_CALLOUT_SEED="$NATS_CALLOUT_SEED")
   env PORT="$port" HOST="$HOST" TLS_CERT_FILE="$TLS/tls.crt" TLS_KEY_FILE="$TLS/tls.key" \
-    NATS_URL="$NATS_URL" DATABASE_URL="$DATABASE_URL" LOG_LEVEL="${LOG_LEVEL:-info}" \
-    SECRET_ENCRYPTION_KEY="$SECRET_ENCRYPTION_KEY" \
+    NATS_URL="$NATS_URL" NATS_USER="herald-$name" NATS_PASSWORD="$(nats_password "$name")" "${callout[@]}" \
+    DATABASE_URL="$DATABASE_URL" LOG_LEVEL="${LOG_LEVEL:-info}" SECRET_ENCRYPTION_KEY="$SECRET_ENCRYPTION_KEY" \
     DASHBOARD_DIR="$DASHBOARD_DIST" DASHBOARD_INGRESS_URL=https://localhost:8443 DASHBOARD_WS_URL=wss://localhost:8444 \
     setsid node --conditions=herald-source --import tsx "services/$name/src/main.ts" >"$LOGS/$name.log" 2>&1 &
   pid=$!
@@ -281,10 +295,15 @@ HERALD_WS_URL=$WS_URL
 HERALD_TEST_KEY=$HERALD_TEST_KEY
 HERALD_ACCOUNT_ID=$HERALD_ACCOUNT_ID
 HERALD_DASHBOARD_URL=https://localhost:8445/
+HERALD_NATS_URL=$NATS_URL
 
 The dashboard (sign up, keys, plan, delivery status, debug console) is at HERALD_DASHBOARD_URL once
 the browser trusts .data/tls/ca.crt. There is no mail server: a password reset token comes from
   npm run -s admin -- account reset-token --email you@example.com
+
+A backend that dispatches over NATS (request rt.dispatch.<account>) at HERALD_NATS_URL logs in
+with a NATS user of its account's own, allowed nothing else (its password is shown once):
+  npm run -s admin -- nats-user create --account $HERALD_ACCOUNT_ID
 
 The Test key expires at $HERALD_TEST_KEY_EXPIRES_AT (make dev issues a new one then).
 

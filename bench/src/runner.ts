@@ -109,6 +109,8 @@ export async function runBench(
       env: {
         'socket-edge': {
           MAX_SOCKETS: String(Math.max(50_000, config.capacityMax * 2)),
+          // Every bench client connects from 127.0.0.1: the per-address connect rate is off.
+          CONNECT_RATE_PER_S: '0',
           ...config.edgeEnv,
         },
       },
@@ -119,7 +121,7 @@ export async function runBench(
     const baselines: BaselineServers = await startBaselineServers({
       pinning: pins,
       certs: stack.certs,
-      natsUrl: stack.natsUrl,
+      natsLogin: stack.natsLogin,
       runtime: config.runtime,
       ...(cpuProfDir ? { cpuProfDir } : {}),
     });
@@ -134,7 +136,7 @@ export async function runBench(
       await Promise.all(centrifugo.map((p) => p.api.close()));
     });
     const nc = await connect({
-      servers: stack.natsUrl,
+      ...stack.natsLogin,
       name: 'bench-load-generator',
       // The same client setting as the services, so baselines and Herald pay the same per request.
       noAsyncTraces: true,

@@ -41,7 +41,7 @@ describe('baseline servers', () => {
     servers = await startBaselineServers({
       pinning: pinning({ enabled: false, serverCpus: '0', clientCpus: '1' }),
       certs,
-      natsUrl: nats.url,
+      natsLogin: nats.connectOptions(),
       runtime: 'source',
     });
     tls = clientTls(certs.ca);
@@ -133,7 +133,7 @@ describe('baseline servers', () => {
   });
 
   it('koa + JetStream: stores a valid event and answers 202 with its id; refuses a bad body with nothing stored', async () => {
-    const nc: NatsConnection = await connect({ servers: nats.url });
+    const nc: NatsConnection = await connect(nats.connectOptions());
     try {
       const jsm = await nc.jetstreamManager();
       await jsm.streams.add({ name: KOA_STREAM, subjects: [KOA_SUBJECTS] });
@@ -163,7 +163,7 @@ describe('baseline servers', () => {
     const a = randomUUID();
     const frames: Array<{ i: number; text: string }> = [];
     const fleet = fleetOf([a, randomUUID()], frames);
-    const nc: NatsConnection = await connect({ servers: nats.url });
+    const nc: NatsConnection = await connect(nats.connectOptions());
     const body = (r: string, text: string) =>
       `{"recipient":"${r}","payload":${text},"api_key":"hk_test_x","client":"mobile"}`;
     try {
@@ -252,7 +252,7 @@ describe('baseline servers', () => {
   });
 
   it('design floor: a socket opened with a queue subject gets its stored events in order, each acked once written; its consumer goes with it', async () => {
-    const nc: NatsConnection = await connect({ servers: nats.url });
+    const nc: NatsConnection = await connect(nats.connectOptions());
     const frames: Array<{ i: number; text: string }> = [];
     const recipient = randomUUID();
     const stream = 'FLOOR_TEST';
@@ -295,7 +295,7 @@ describe('baseline servers', () => {
   });
 
   it('NATS responder: answers a request with its data', async () => {
-    const nc: NatsConnection = await connect({ servers: nats.url });
+    const nc: NatsConnection = await connect(nats.connectOptions());
     try {
       const reply = await nc.request(ECHO_SUBJECT, payload.make(9), { timeout: 5000 });
       expect(reply.string()).toBe(payload.make(9));

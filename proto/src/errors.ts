@@ -99,6 +99,8 @@ export const ErrorCodes = {
   headers_too_large: 431,
   /** The account's concurrent-connection cap is reached. */
   connection_limit: 429,
+  /** One client address opened WebSockets faster than the edge's CONNECT_RATE_* allow. */
+  too_many_connects: 429,
   /** The recipient's offline queue (or the whole store) is full; nothing older was dropped. */
   queue_full: 507,
   /**

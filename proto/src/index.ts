@@ -45,6 +45,27 @@ export {
   LiveHoldersReply,
 } from './live-batch.js';
 export {
+  NATS_CALLOUT_ISSUER_ENV,
+  natsPasswordEnv,
+  renderPermissions,
+  renderUsersConf,
+} from './nats-config.js';
+export {
+  AUTH_CALLOUT_SUBJECT,
+  backendPermissions,
+  INBOX,
+  NATS_ADMIN_USER,
+  NATS_SERVICES,
+  type NatsPermissions,
+  type NatsService,
+  natsUserOf,
+  permits,
+  type SubjectList,
+  servicePermissions,
+  subjectMatches,
+  subjectPatterns,
+} from './nats-permissions.js';
+export {
   Client,
   DispatchReply,
   ErrorDetail,

@@ -141,13 +141,33 @@ stack_tls_ensure() {
   fi
 }
 
-# deploy/.env: the secrets compose needs, made once. Passwords are hex (URL-safe inside
-# DATABASE_URL); SECRET_ENCRYPTION_KEY, which seals keys' signing secrets, is 32 bytes in base64.
+# deploy/.env: the secrets compose needs, made once: passwords in hex (URL-safe inside
+# DATABASE_URL), SECRET_ENCRYPTION_KEY (seals keys' signing secrets) as 32 bytes in base64, and
+# the NATS auth callout's key pair.
+STACK_SECRETS=(POSTGRES_PASSWORD HERALD_NATS_PASSWORD_ADMIN HERALD_NATS_PASSWORD_AUTH
+  HERALD_NATS_PASSWORD_INGRESS_API HERALD_NATS_PASSWORD_SOCKET_EDGE HERALD_NATS_PASSWORD_RETENTION
+  HERALD_NATS_PASSWORD_STATUS SECRET_ENCRYPTION_KEY)
 stack_env_ensure() {
-  local env=$HERALD_DEPLOY_DIR/.env name value
-  for name in NATS_PASSWORD POSTGRES_PASSWORD SECRET_ENCRYPTION_KEY; do
+  local env=$HERALD_DEPLOY_DIR/.env name pair value
+  if ! grep -Eq '^HERALD_NATS_CALLOUT_SEED=.+' "$env" 2>/dev/null; then
+    pair=$(cd "$DOCKER_ROOT" && node --input-type=module -e '
+      import { createAccount } from "nkeys.js";
+      const a = createAccount();
+      console.log(`HERALD_NATS_CALLOUT_ISSUER=${a.getPublicKey()}`);
+      console.log(`HERALD_NATS_CALLOUT_SEED=${new TextDecoder().decode(a.getSeed())}`);') ||
+      die 'making the NATS callout key failed (node and nkeys.js: run make deps)'
+    (
+      umask 077
+      touch "$env"
+      sed -i '/^HERALD_NATS_CALLOUT_\(ISSUER\|SEED\)=/d' "$env"
+      printf '%s\n' "$pair" >>"$env"
+    )
+    say "made the NATS callout key in $env"
+  fi
+  for name in "${STACK_SECRETS[@]}"; do
     if ! grep -Eq "^$name=.+" "$env" 2>/dev/null; then
-      if [[ $name == SECRET_ENCRYPTION_KEY ]]; then value=$(openssl rand -base64 32); else value=$(openssl rand -hex 24); fi
+      # hn first: nats-server parses its passwords as config values, where a digit starts a number.
+      if [[ $name == SECRET_ENCRYPTION_KEY ]]; then value=$(openssl rand -base64 32); else value=hn$(openssl rand -hex 24); fi
       (
         umask 077
         touch "$env"
@@ -223,7 +243,8 @@ EOF
 # snapshotted over NATS with the nats CLI, run in a one-off container on the stack's network.
 
 # The nats CLI (static) in a throwaway container of the nats service: on the backend network,
-# with the CA and the password the services use. Extra docker compose run options before `--`.
+# with the CA, as the operator (herald-admin, whose password that container's environment holds).
+# Extra docker compose run options before `--`.
 stack_nats_cli() {
   local cli opts=()
   # make deps's build when it is static (it is since deps builds with CGO_ENABLED=0).
@@ -236,10 +257,10 @@ stack_nats_cli() {
     shift
   done
   shift
-  stack_compose run --rm --no-deps -T --entrypoint /usr/local/bin/nats-cli \
+  stack_compose run --rm --no-deps -T --entrypoint /bin/sh \
     -v "$cli:/usr/local/bin/nats-cli:ro" \
-    -e NATS_URL="tls://$STACK_NATS_SERVICE:4222" -e NATS_USER=herald -e NATS_CA=/tls/ca.crt \
-    "${opts[@]}" "$STACK_NATS_SERVICE" "$@"
+    -e NATS_URL="tls://$STACK_NATS_SERVICE:4222" -e NATS_USER=herald-admin -e NATS_CA=/tls/ca.crt \
+    "${opts[@]}" "$STACK_NATS_SERVICE" -c 'NATS_PASSWORD=$HERALD_NATS_PASSWORD_ADMIN exec /usr/local/bin/nats-cli "$@"' nats-cli "$@"
 }
 
 stack_backup() {

@@ -125,6 +125,8 @@ describe('make dev, make example and make stop, as the READMEs say', () => {
       dev = new Output(ns.spawn('make dev', ROOT));
       await dev.waitFor(/^Herald is running/m, START_TIMEOUT);
       expect(dev.text).toContain('make example');
+      // Beside the other HERALD_* lines, for backends: the address only, never a credential.
+      expect(dev.text).toMatch(/^HERALD_NATS_URL=nats:\/\/127\.0\.0\.1:\d+$/m);
 
       example = new Output(ns.spawn('make example', ROOT));
       const [, url] = await example.waitFor(/^Open (https:\/\/\S+)$/m, START_TIMEOUT);

@@ -50,7 +50,7 @@ function batchSuite(mode: 'grouped' | 'per_event', cases: 'every case' | 'the li
     });
     let nc: NatsConnection;
     beforeAll(async () => {
-      nc = await natsConnect({ servers: stack().natsUrl });
+      nc = await natsConnect(stack().nats.connectOptions());
     });
     afterAll(async () => {
       await nc?.close();

@@ -50,7 +50,7 @@ describe('the delivery guarantee', () => {
     const silent = await openNeverReading(s, tenant, to, false);
     // The edge drains into the silent socket (its kernel buffers take the frames) until the
     // recipient's consumer has events out: only then does the drop test anything.
-    const nc = await natsConnect({ servers: s.natsUrl });
+    const nc = await natsConnect(s.nats.connectOptions());
     try {
       const jsm = await nc.jetstreamManager();
       await eventually(async () => {

@@ -25,7 +25,7 @@ describe('every dispatch path behaves identically', () => {
   let sock: TestSocket;
 
   beforeAll(async () => {
-    nc = await natsConnect({ servers: stack().natsUrl });
+    nc = await natsConnect(stack().nats.connectOptions());
     tenant = await newTenant(stack());
     online = recipient();
     sock = await connect(stack(), { apiKey: tenant.key.key, recipient: online });

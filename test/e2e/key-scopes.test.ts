@@ -14,7 +14,7 @@ describe('key scopes', () => {
   const tenants = {} as Record<'subscribe' | 'dispatch' | 'both', Tenant>;
 
   beforeAll(async () => {
-    nc = await natsConnect({ servers: stack().natsUrl });
+    nc = await natsConnect(stack().nats.connectOptions());
     for (const scope of ['subscribe', 'dispatch', 'both'] as const) {
       const { id } = await stack().createAccount();
       const key = await stack().createKey({ account: id, kind: 'test', client: 'mobile', scope });

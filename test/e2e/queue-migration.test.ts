@@ -20,7 +20,7 @@ describe('migration from the single queue stream', () => {
     const layout = new QueueLayout();
     await Promise.all([s.stopService('ingress-api'), s.stopService('socket-edge')]);
 
-    const nc = await natsConnect({ servers: s.natsUrl });
+    const nc = await natsConnect(s.nats.connectOptions());
     const jsm = await nc.jetstreamManager();
     const js = nc.jetstream();
     // The layout before partitioning, as the previous release created it.

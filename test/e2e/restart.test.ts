@@ -79,7 +79,7 @@ describe('crash and restart', () => {
     expect(sent.size).toBeGreaterThan(10);
 
     // No event answered 200 is in the offline queue.
-    const nc = await natsConnect({ servers: s.natsUrl });
+    const nc = await natsConnect(s.nats.connectOptions());
     const js = nc.jetstream();
     const storedIds = new Set<string>();
     for (const stream of new QueueLayout().streams) {

@@ -30,7 +30,7 @@ describe('delivery status', () => {
   });
   let nc: NatsConnection;
   beforeAll(async () => {
-    nc = await natsConnect({ servers: stack().natsUrl });
+    nc = await natsConnect(stack().nats.connectOptions());
   });
   afterAll(async () => {
     await nc?.close();
@@ -431,7 +431,7 @@ describe('delivery status', () => {
       ],
       {
         cwd: REPO_ROOT,
-        env: { PATH: process.env.PATH ?? '', NATS_URL: s.natsUrl, LOG_LEVEL: 'warn' },
+        env: { PATH: process.env.PATH ?? '', ...s.nats.env('retention'), LOG_LEVEL: 'warn' },
       },
     );
     expect(JSON.parse(stdout)).toMatchObject({ outcome: 'completed' });

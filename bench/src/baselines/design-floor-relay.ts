@@ -98,7 +98,12 @@ async function relayBatch(nc: NatsConnection, text: string): Promise<Outcome> {
 
 const env = baselineEnv();
 if (!env.natsUrl) throw new Error('NATS_URL is required (the bench runner sets it)');
-const nc = await connect({ servers: env.natsUrl, name: 'bench-design-floor', noAsyncTraces: true });
+const nc = await connect({
+  servers: env.natsUrl,
+  ...env.natsLogin,
+  name: 'bench-design-floor',
+  noAsyncTraces: true,
+});
 
 nc.subscribe(FLOOR_DISPATCH_SUBJECT, {
   callback: (_err, msg) => {

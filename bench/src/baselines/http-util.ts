@@ -14,6 +14,8 @@ export interface BaselineEnv {
   keyFile: string;
   heartbeatMs: number;
   natsUrl: string | undefined;
+  /** NATS_USER / NATS_PASSWORD, when the server asks for a login. */
+  natsLogin: { user?: string; pass?: string };
 }
 
 export function baselineEnv(env: Record<string, string | undefined> = process.env): BaselineEnv {
@@ -34,6 +36,7 @@ export function baselineEnv(env: Record<string, string | undefined> = process.en
     // The edge's default heartbeat, so idle sockets cost the same timers on every server.
     heartbeatMs: Number(env.HEARTBEAT_INTERVAL_MS ?? '30000'),
     natsUrl: env.NATS_URL,
+    natsLogin: env.NATS_USER ? { user: env.NATS_USER, pass: env.NATS_PASSWORD ?? '' } : {},
   };
 }
 

@@ -11,6 +11,7 @@ const env = baselineEnv();
 if (!env.natsUrl) throw new Error('NATS_URL is required (the bench runner sets it)');
 const nc = await connect({
   servers: env.natsUrl,
+  ...env.natsLogin,
   name: 'bench-koa-jetstream',
   noAsyncTraces: true,
 });

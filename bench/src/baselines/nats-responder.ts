@@ -7,7 +7,15 @@ import { ECHO_SUBJECT } from './names.js';
 
 const url = process.env.NATS_URL;
 if (!url) throw new Error('NATS_URL is required (the bench runner sets it)');
-const nc = await connect({ servers: url, name: 'bench-nats-responder', noAsyncTraces: true });
+const login = process.env.NATS_USER
+  ? { user: process.env.NATS_USER, pass: process.env.NATS_PASSWORD ?? '' }
+  : {};
+const nc = await connect({
+  servers: url,
+  ...login,
+  name: 'bench-nats-responder',
+  noAsyncTraces: true,
+});
 nc.subscribe(ECHO_SUBJECT, { callback: (_err, msg) => msg.respond(msg.data) });
 await nc.flush();
 process.stdout.write('ready\n');

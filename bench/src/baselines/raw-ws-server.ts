@@ -30,7 +30,12 @@ import { FLOOR_OFFLINE, FLOOR_PUSH_SUBJECTS, FLOOR_SENT } from './names.js';
 
 const env = baselineEnv();
 const nc = env.natsUrl
-  ? await connect({ servers: env.natsUrl, name: 'bench-raw-ws', noAsyncTraces: true })
+  ? await connect({
+      servers: env.natsUrl,
+      ...env.natsLogin,
+      name: 'bench-raw-ws',
+      noAsyncTraces: true,
+    })
   : undefined;
 const jsm = await nc?.jetstreamManager();
 const sockets = new Map<string, Set<WebSocket>>();

@@ -25,7 +25,8 @@ export interface BaselineServers {
 export async function startBaselineServers(opts: {
   pinning: Pinning;
   certs: TestCerts;
-  natsUrl: string;
+  /** Where the baselines' NATS is, and the login they use. */
+  natsLogin: { servers: string; user: string; pass: string };
   cpuProfDir?: string;
   runtime: Runtime;
 }): Promise<BaselineServers> {
@@ -42,7 +43,9 @@ export async function startBaselineServers(opts: {
       env: {
         TLS_CERT_FILE: opts.certs.certFile,
         TLS_KEY_FILE: opts.certs.keyFile,
-        NATS_URL: opts.natsUrl,
+        NATS_URL: opts.natsLogin.servers,
+        NATS_USER: opts.natsLogin.user,
+        NATS_PASSWORD: opts.natsLogin.pass,
       },
     });
     started.push(proc);

@@ -20,6 +20,8 @@ export interface HeraldStack {
   baseUrl: string;
   wsUrl: string;
   natsUrl: string;
+  /** The operator's NATS login (the load generator's, the baselines'). */
+  natsLogin: { servers: string; user: string; pass: string };
   certs: TestCerts;
   /** The account and mobile key every scenario dispatches with. */
   account: string;
@@ -90,7 +92,9 @@ export async function startHeraldStack(opts: HeraldStackOptions): Promise<Herald
         ca: certs.ca,
         prefix: pinning.serverPrefix(),
         env: {
-          NATS_URL: nats.url,
+          // Each service as its own NATS user, as deployed; auth answers the callout.
+          ...nats.env(name),
+          ...(name === 'auth' ? { NATS_CALLOUT_SEED: nats.calloutSeed } : {}),
           DATABASE_URL: pg.url,
           TLS_CERT_FILE: certs.certFile,
           TLS_KEY_FILE: certs.keyFile,
@@ -115,13 +119,14 @@ export async function startHeraldStack(opts: HeraldStackOptions): Promise<Herald
     ]);
     const tenant = await createTenant({
       DATABASE_URL: pg.url,
-      NATS_URL: nats.url,
+      ...nats.env('auth'),
       PLANS_FILE: plansFile,
     });
     return {
       baseUrl: `https://127.0.0.1:${ingress.port}`,
       wsUrl: `wss://127.0.0.1:${edge.port}`,
       natsUrl: nats.url,
+      natsLogin: nats.connectOptions(),
       certs,
       account: tenant.account,
       apiKey: tenant.apiKey,

@@ -8,7 +8,11 @@ let nc: NatsConnection;
 
 beforeAll(async () => {
   nats = await startNatsServer();
-  nc = await connect({ servers: nats.url, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+  nc = await connect({
+    ...nats.connectOptions(),
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 100,
+  });
 });
 
 afterAll(async () => {
@@ -41,7 +45,7 @@ describe('watchNatsLink', () => {
   }, 30_000);
 
   it('is down once the connection is closed', async () => {
-    const other = await connect({ servers: nats.url });
+    const other = await connect(nats.connectOptions());
     const link = watchNatsLink(other, 60_000);
     expect(link.down).toBe(false);
     await other.close();

@@ -11,7 +11,11 @@ beforeAll(async () => {
   nats = await startNatsServer();
   // As connectNats: reconnecting forever, so the connection is neither closed nor draining while
   // the server is down.
-  nc = await connect({ servers: nats.url, maxReconnectAttempts: -1, reconnectTimeWait: 250 });
+  nc = await connect({
+    ...nats.connectOptions(),
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 250,
+  });
 });
 
 afterAll(async () => {
@@ -39,7 +43,7 @@ describe('natsAnswers', () => {
   }, 60_000);
 
   it('is false for a closed connection, without waiting', async () => {
-    const other = await connect({ servers: nats.url });
+    const other = await connect(nats.connectOptions());
     await other.close();
     const started = Date.now();
     expect(await natsAnswers(other, 10_000)).toBe(false);

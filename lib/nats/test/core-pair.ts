@@ -3,8 +3,8 @@ import { connect, type NatsConnection } from 'nats';
 import { afterAll, beforeAll } from 'vitest';
 
 export interface CorePair {
-  /** The server's URL, for a test's own connection. */
-  readonly url: string;
+  /** The server's URL and the operator's credentials, for a test's own connection. */
+  connectOptions(): { servers: string; user: string; pass: string };
   /** The connection under test (the one a publisher writes to). */
   readonly nc: NatsConnection;
   /** A second connection that subscribes and answers. */
@@ -21,8 +21,8 @@ export function useCorePair(): CorePair {
   let peer: NatsConnection | undefined;
   beforeAll(async () => {
     server = await startCoreNatsServer();
-    const url = server.url;
-    [nc, peer] = await Promise.all([connect({ servers: url }), connect({ servers: url })]);
+    const opts = server.connectOptions();
+    [nc, peer] = await Promise.all([connect(opts), connect(opts)]);
   });
   afterAll(async () => {
     await Promise.all([nc?.close(), peer?.close()]);
@@ -33,8 +33,8 @@ export function useCorePair(): CorePair {
     return value;
   };
   return {
-    get url() {
-      return started(server).url;
+    connectOptions() {
+      return started(server).connectOptions();
     },
     get nc() {
       return started(nc);

@@ -45,7 +45,7 @@ describe('TurnPublisher (real nats-server)', () => {
   });
 
   it('tells onError when the connection refuses the publish, and drops it silently without one', async () => {
-    const closed = await connect({ servers: pair.url });
+    const closed = await connect(pair.connectOptions());
     await closed.close();
     const publisher = new TurnPublisher(closed);
     const errors: unknown[] = [];
@@ -77,7 +77,7 @@ describe('NatsRequester over a TurnPublisher (real nats-server)', () => {
     ]);
     sub.unsubscribe();
 
-    const closed = await connect({ servers: pair.url });
+    const closed = await connect(pair.connectOptions());
     const onClosed = new NatsRequester(closed, { publisher: new TurnPublisher(closed) });
     // The reply subscription exists before the close, so the refusal comes from the publish.
     const first = onClosed.request('turn.nobody', body('x'), undefined, 5000);

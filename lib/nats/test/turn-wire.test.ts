@@ -111,7 +111,7 @@ describe("TurnPublisher's turn bytes (real nats-server)", () => {
 
   it('refuses every message of a turn on a closed connection, and still builds built payloads', async () => {
     for (const wire of [false, true]) {
-      const closed = await connect({ servers: pair.url });
+      const closed = await connect(pair.connectOptions());
       await closed.close();
       const publisher = new TurnPublisher(closed, { wire });
       const errors: string[] = [];

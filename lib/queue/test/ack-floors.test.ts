@@ -14,7 +14,7 @@ let server: NatsServer;
 let nc: NatsConnection;
 beforeAll(async () => {
   server = await startNatsServer();
-  nc = await connect({ servers: server.url });
+  nc = await connect(server.connectOptions());
 });
 afterAll(async () => {
   await nc?.close();

@@ -17,8 +17,8 @@ const layout = new QueueLayout(4);
 beforeAll(async () => {
   server = await startNatsServer();
   [nc, peer] = await Promise.all([
-    connect({ servers: server.url }),
-    connect({ servers: server.url }),
+    connect(server.connectOptions()),
+    connect(server.connectOptions()),
   ]);
   await ensureQueueStream(await nc.jetstreamManager(), { layout });
 });

@@ -13,8 +13,8 @@ let sub: NatsConnection;
 beforeAll(async () => {
   server = await startNatsServer();
   [nc, sub] = await Promise.all([
-    connect({ servers: server.url }),
-    connect({ servers: server.url }),
+    connect(server.connectOptions()),
+    connect(server.connectOptions()),
   ]);
 });
 afterAll(async () => {

@@ -1,7 +1,11 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { GenericContainer, type StartedTestContainer, Wait } from 'testcontainers';
+import type { NatsAuth } from './nats-auth.js';
 import { pinnedNatsVersion } from './nats-binary.js';
 import { freePort } from './ports.js';
-import type { NatsServer, PostgresServer } from './servers.js';
+import { type NatsServer, natsServerHandle, type PostgresServer } from './servers.js';
+import { REPO_ROOT } from './service-process.js';
 
 /**
  * Opt-in (HERALD_TEST_DOCKER=1): the same private servers as containers, for machines with a
@@ -11,26 +15,35 @@ import type { NatsServer, PostgresServer } from './servers.js';
  */
 export const useContainers = (): boolean => process.env.HERALD_TEST_DOCKER === '1';
 
-export async function startNatsContainer(): Promise<NatsServer> {
+export async function startNatsContainer(auth: NatsAuth): Promise<NatsServer> {
   // A fixed host port, so a restart keeps the URL clients reconnect to (as the local path does).
   const port = await freePort();
   const container: StartedTestContainer = await new GenericContainer(
     `nats:${pinnedNatsVersion()}-alpine`,
   )
-    .withCommand(['-js', '-sd', '/data'])
+    .withCommand(['-c', '/etc/nats/nats.conf'])
+    .withEnvironment(auth.serverEnv)
+    .withCopyContentToContainer([
+      {
+        content: readFileSync(join(REPO_ROOT, 'deploy', 'nats', 'users.conf'), 'utf8'),
+        target: '/etc/nats/users.conf',
+      },
+      {
+        content: 'jetstream { store_dir: /data }\ninclude users.conf\n',
+        target: '/etc/nats/nats.conf',
+      },
+    ])
     .withExposedPorts({ container: 4222, host: port })
     .withWaitStrategy(Wait.forLogMessage(/Server is ready/))
     .start();
-  return {
-    url: `nats://${container.getHost()}:${port}`,
-    port,
+  return natsServerHandle(`nats://${container.getHost()}:${port}`, port, auth, {
     async stop() {
       await container.stop();
     },
     async restart() {
       await container.restart();
     },
-  };
+  });
 }
 
 export async function startPostgresContainer(): Promise<PostgresServer> {

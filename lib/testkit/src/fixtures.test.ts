@@ -4,7 +4,7 @@ import { test } from './fixtures.js';
 
 describe('vitest fixtures', () => {
   test('hands a test a running nats-server with JetStream', async ({ nats }) => {
-    const nc = await connect({ servers: nats.url });
+    const nc = await connect(nats.connectOptions());
     try {
       const jsm = await nc.jetstreamManager();
       expect((await jsm.getAccountInfo()).limits).toBeDefined();
@@ -14,7 +14,7 @@ describe('vitest fixtures', () => {
   });
 
   test('shares that server with the file’s next test', async ({ nats }) => {
-    const nc = await connect({ servers: nats.url });
+    const nc = await connect(nats.connectOptions());
     await nc.flush();
     expect(nc.getServer()).toContain(String(nats.port));
     await nc.close();

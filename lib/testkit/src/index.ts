@@ -4,6 +4,7 @@ export { makeCerts, type TestCerts } from './certs.js';
 export { childCpuMs } from './child-cpu.js';
 export { which } from './exec.js';
 export { get, type HttpResult, post, request } from './http-client.js';
+export { NATS_USERS, type NatsCredentials, type NatsUser } from './nats-auth.js';
 export { natsServerBinary, pinnedNatsVersion, versionAtLeast } from './nats-binary.js';
 export { launchNats, stopProcess } from './nats-launch.js';
 export { type NatsServer, startNatsServer } from './nats-server.js';

@@ -17,14 +17,33 @@ export interface LaunchedNats {
 export async function launchNats(
   bin: string,
   args: string[],
-  opts: { portsDir: string; port?: number },
+  opts: { portsDir: string; port?: number; env?: Record<string, string> },
 ): Promise<LaunchedNats> {
   const requested = opts.port ?? -1;
+  // HERALD_TEST_NATS_LOG=<dir>: each server logs there (permission violations name the user).
+  const logDir = process.env.HERALD_TEST_NATS_LOG;
+  const log = logDir ? ['-l', join(logDir, `nats-${process.pid}-${Date.now()}.log`)] : [];
   const proc = spawn(
     bin,
-    [...args, '-a', '127.0.0.1', '-p', String(requested), '--ports_file_dir', opts.portsDir],
-    { stdio: 'ignore' },
+    [
+      ...args,
+      ...log,
+      '-a',
+      '127.0.0.1',
+      '-p',
+      String(requested),
+      '--ports_file_dir',
+      opts.portsDir,
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...opts.env } },
   );
+  // The last of what it printed, for the error when it exits before listening (read for its
+  // whole life, so a full pipe never blocks it).
+  let tail = '';
+  proc.stderr?.setEncoding('utf8');
+  proc.stderr?.on('data', (chunk: string) => {
+    tail = (tail + chunk).slice(-2000);
+  });
   const port = await waitFor(
     proc,
     () => {
@@ -37,7 +56,7 @@ export async function launchNats(
     () =>
       opts.port
         ? new PortTakenError(opts.port, ` (nats-server exited with ${proc.exitCode})`)
-        : new Error(`nats-server exited with ${proc.exitCode} before listening`),
+        : new Error(`nats-server exited with ${proc.exitCode} before listening: ${tail.trim()}`),
   );
   return { proc, port };
 }

@@ -91,7 +91,9 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const opsPorts = {} as Record<ServiceName, number>;
   const running = new Map<ServiceName, ServiceProcess>();
   const baseEnv = (name: ServiceName): Record<string, string> => ({
-    NATS_URL: nats.url,
+    // Each service logs in as its own NATS user, with only its own subjects.
+    ...nats.env(name),
+    ...(name === 'auth' ? { NATS_CALLOUT_SEED: nats.calloutSeed } : {}),
     DATABASE_URL: pg.url,
     TLS_CERT_FILE: certs.certFile,
     TLS_KEY_FILE: certs.keyFile,
@@ -148,7 +150,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const admin = (args: string[]) =>
     runAdmin(args, {
       DATABASE_URL: pg.url,
-      NATS_URL: nats.url,
+      ...nats.env('auth'),
       PLANS_FILE: plansFile,
       SECRET_ENCRYPTION_KEY: secretKey,
       ...(opts.env?.auth?.TOKEN_SECRET_OVERLAP_MS

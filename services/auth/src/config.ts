@@ -118,6 +118,17 @@ export const Env = CommonEnv.extend({
   DASHBOARD_NOTICE_TIMEOUT_MS: envInt(5000, 100, 60_000),
   /** The billing seam: the dashboard's Pay button goes here; hidden when unset. */
   DASHBOARD_CHECKOUT_URL: z.string().min(1).optional(),
+  /**
+   * The auth callout's account seed (`SA…`, secret): with it, auth admits customer backends' NATS
+   * users (`admin nats-user create`), signing each a user JWT for its account's dispatch
+   * subjects. Its public key is nats-server's HERALD_NATS_CALLOUT_ISSUER. Unset: none is admitted.
+   */
+  NATS_CALLOUT_SEED: z
+    .string()
+    .regex(/^SA[A-Z2-7]{56}$/, {
+      error: 'must be an account nkey seed (SA and 56 base32 characters), as `nsc` or nkeys make',
+    })
+    .optional(),
   /** How long a dashboard figure may take from the status service, ms. Default 2000. */
   STATUS_TIMEOUT_MS: envInt(2000, 100, 60_000),
   ...BillingEnvShape,

@@ -88,6 +88,18 @@ export interface DashboardKeysTable {
   expires_at: Date;
 }
 
+/** A customer backend's NATS user (nats-users/): dispatch for its own account only. */
+export interface NatsUsersTable {
+  id: Generated<string>;
+  account_id: string;
+  /** What the backend logs in as: `hb_` and 24 hex digits. */
+  username: string;
+  /** SHA-256 hex of the password; the password itself is never stored. */
+  password_hash: string;
+  created_at: CreatedAt;
+  revoked_at: Date | null;
+}
+
 /** The tables the auth service owns. */
 export interface AuthDb {
   accounts: AccountsTable;
@@ -99,6 +111,7 @@ export interface AuthDb {
   renewal_reminders: RenewalRemindersTable;
   password_resets: PasswordResetsTable;
   dashboard_keys: DashboardKeysTable;
+  nats_users: NatsUsersTable;
 }
 
 export type Account = Selectable<AccountsTable>;

@@ -17,6 +17,7 @@ import { createBilling } from './billing/wiring.js';
 import type { AuthConfig } from './config.js';
 import type { AuthDb } from './db-schema.js';
 import { type AuthMetrics, createAuthMetrics } from './metrics.js';
+import { startCalloutResponder } from './nats-users/callout-responder.js';
 import { loadPlanCatalogue, resolvePlansFile } from './plan-catalogue.js';
 import { SecretBox } from './secret-box.js';
 import { startVerifyResponder } from './verify-responder.js';
@@ -72,6 +73,15 @@ export function createAuthService(config: AuthConfig, deps: AuthServiceDeps): Au
     dashboardConnections: config.DASHBOARD_MAX_CONNECTIONS,
     box,
   });
+  // Customer backends' NATS users: admitted by the auth callout, when its key is configured.
+  const callout = config.NATS_CALLOUT_SEED
+    ? startCalloutResponder({
+        nc: deps.nc,
+        db: deps.db,
+        seed: config.NATS_CALLOUT_SEED,
+        logger: deps.logger,
+      })
+    : undefined;
   const forwarder = new DashboardDispatch({
     db: deps.db,
     nc: deps.nc,
@@ -138,7 +148,7 @@ export function createAuthService(config: AuthConfig, deps: AuthServiceDeps): Au
     close: async () => {
       await billing?.scheduler.stop();
       await forwarder.settled();
-      await responder.drain();
+      await Promise.all([responder.drain(), callout?.drain()]);
     },
   };
 }

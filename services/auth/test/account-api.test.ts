@@ -15,7 +15,7 @@ import type { AuthDb } from '../src/db-schema.js';
 import { type AuthService, createAuthService } from '../src/index.js';
 import { resolvePlanChange, setSubscription } from '../src/subscriptions.js';
 import { FAR_FUTURE, TEST_CATALOGUE } from './catalogue.js';
-import { type Servers, startServers } from './servers.js';
+import { natsOf, type Servers, startServers } from './servers.js';
 
 const logger = createLogger('auth-test', 'silent');
 const codec = JSONCodec();
@@ -38,14 +38,17 @@ const broadcasts: AuthInvalidate[] = [];
 beforeAll(async () => {
   [servers, certs] = await Promise.all([startServers({ nats: true }), makeCerts()]);
   db = servers.db;
-  const url = servers.nats?.url ?? '';
-  [authNc, callerNc] = await Promise.all([connect({ servers: url }), connect({ servers: url })]);
+  const nats = natsOf(servers);
+  [authNc, callerNc] = await Promise.all([
+    connect(nats.connectOptions('auth')),
+    connect(nats.connectOptions()),
+  ]);
   callerNc.subscribe(subjects.authInvalidate, {
     callback: (_err, msg) => broadcasts.push(AuthInvalidate.parse(codec.decode(msg.data))),
   });
   const config = loadConfig({
     DATABASE_URL: servers.pg.url,
-    NATS_URL: url,
+    ...nats.env('auth'),
     TLS_CERT_FILE: certs.certFile,
     TLS_KEY_FILE: certs.keyFile,
     ACCOUNT_API_ORIGIN: DASHBOARD,
@@ -451,7 +454,7 @@ describe('CSRF protection with the dashboard served (DASHBOARD_DIR)', () => {
     await writeFile(join(dir, 'index.html'), '<!doctype html><title>dashboard</title>');
     const config = loadConfig({
       DATABASE_URL: servers.pg.url,
-      NATS_URL: servers.nats?.url ?? '',
+      ...natsOf(servers).env('auth'),
       TLS_CERT_FILE: certs.certFile,
       TLS_KEY_FILE: certs.keyFile,
       ACCOUNT_API_ORIGIN: DASHBOARD,

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../src/accounts.js';
 import { runAdmin } from '../src/admin/cli.js';
 import { createApiKey } from '../src/api-keys.js';
-import { type Servers, startServers } from './servers.js';
+import { natsOf, type Servers, startServers } from './servers.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -34,7 +34,11 @@ function admin(...args: string[]): Promise<Run> {
       ['--conditions=herald-source', '--import', 'tsx', 'services/auth/src/admin.ts', ...args],
       {
         cwd: ROOT,
-        env: { PATH: process.env.PATH, DATABASE_URL: servers.pg.url, NATS_URL: servers.nats?.url },
+        env: {
+          PATH: process.env.PATH,
+          DATABASE_URL: servers.pg.url,
+          ...natsOf(servers).env('auth'),
+        },
       },
       (err, stdout, stderr) => {
         const status = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
@@ -137,7 +141,7 @@ describe('admin CLI', () => {
     expect(text.stdout).not.toContain(key);
 
     let revoked: Record<string, unknown> = {};
-    const nc: NatsConnection = await connect({ servers: servers.nats?.url ?? '' });
+    const nc: NatsConnection = await connect(natsOf(servers).connectOptions());
     try {
       const received: AuthInvalidate[] = [];
       const codec = JSONCodec();
@@ -248,7 +252,7 @@ async function inProcess(
   const status = await runAdmin(argv, {
     stdout: { write: (t: string) => (stdout += t) },
     stderr: { write: (t: string) => (stderr += t) },
-    env: { DATABASE_URL: servers.pg.url, NATS_URL: servers.nats?.url, ...env },
+    env: { DATABASE_URL: servers.pg.url, ...natsOf(servers).env('auth'), ...env },
   });
   return { status, stdout, stderr };
 }

@@ -3,6 +3,7 @@ import { TEST_PHONES } from '../../../lib/payments/src/simulator/index.js';
 import { BillingFixture, billingEnv } from './billing-fixture.js';
 import { TEST_CATALOGUE } from './catalogue.js';
 import { inProcessAdmin, writeCatalogue } from './cli.js';
+import { natsOf } from './servers.js';
 
 // The admin CLI starts a payment against the same simulator; the running auth service (the
 // fixture) receives the callback, as in production.
@@ -13,7 +14,7 @@ beforeAll(async () => {
   await f.start();
   env = {
     DATABASE_URL: f.servers.pg.url,
-    NATS_URL: f.servers.nats?.url ?? '',
+    ...natsOf(f.servers).env('auth'),
     PLANS_FILE: writeCatalogue(TEST_CATALOGUE),
     USER: 'support-ann',
     ...billingEnv(f.sim, `https://localhost:${f.port}`),

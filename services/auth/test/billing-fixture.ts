@@ -16,7 +16,7 @@ import { type AuthConfig, loadConfig } from '../src/config.js';
 import type { AuthDb } from '../src/db-schema.js';
 import { type AuthService, createAuthService } from '../src/index.js';
 import { TEST_CATALOGUE } from './catalogue.js';
-import { type Servers, startServers } from './servers.js';
+import { natsOf, type Servers, startServers } from './servers.js';
 
 export const DASHBOARD = 'https://dashboard.example.com';
 export const PASSWORD = 'correct horse battery';
@@ -85,10 +85,10 @@ export class BillingFixture {
       ca: this.certs.ca,
       lateCallbackMs: 50,
     });
-    const url = this.servers.nats?.url ?? '';
+    const nats = natsOf(this.servers);
     [this.nc, this.listener] = await Promise.all([
-      connect({ servers: url }),
-      connect({ servers: url }),
+      connect(nats.connectOptions('auth')),
+      connect(nats.connectOptions()),
     ]);
     const codec = JSONCodec();
     this.listener.subscribe(billingSubjects.noticeAll, {
@@ -100,7 +100,7 @@ export class BillingFixture {
     await this.listener.flush();
     const base = {
       DATABASE_URL: this.servers.pg.url,
-      NATS_URL: url,
+      ...nats.env('auth'),
       TLS_CERT_FILE: this.certs.certFile,
       TLS_KEY_FILE: this.certs.keyFile,
       ACCOUNT_API_ORIGIN: DASHBOARD,

@@ -14,7 +14,7 @@ import { TEST_KEY_TTL_MS } from '../src/keys.js';
 import { resolvePlanChange, setSubscription } from '../src/subscriptions.js';
 import { FAR_FUTURE, TEST_CATALOGUE } from './catalogue.js';
 import { inProcessAdmin, writeCatalogue } from './cli.js';
-import { type Servers, startServers } from './servers.js';
+import { natsOf, type Servers, startServers } from './servers.js';
 
 const logger = createLogger('auth-test', 'silent');
 const codec = JSONCodec();
@@ -35,12 +35,19 @@ const broadcasts: AuthInvalidate[] = [];
 beforeAll(async () => {
   servers = await startServers({ nats: true });
   db = servers.db;
-  const url = servers.nats?.url ?? '';
-  [authNc, callerNc] = await Promise.all([connect({ servers: url }), connect({ servers: url })]);
+  const nats = natsOf(servers);
+  [authNc, callerNc] = await Promise.all([
+    connect(nats.connectOptions('auth')),
+    connect(nats.connectOptions()),
+  ]);
   callerNc.subscribe(subjects.authInvalidate, {
     callback: (_err, msg) => broadcasts.push(AuthInvalidate.parse(codec.decode(msg.data))),
   });
-  const config = loadConfig({ DATABASE_URL: servers.pg.url, TLS_DISABLED: 'true', NATS_URL: url });
+  const config = loadConfig({
+    DATABASE_URL: servers.pg.url,
+    TLS_DISABLED: 'true',
+    ...nats.env('auth'),
+  });
   service = createAuthService(config, {
     nc: authNc,
     db,
@@ -82,7 +89,7 @@ async function account(plan?: string, until?: Date): Promise<string> {
 function admin(...argv: string[]) {
   return inProcessAdmin(argv, {
     DATABASE_URL: servers.pg.url,
-    NATS_URL: servers.nats?.url,
+    ...natsOf(servers).env('auth'),
     PLANS_FILE: plansFile,
   });
 }

@@ -8,7 +8,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MIGRATION_TABLE } from '../src/migrate.js';
 import { writeCatalogue } from './cli.js';
-import { type Servers, startServers } from './servers.js';
+import { natsOf, type Servers, startServers } from './servers.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -32,7 +32,7 @@ describe('main.ts', () => {
         env: {
           PATH: process.env.PATH,
           DATABASE_URL: freshUrl,
-          NATS_URL: servers.nats?.url,
+          ...natsOf(servers).env('auth'),
           PORT: '0',
           OPS_PORT: '0',
           HOST: '127.0.0.1',
@@ -70,6 +70,7 @@ describe('main.ts', () => {
           '0005_billing',
           '0006_dashboard_keys',
           '0007_key_tokens',
+          '0008_nats_users',
         ]);
       } finally {
         await fresh.destroy();
@@ -101,7 +102,7 @@ describe('main.ts with a bad plan catalogue', () => {
         env: {
           PATH: process.env.PATH,
           DATABASE_URL: servers.pg.url,
-          NATS_URL: servers.nats?.url,
+          ...natsOf(servers).env('auth'),
           PORT: '0',
           TLS_DISABLED: 'true',
           PLANS_FILE: plansFile,

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { type AuthService, createAuthService } from '../src/index.js';
 import { TEST_CATALOGUE } from './catalogue.js';
-import { type Servers, startServers } from './servers.js';
+import { natsOf, type Servers, startServers } from './servers.js';
 
 // Found by an audit: with nats-server stopped, /readyz kept answering 200 with nats:true (a
 // reconnecting connection is neither closed nor draining) while every verification failed.
@@ -30,7 +30,7 @@ beforeAll(async () => {
   servers = await startServers({ nats: true });
   const config = loadConfig({
     DATABASE_URL: servers.pg.url,
-    NATS_URL: servers.nats?.url ?? '',
+    ...natsOf(servers).env('auth'),
     TLS_DISABLED: 'true',
     OPS_PORT: '0',
   });

@@ -35,3 +35,9 @@ export async function startServers(opts: { nats: boolean }): Promise<Servers> {
     },
   };
 }
+
+/** The nats-server of servers started with `nats: true`. */
+export function natsOf(servers: { nats: NatsServer | undefined }): NatsServer {
+  if (!servers.nats) throw new Error('these servers were started without nats');
+  return servers.nats;
+}

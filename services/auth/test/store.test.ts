@@ -32,6 +32,7 @@ describe('migrations', () => {
         '0005_billing',
         '0006_dashboard_keys',
         '0007_key_tokens',
+        '0008_nats_users',
       ]);
       expect(await migrateToLatest(fresh)).toEqual([]);
       const tables = await sql<{ table_name: string }>`
@@ -44,6 +45,7 @@ describe('migrations', () => {
         MIGRATION_TABLE,
         `${MIGRATION_TABLE}_lock`,
         'dashboard_keys',
+        'nats_users',
         'password_resets',
         'payment_events',
         'payments',
@@ -92,6 +94,7 @@ describe('migration 0002_plans on existing data', () => {
         '0005_billing',
         '0006_dashboard_keys',
         '0007_key_tokens',
+        '0008_nats_users',
       ]);
       const subs = await sql<{ plan: string; period_end: Date | null }>`
         select plan, period_end from subscriptions where account_id = ${id}`.execute(old);

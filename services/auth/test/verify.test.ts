@@ -21,7 +21,7 @@ import { type AuthService, createAuthService } from '../src/index.js';
 import { revokeKey } from '../src/invalidation.js';
 import { verifyKeyHash } from '../src/verification.js';
 import { FAR_FUTURE, TEST_CATALOGUE } from './catalogue.js';
-import { type Servers, startServers } from './servers.js';
+import { natsOf, type Servers, startServers } from './servers.js';
 
 const logger = createLogger('auth-test', 'silent');
 const codec = JSONCodec();
@@ -38,9 +38,16 @@ let accountId: string;
 beforeAll(async () => {
   servers = await startServers({ nats: true });
   db = servers.db;
-  const url = servers.nats?.url ?? '';
-  [authNc, callerNc] = await Promise.all([connect({ servers: url }), connect({ servers: url })]);
-  const config = loadConfig({ DATABASE_URL: servers.pg.url, TLS_DISABLED: 'true', NATS_URL: url });
+  const nats = natsOf(servers);
+  [authNc, callerNc] = await Promise.all([
+    connect(nats.connectOptions('auth')),
+    connect(nats.connectOptions()),
+  ]);
+  const config = loadConfig({
+    DATABASE_URL: servers.pg.url,
+    TLS_DISABLED: 'true',
+    ...nats.env('auth'),
+  });
   service = createAuthService(config, { nc: authNc, db, logger, catalogue: TEST_CATALOGUE });
   await authNc.flush();
   // On a paid plan, so its Live keys verify; plan rules have their own tests (plans.test.ts).
@@ -261,7 +268,7 @@ describe('the responder under bad input and failures', () => {
   it('answers internal when Postgres cannot be reached, and the caller sees unavailable', async () => {
     // A real pool aimed at a port nobody listens on: the failure a database outage produces.
     const deadDb = createDb<AuthDb>(`postgres://postgres@127.0.0.1:${await freePort()}/herald`, 1);
-    const nc = await connect({ servers: servers.nats?.url ?? '' });
+    const nc = await connect(natsOf(servers).connectOptions());
     // Only this instance may answer, so stop the healthy one first and restart it after.
     await service.close();
     const broken = createAuthService(

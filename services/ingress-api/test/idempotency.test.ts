@@ -24,8 +24,8 @@ let second: { nc: NatsConnection; ingress: Ingress; serving: Serving; baseUrl: s
 
 beforeAll(async () => {
   fx = await startIngressFixture();
-  const nc = await connect({ servers: fx.nats.url, name: 'test-ingress-2' });
-  const config = testConfig(fx.nats.url);
+  const nc = await connect({ ...fx.nats.connectOptions(), name: 'test-ingress-2' });
+  const config = testConfig(fx.nats);
   const ingress = createIngress(config, { nc, logger: createLogger('ingress-api', 'silent') });
   const serving = await serve(ingress, config, 0);
   second = { nc, ingress, serving, baseUrl: `http://127.0.0.1:${serving.port}` };

@@ -21,7 +21,7 @@ let peer: NatsConnection;
 
 beforeAll(async () => {
   [nats, certs] = await Promise.all([startNatsServer(), makeCerts()]);
-  peer = await connect({ servers: nats.url });
+  peer = await connect(nats.connectOptions());
   startAuthResponder(peer);
 });
 afterAll(async () => {
@@ -34,9 +34,9 @@ async function startTlsIngress(): Promise<{
   nc: NatsConnection;
   baseUrl: string;
 }> {
-  const nc = await connect({ servers: nats.url });
+  const nc = await connect(nats.connectOptions());
   const config = loadConfig({
-    NATS_URL: nats.url,
+    ...nats.env('ingress-api'),
     HOST: '127.0.0.1',
     TLS_CERT_FILE: certs.certFile,
     TLS_KEY_FILE: certs.keyFile,
@@ -123,7 +123,7 @@ describe('main.ts', () => {
         cwd: REPO_ROOT,
         env: {
           PATH: process.env.PATH ?? '',
-          NATS_URL: nats.url,
+          ...nats.env('ingress-api'),
           PORT: '0',
           HOST: '127.0.0.1',
           TLS_DISABLED: 'true',

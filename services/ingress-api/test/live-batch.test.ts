@@ -17,8 +17,8 @@ let subs: Subscription[] = [];
 beforeAll(async () => {
   server = await startNatsServer();
   [nc, edges] = await Promise.all([
-    connect({ servers: server.url }),
-    connect({ servers: server.url }),
+    connect(server.connectOptions()),
+    connect(server.connectOptions()),
   ]);
 });
 afterEach(() => {

@@ -14,8 +14,8 @@ let edge: NatsConnection;
 beforeAll(async () => {
   server = await startNatsServer();
   [nc, edge] = await Promise.all([
-    connect({ servers: server.url }),
-    connect({ servers: server.url }),
+    connect(server.connectOptions()),
+    connect(server.connectOptions()),
   ]);
 });
 afterAll(async () => {
@@ -81,7 +81,7 @@ describe('pushLive over NatsRequester (real nats-server)', () => {
   });
 
   it('reports error, not a throw, once the connection is closed', async () => {
-    const own = await connect({ servers: server.url });
+    const own = await connect(server.connectOptions());
     const p = pusher(own);
     await own.close();
     const outcome = await p.push(event(randomUUID()), 500);

@@ -23,8 +23,8 @@ beforeAll(async () => {
   const env = { PAYLOAD_LIMIT_BYTES: String(PAYLOAD_LIMIT), BODY_OVERHEAD_BYTES: '256' };
   fx = await startIngressFixture(env);
   // A second instance in the same queue group: each dispatch must still be served once.
-  const nc = await connect({ servers: fx.nats.url, name: 'test-ingress-2' });
-  const config = testConfig(fx.nats.url, env);
+  const nc = await connect({ ...fx.nats.connectOptions(), name: 'test-ingress-2' });
+  const config = testConfig(fx.nats, env);
   const ingress = createIngress(config, { nc, logger: createLogger('ingress-api', 'silent') });
   second = { nc, serving: await serve(ingress, config, 0) };
 });

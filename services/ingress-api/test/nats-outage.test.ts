@@ -30,7 +30,7 @@ let nextStatus: (type: 'disconnect' | 'reconnect') => Promise<void>;
 
 beforeAll(async () => {
   nats = await startNatsServer();
-  const config = testConfig(nats.url, {
+  const config = testConfig(nats, {
     AUTH_TIMEOUT_MS: '20000',
     LIVE_TIMEOUT_MS: '20000',
     PUBLISH_TIMEOUT_MS: '20000',
@@ -41,7 +41,11 @@ beforeAll(async () => {
   // As main.ts connects: reconnecting forever.
   const logger = createLogger('ingress-api', 'silent');
   nc = await connectNats(config, 'ingress-api', logger);
-  peer = await connect({ servers: nats.url, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+  peer = await connect({
+    ...nats.connectOptions(),
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 100,
+  });
   authSub = startAuthResponder(peer);
   const waiters: { type: string; resolve: () => void }[] = [];
   void (async () => {

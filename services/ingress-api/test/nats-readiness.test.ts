@@ -18,7 +18,7 @@ let baseUrl: string;
 
 beforeAll(async () => {
   nats = await startNatsServer();
-  const config = testConfig(nats.url);
+  const config = testConfig(nats);
   // As main.ts connects (the shared fixture's client gives up after ten reconnect attempts).
   nc = await connectNats(config, 'ingress-api', logger);
   serving = await serve(createIngress(config, { nc, logger }), config, 0);

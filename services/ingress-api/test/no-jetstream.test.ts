@@ -20,10 +20,10 @@ let baseUrl: string;
 
 beforeAll(async () => {
   nats = await startCoreNatsServer();
-  peer = await connect({ servers: nats.url });
+  peer = await connect(nats.connectOptions());
   startAuthResponder(peer);
-  nc = await connect({ servers: nats.url });
-  ingress = createIngress(testConfig(nats.url), {
+  nc = await connect(nats.connectOptions());
+  ingress = createIngress(testConfig(nats), {
     nc,
     logger: createLogger('ingress-api', 'silent'),
   });
@@ -100,7 +100,7 @@ describe('without JetStream', () => {
   });
 
   it('refuses to start', async () => {
-    const other = createIngress(testConfig(nats.url), {
+    const other = createIngress(testConfig(nats), {
       nc,
       logger: createLogger('ingress-api', 'silent'),
     });

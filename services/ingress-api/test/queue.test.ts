@@ -72,7 +72,7 @@ describe('the queue stream', () => {
     // The < 2.10.5 guard in createIngress stays for operators on older servers; tests run the pin.
     expect(versionAtLeast(fx.nc.info?.version ?? '0', '2.10.5')).toBe(true);
     const other = createIngress(
-      testConfig(fx.nats.url, {
+      testConfig(fx.nats, {
         QUEUE_MAX_BYTES: '1000000',
         QUEUE_MAX_PER_RECIPIENT: String(CAP),
       }),

@@ -19,7 +19,7 @@ let kv: KV;
 
 beforeAll(async () => {
   nats = await startNatsServer();
-  nc = await connect({ servers: nats.url, name: 'test-rate-concurrent' });
+  nc = await connect({ ...nats.connectOptions(), name: 'test-rate-concurrent' });
   kv = await nc.jetstream().views.kv(RATE_BUCKET, { history: 1 });
 });
 

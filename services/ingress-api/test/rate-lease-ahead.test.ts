@@ -17,7 +17,7 @@ let kv: KV;
 
 beforeAll(async () => {
   nats = await startNatsServer();
-  nc = await connect({ servers: nats.url, name: 'test-rate-lease' });
+  nc = await connect({ ...nats.connectOptions(), name: 'test-rate-lease' });
   kv = await nc.jetstream().views.kv(RATE_BUCKET, { history: 1 });
 });
 

@@ -23,8 +23,8 @@ let urls: [string, string];
 
 beforeAll(async () => {
   fx = await startIngressFixture();
-  secondNc = await connect({ servers: fx.nats.url, name: 'test-ingress-2' });
-  const config = testConfig(fx.nats.url);
+  secondNc = await connect({ ...fx.nats.connectOptions(), name: 'test-ingress-2' });
+  const config = testConfig(fx.nats);
   const ingress = createIngress(config, {
     nc: secondNc,
     logger: createLogger('ingress-api', 'silent'),

@@ -116,7 +116,7 @@ describe('store-wide byte bound (jetstream max_file_store)', () => {
   let nc: NatsConnection;
   beforeAll(async () => {
     server = await startNatsWithStoreLimit(64 * 1024);
-    nc = await connect({ servers: server.url });
+    nc = await connect(server.connectOptions());
   });
   afterAll(async () => {
     await nc?.close();
@@ -151,7 +151,7 @@ describe('store-wide byte bound (jetstream max_file_store)', () => {
     const mine = (await storedIds(jsm, a, r0)).length;
     await deliver(nc, jsm, a, r0, mine);
     const retention = createRetention(
-      loadRunOnceConfig({ NATS_URL: server.url, LOG_LEVEL: 'silent' }),
+      loadRunOnceConfig({ ...server.env('retention'), LOG_LEVEL: 'silent' }),
       {
         nc,
         logger: createLogger('retention', 'silent'),

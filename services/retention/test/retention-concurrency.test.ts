@@ -133,7 +133,7 @@ describe('two retention instances', () => {
   });
 
   it('a holder that dies without releasing frees the lock when its TTL runs out', async () => {
-    const nc2 = await connect({ servers: f.server.url });
+    const nc2 = await connect(f.server.connectOptions());
     const lock = await RunLock.open(nc2.jetstream(), Number(LOCK_TTL));
     const held = await lock.acquire({
       holder: 'crashed',

@@ -26,7 +26,7 @@ describe('retention with the whole stack', () => {
         retention: { RETENTION_SCHEDULE: '0 0 1 1 *' },
       },
     });
-    nc = await connect({ servers: stack.natsUrl });
+    nc = await connect(stack.nats.connectOptions());
   });
   afterAll(async () => {
     await nc?.close();
@@ -69,7 +69,7 @@ describe('retention with the whole stack', () => {
     await sock.close();
 
     const retention = createRetention(
-      loadRunOnceConfig({ NATS_URL: stack.natsUrl, LOG_LEVEL: 'silent' }),
+      loadRunOnceConfig({ ...stack.nats.env('retention'), LOG_LEVEL: 'silent' }),
       {
         nc,
         logger: createLogger('retention', 'silent'),

@@ -34,7 +34,7 @@ describe('ops endpoints', () => {
   let opsBase: string;
   beforeAll(async () => {
     const config = loadConfig({
-      NATS_URL: f.server.url,
+      ...f.server.env('retention'),
       TLS_DISABLED: 'true',
       QUEUE_DEPTH_INTERVAL_MS: '0',
       LOG_LEVEL: 'silent',
@@ -142,7 +142,7 @@ describe('main.ts', () => {
     await dispatchMany(f.nc, a, r, 2);
     await deliver(f.nc, f.jsm, a, r, 2);
     const { code, stdout, stderr } = await collect(
-      runMain(['run-once'], { NATS_URL: f.server.url }),
+      runMain(['run-once'], f.server.env('retention')),
     );
     expect(code).toBe(0);
     const lines = stdout.trim().split('\n');
@@ -167,7 +167,7 @@ describe('main.ts', () => {
 
   it('serves, logs "listening" with its port, and shuts down cleanly on SIGTERM', async () => {
     const child = runMain([], {
-      NATS_URL: f.server.url,
+      ...f.server.env('retention'),
       PORT: '0',
       HOST: '127.0.0.1',
       TLS_DISABLED: 'true',

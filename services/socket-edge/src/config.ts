@@ -96,6 +96,21 @@ export const Env = CommonEnv.extend({
   TOKEN_CLOCK_SKEW_MS: envInt(30_000, 0, 300_000),
   /** How long to wait for the auth service to verify a key before refusing with 503 / 4503, ms. Default 2000. */
   AUTH_TIMEOUT_MS: envInt(2000, 100, 60_000),
+  /**
+   * WebSocket upgrade attempts (any: good, bad key, bad token) one client address may make per
+   * second, after a burst of CONNECT_BURST; past it 429 `too_many_connects` with Retry-After
+   * (herald.v1: close 4429), before any key lookup. The address is the TCP peer, or the
+   * TRUSTED_PROXY_HOPS-th from the right of X-Forwarded-For (behind a proxy, set it: else every
+   * client shares the proxy's address). 0 turns the limit off. Default 50.
+   */
+  CONNECT_RATE_PER_S: envInt(50, 0, 1_000_000),
+  /** Upgrade attempts one address may make at once before CONNECT_RATE_PER_S applies. Default 100. */
+  CONNECT_BURST: envInt(100, 1, 1_000_000),
+  /**
+   * Most client addresses the connect rate tracks at once (~100 bytes each); past it the one
+   * seen longest ago is forgotten. Default 100000.
+   */
+  CONNECT_RATE_MAX_SOURCES: envInt(100_000, 1, 10_000_000),
   /** Most open sockets this process holds; beyond it a connect gets 503 / 4503. Default 50000. */
   MAX_SOCKETS: envInt(50_000, 1, 10_000_000),
   /**

@@ -8,6 +8,7 @@ import { StatusBatcher } from '@herald/status-client';
 import type { Registry } from 'prom-client';
 import { WebSocketServer } from 'ws';
 import { socketAdmitter } from './admit/admitter.js';
+import { ConnectRateLimiter } from './admit/connect-rate.js';
 import { ConnectionCap, poolOf } from './admit/connection-cap.js';
 import { ConnectionCounts } from './admit/connection-counts.js';
 import type { ConnectionGate } from './admit/connection-gate.js';
@@ -122,10 +123,16 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
   );
   const shutdown: Shutdown = { closing: false };
   const closing = () => shutdown.closing;
+  const connectRate = new ConnectRateLimiter({
+    perSecond: config.CONNECT_RATE_PER_S,
+    burst: config.CONNECT_BURST,
+    maxSources: config.CONNECT_RATE_MAX_SOURCES,
+  });
   const upgrade = createUpgradeHandler({
     wss,
     verifier,
     authFailures: new AuthFailureLimiter(config),
+    connectRate,
     trustedProxyHops: config.TRUSTED_PROXY_HOPS,
     gate,
     budget: new SocketBudget(config.MAX_SOCKETS),
@@ -171,6 +178,8 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
       : undefined,
     wss,
     upgrade,
+    // Behind proxies the TCP peer is a proxy: refusals stay per upgrade there.
+    dropsEarly: config.TRUSTED_PROXY_HOPS === 0 ? (a) => connectRate.dropsEarly(a) : undefined,
     stopRevocations: watchRevocations(verifier, () => sessions.sockets(), metrics, logger),
     shutdown,
   });

@@ -1,4 +1,5 @@
 import type http from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { KeyVerifier } from '@herald/access';
 import { createOpsHandler, type Logger, type ReadinessCheck, type Service } from '@herald/kit';
@@ -37,6 +38,8 @@ export interface EdgeParts {
   wss: WebSocketServer;
   /** The `upgrade` listener: admission (admit/upgrade-handler.ts). */
   upgrade: (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void;
+  /** True for a client address whose new connections are dropped at accept (connect-rate.ts). */
+  dropsEarly: ((address: string) => boolean) | undefined;
   stopRevocations: () => void;
   shutdown: Shutdown;
 }
@@ -58,6 +61,13 @@ export function edgeService(config: EdgeConfig, parts: EdgeParts): Service {
     backlog: config.LISTEN_BACKLOG,
     attach(listener) {
       server = listener;
+      // An address already told 429 and still over its rate is dropped before TLS costs anything.
+      const { dropsEarly } = parts;
+      if (dropsEarly) {
+        listener.on('connection', (socket: Socket) => {
+          if (socket.remoteAddress && dropsEarly(socket.remoteAddress)) socket.destroy();
+        });
+      }
       listener.on('upgrade', parts.upgrade);
     },
     async start() {

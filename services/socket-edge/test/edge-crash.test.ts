@@ -30,7 +30,7 @@ beforeAll(async () => {
     'socket-edge',
     await freePort(),
     {
-      NATS_URL: stack.nats.url,
+      ...stack.nats.env('socket-edge'),
       TLS_CERT_FILE: stack.certs.certFile,
       TLS_KEY_FILE: stack.certs.keyFile,
       ...COUNTS,

@@ -165,7 +165,7 @@ export interface Stack {
 /** A private nats-server with JetStream, the queue stream (as ingress creates it), certs and auth. */
 export async function startStack(stream: Partial<StreamConfig> = {}): Promise<Stack> {
   const [nats, certs] = await Promise.all([startNatsServer(), makeCerts()]);
-  const nc = await connect({ servers: nats.url, ...RECONNECT });
+  const nc = await connect({ ...nats.connectOptions(), ...RECONNECT });
   const jsm = await nc.jetstreamManager();
   // proto spells the config in JetStream's wire strings; nats.js types the same strings as enums.
   const layout = new QueueLayout();
@@ -209,7 +209,7 @@ export async function startEdge(
   deps: Partial<EdgeDeps> = {},
 ): Promise<RunningEdge> {
   const config = loadConfig({
-    NATS_URL: stack.nats.url,
+    ...stack.nats.env('socket-edge'),
     TLS_CERT_FILE: stack.certs.certFile,
     TLS_KEY_FILE: stack.certs.keyFile,
     HOST: '127.0.0.1',
@@ -218,7 +218,7 @@ export async function startEdge(
     LOG_LEVEL: 'silent',
     ...env,
   });
-  const nc = await connect({ servers: stack.nats.url, ...RECONNECT });
+  const nc = await connect({ ...stack.nats.connectOptions('socket-edge'), ...RECONNECT });
   const edge = createEdge(config, { nc, logger: createLogger('socket-edge', 'silent'), ...deps });
   const serving = await serve(edge, config);
   let closed = false;
@@ -251,7 +251,7 @@ export async function startEdgeProcess(stack: Stack, port?: number): Promise<Ser
     'socket-edge',
     port ?? (await freePort()),
     {
-      NATS_URL: stack.nats.url,
+      ...stack.nats.env('socket-edge'),
       TLS_CERT_FILE: stack.certs.certFile,
       TLS_KEY_FILE: stack.certs.keyFile,
     },

@@ -69,7 +69,7 @@ describe('slow readers', () => {
         const h = headers();
         h.set(EventHeaders.id, randomUUID());
         h.set(EventHeaders.ts, String(Date.now()));
-        edge.nc.publish(
+        stack.nc.publish(
           subjects.live(ACCOUNT_A, recipient),
           new TextEncoder().encode(`{"n":${sent},"pad":"${pad}"}`),
           {
@@ -78,7 +78,7 @@ describe('slow readers', () => {
           },
         );
         sent++;
-        if (sent % 100 === 0) await edge.nc.flush();
+        if (sent % 100 === 0) await stack.nc.flush();
       }
       expect(await slowCloses(edge)).toBe(1);
       resume();
@@ -272,7 +272,7 @@ describe('main.ts', () => {
 
   it('logs one "listening" line with the port, never logs an api key, and exits 0 on SIGTERM', async () => {
     const child = run({
-      NATS_URL: stack.nats.url,
+      ...stack.nats.env('socket-edge'),
       TLS_CERT_FILE: stack.certs.certFile,
       TLS_KEY_FILE: stack.certs.keyFile,
       HOST: '127.0.0.1',

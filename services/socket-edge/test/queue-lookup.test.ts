@@ -48,8 +48,8 @@ const apiCalls: string[] = [];
 
 beforeAll(async () => {
   nats = await startNatsServer();
-  nc = await connect({ servers: nats.url });
-  watcher = await connect({ servers: nats.url });
+  nc = await connect(nats.connectOptions());
+  watcher = await connect(nats.connectOptions());
   jsm = await nc.jetstreamManager();
   for (let p = 0; p < layout.partitions; p++) {
     await jsm.streams.add(queueStreamConfig({}, layout, p) as unknown as Partial<StreamConfig>);

@@ -10,12 +10,12 @@ export function ackTests(ctx: () => SdkStack): void {
       const h = herald();
       const to = recipient();
       expect((await h.notify({ recipient: to, payload: 1 })).status).toBe(DispatchStatus.queued);
-      expect(await queueSettled(stack.natsUrl, account, to)).toBe(false);
+      expect(await queueSettled(stack.nats.connectOptions(), account, to)).toBe(false);
       const seen: unknown[] = [];
       h.subscribe(to).listen((p) => seen.push(p));
       await eventually(() => seen.length === 1, 'the queued event');
       await eventually(
-        () => queueSettled(stack.natsUrl, account, to),
+        () => queueSettled(stack.nats.connectOptions(), account, to),
         'the edge to receive the ack',
       );
     });
@@ -37,7 +37,10 @@ export function ackTests(ctx: () => SdkStack): void {
       // At least once: the edge may redeliver more than once; every copy is the same event.
       expect(new Set(rt.wireEventIds())).toEqual(new Set([id]));
       expect(seen).toEqual([id]);
-      await eventually(() => queueSettled(stack.natsUrl, account, to), 'the ack of the redelivery');
+      await eventually(
+        () => queueSettled(stack.nats.connectOptions(), account, to),
+        'the ack of the redelivery',
+      );
     });
 
     it('dedup after a forced reconnect: the edge dies before the ack arrives, the new edge redelivers, the listener sees it once', async () => {
@@ -69,7 +72,10 @@ export function ackTests(ctx: () => SdkStack): void {
       );
       expect(new Set(rt.wireEventIds())).toEqual(new Set([id]));
       expect(seen).toEqual([id]);
-      await eventually(() => queueSettled(stack.natsUrl, account, to), 'the ack of the redelivery');
+      await eventually(
+        () => queueSettled(stack.nats.connectOptions(), account, to),
+        'the ack of the redelivery',
+      );
       expect(states).toEqual(['connected', 'disconnected', 'connected']);
     });
   });

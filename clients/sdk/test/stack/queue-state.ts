@@ -1,5 +1,5 @@
 import { queueConsumerName, queueStreamOf } from '@herald/queue';
-import { connect } from 'nats';
+import { type ConnectionOptions, connect } from 'nats';
 
 /**
  * Whether the edge has settled what it delivered from a recipient's queue: its durable consumer
@@ -7,11 +7,11 @@ import { connect } from 'nats';
  * JetStream, the stack's own state, to prove an SDK ack reached the edge.
  */
 export async function queueSettled(
-  natsUrl: string,
+  nats: ConnectionOptions,
   account: string,
   recipient: string,
 ): Promise<boolean> {
-  const nc = await connect({ servers: natsUrl });
+  const nc = await connect(nats);
   try {
     const jsm = await nc.jetstreamManager();
     const info = await jsm.consumers

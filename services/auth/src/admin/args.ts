@@ -65,6 +65,12 @@ export const COMMANDS = {
   },
   'key revoke': { flags: ['key'], required: ['key'], synopsis: 'key revoke --key KEY_ID' },
   'key list': { flags: ['account'], required: ['account'], synopsis: 'key list --account ID' },
+  'nats-user create': {
+    flags: ['account'],
+    required: ['account'],
+    synopsis:
+      'nats-user create --account ID (a NATS user for a backend: dispatch for that account only)',
+  },
   'billing checkout': {
     flags: ['account', 'plan', 'phone'],
     required: ['account', 'plan', 'phone'],

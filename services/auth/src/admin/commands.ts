@@ -13,6 +13,7 @@ import {
 import { issueKey, resetTestKey } from '../key-issuing.js';
 import type { KeyRequest } from '../keys.js';
 import { migrateToLatest } from '../migrate.js';
+import { createNatsUser, natsUserSubjects } from '../nats-users/store.js';
 import { createResetToken } from '../password-resets.js';
 import { rotateSigningSecret } from '../signing-secrets.js';
 import { resolvePlanChange, setSubscription } from '../subscriptions.js';
@@ -157,6 +158,18 @@ export const commands: Record<CommandName, Command> = {
       };
     }
     return { json, text };
+  },
+
+  async 'nats-user create'(ctx, flags) {
+    const created = await createNatsUser(ctx.db(), flags.account ?? '');
+    return {
+      json: { ...created, subjects: natsUserSubjects(created.account_id) },
+      text: [
+        `Created NATS user ${created.user} for account ${created.account_id}. Its password, shown once (only its hash is kept):`,
+        `  ${created.password}`,
+        `It may only request ${natsUserSubjects(created.account_id).join(' and ')} (and read their replies).`,
+      ].join('\n'),
+    };
   },
 
   async 'key list'(ctx, flags) {

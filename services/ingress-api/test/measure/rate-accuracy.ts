@@ -17,8 +17,8 @@ import { request } from '../support/http.js';
 const SECONDS = Number(process.env.SECONDS ?? 4);
 
 const fx = await startIngressFixture();
-const nc2 = await connect({ servers: fx.nats.url });
-const config = testConfig(fx.nats.url);
+const nc2 = await connect(fx.nats.connectOptions());
+const config = testConfig(fx.nats);
 const second = await serve(
   createIngress(config, { nc: nc2, logger: createLogger('ingress-api', 'silent') }),
   config,

@@ -24,7 +24,7 @@ const STREAM = process.env.STREAM !== '0';
 const natsCpuMs = () => childCpuMs('nats-server');
 
 const nats = await startNatsServer();
-const nc = await connect({ servers: nats.url });
+const nc = await connect(nats.connectOptions());
 const jsm = await nc.jetstreamManager();
 if (STREAM) {
   await jsm.streams.add(statusStreamConfig() as unknown as StreamConfig);

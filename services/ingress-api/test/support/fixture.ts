@@ -30,9 +30,13 @@ export interface IngressFixture {
 }
 
 /** Test settings: plain HTTP on 127.0.0.1 (the TLS listener has its own test), quiet logs. */
-export function testConfig(natsUrl: string, env: Record<string, string> = {}): IngressConfig {
+export function testConfig(
+  nats: Pick<NatsServer, 'env'>,
+  env: Record<string, string> = {},
+): IngressConfig {
   return loadConfig({
-    NATS_URL: natsUrl,
+    // NATS_URL and ingress's own NATS user, for what connects from the config.
+    ...nats.env('ingress-api'),
     TLS_DISABLED: 'true',
     HOST: '127.0.0.1',
     OPS_PORT: '0',
@@ -46,10 +50,10 @@ export async function startIngressFixture(
   env: Record<string, string> = {},
 ): Promise<IngressFixture> {
   const nats = await startNatsServer();
-  const peer = await connect({ servers: nats.url, name: 'test-peer' });
+  const peer = await connect({ ...nats.connectOptions(), name: 'test-peer' });
   const auth = startAuthResponder(peer);
-  const nc = await connect({ servers: nats.url, name: 'test-ingress' });
-  const config = testConfig(nats.url, env);
+  const nc = await connect({ ...nats.connectOptions('ingress-api'), name: 'test-ingress' });
+  const config = testConfig(nats, env);
   const ingress = createIngress(config, { nc, logger: createLogger('ingress-api', 'silent') });
   const serving = await serve(ingress, config, 0);
   return {

@@ -19,7 +19,7 @@ export interface RetentionFixture {
 /** A private nats-server with the queue stream, and a factory for retention instances on it. */
 export async function startRetentionFixture(): Promise<RetentionFixture> {
   const server = await startNatsServer();
-  const nc = await connect({ servers: server.url });
+  const nc = await connect(server.connectOptions());
   const jsm = await nc.jetstreamManager();
   await addQueueStream(jsm);
   const made: Retention[] = [];
@@ -29,7 +29,7 @@ export async function startRetentionFixture(): Promise<RetentionFixture> {
     jsm,
     retention(env = {}, deps = {}) {
       const config = loadRunOnceConfig({
-        NATS_URL: server.url,
+        ...server.env('retention'),
         RETENTION_API_RATE: '20000',
         LOG_LEVEL: 'silent',
         ...env,

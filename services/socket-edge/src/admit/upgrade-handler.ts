@@ -28,6 +28,7 @@ import type { RecipientSession } from '../recipient-session.js';
 import { closeWithError } from '../socket/closing.js';
 import { type Framing, framingOf } from '../socket/framing.js';
 import { ConnectHold } from './connect-hold.js';
+import type { ConnectRateLimiter } from './connect-rate.js';
 import type { ConnectionGate } from './connection-gate.js';
 import { handshakeError } from './handshake.js';
 import { checkRecipientToken, type TokenPolicy } from './recipient-token.js';
@@ -52,6 +53,8 @@ export interface Admission {
 export interface UpgradeHandlerDeps {
   wss: WebSocketServer;
   verifier: KeyVerifier;
+  /** The per-address rate of upgrade attempts (429 too_many_connects); none when absent. */
+  connectRate?: ConnectRateLimiter;
   /** The per-source limit of failed authentications (403 auth_failures); none when absent. */
   authFailures?: AuthFailureLimiter;
   /** Proxies in front that append to X-Forwarded-For (TRUSTED_PROXY_HOPS); 0 by default. */
@@ -73,6 +76,7 @@ export interface UpgradeHandlerDeps {
  * order: path (404), the handshake itself (405 for a method other than GET, 400 `invalid_field`
  * naming the Upgrade, Sec-WebSocket-Key or Sec-WebSocket-Version header: refused here, in JSON,
  * rather than by ws in text/html, and over HTTP whatever the framing, since no WebSocket can open),
+ * the address's connect rate (429 `too_many_connects`), its failed authentications (403),
  * query parameters (400, or 401 without api_key), this process's socket budget
  * (503), the key with auth (401, 503 when auth is unreachable), its use (expiry, client, Origin:
  * 401/403), the recipient it may open (a dashboard credential only its dashboard recipient, a
@@ -127,7 +131,8 @@ async function admit(
   const source = sourceAddress(req, deps.trustedProxyHops ?? 0);
   try {
     if (deps.closing()) throw shuttingDown();
-    // A source sending bad keys is refused before it costs a lookup.
+    // An address flooding connects, then one sending bad keys, is refused before any lookup.
+    deps.connectRate?.take(source);
     deps.authFailures?.check(source);
     const parsed = parseConnectParams(url.searchParams);
     params = ownedParams(parsed);

@@ -10,7 +10,7 @@ let nc: NatsConnection;
 
 beforeAll(async () => {
   server = await startCoreNatsServer();
-  nc = await connect({ servers: server.url });
+  nc = await connect(server.connectOptions());
 });
 afterAll(async () => {
   await nc?.close();

@@ -32,9 +32,9 @@ const natsCpuMs = () => childCpuMs('nats-server');
 const [nats, pg] = await Promise.all([startNatsServer(), startPostgres()]);
 const db = createDb<StatusDb>(pg.url, 5);
 await migrateToLatest(db);
-const nc = await connect({ servers: nats.url });
+const nc = await connect(nats.connectOptions());
 const config = loadConfig({
-  NATS_URL: nats.url,
+  ...nats.env('status'),
   DATABASE_URL: pg.url,
   TLS_DISABLED: 'true',
   STATUS_BATCH_MAX: BATCH,

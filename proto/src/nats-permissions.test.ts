@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { billingSubjects } from './billing.js';
+import {
+  backendPermissions,
+  subjectMatches as matches,
+  subjectPatterns,
+} from './nats-permissions.js';
+import { subjects } from './subjects.js';
+
+const A = '0a0a0a0a-0000-4000-8000-00000000000a';
+const R = '0b0b0b0b-0000-4000-8000-00000000000b';
+
+describe('subjectPatterns', () => {
+  it('match what the subject builders build, so a permission follows a subject that changes shape', () => {
+    const built: Record<keyof typeof subjectPatterns, string> = {
+      live: subjects.live(A, R),
+      queue: subjects.queue(A, R),
+      queued: subjects.queued(A, R),
+      recipient: subjects.recipient(A, R),
+      dispatch: subjects.dispatch(A),
+      dispatchBatch: subjects.dispatchBatch(A),
+      liveHolders: subjects.liveHolders(A),
+      edgeLive: subjects.edgeLive(R, A),
+      authVerify: subjects.authVerify,
+      authInvalidate: subjects.authInvalidate,
+      status: subjects.status(A),
+      statusQuery: subjects.statusQuery,
+      statusTrim: subjects.statusTrim,
+      billingNotice: billingSubjects.notice(A),
+    };
+    for (const [name, pattern] of Object.entries(subjectPatterns)) {
+      expect(matches(pattern, built[name as keyof typeof subjectPatterns]), name).toBe(true);
+    }
+    // A single dispatch pattern does not reach a batch (four tokens), nor the reverse.
+    expect(matches(subjectPatterns.dispatch, subjects.dispatchBatch(A))).toBe(false);
+  });
+
+  it("gives a backend only its account's two dispatch subjects, and refuses a bad account id", () => {
+    expect(backendPermissions(A).publish.allow).toEqual([
+      subjects.dispatch(A),
+      subjects.dispatchBatch(A),
+    ]);
+    expect(backendPermissions(A).subscribe.allow).toEqual(['_INBOX.>']);
+    expect(() => backendPermissions('*')).toThrow(/lower-case UUID/);
+  });
+});

@@ -1,0 +1,249 @@
+/**
+ * Who may say what on NATS: each Herald service's user and a customer backend's user, built from
+ * the subjects of subjects.ts (the one source; deploy/nats/users.conf is generated from this file
+ * by `npm run -s nats-users`, and the auth service issues a backend user's permissions from it).
+ *
+ * JetStream is reached through nats-server's own API subjects: each service gets only the verbs
+ * it calls (`$JS.API.CONSUMER.CREATE.*.>` but not `$JS.API.STREAM.DELETE.*`, …). The stream token
+ * is a wildcard: Herald's streams (HERALD_QUEUE_<n>, HERALD_STATUS, KV_herald_*) are not one token
+ * prefix, and NATS wildcards match whole tokens only.
+ */
+import { billingSubjects } from './billing.js';
+import { CONNECTIONS_BUCKET } from './connections.js';
+import { assertToken } from './subjects.js';
+
+/** One direction's lists, as nats-server's `permissions` block takes them. */
+export interface SubjectList {
+  allow: string[];
+  deny?: string[];
+}
+
+export interface NatsPermissions {
+  publish: SubjectList;
+  subscribe: SubjectList;
+  /** May publish to the reply subject of a request it received (a responder). */
+  allowResponses: boolean;
+}
+
+/** The wildcard form of every subject of subjects.ts, what a permission names. */
+export const subjectPatterns = {
+  live: 'rt.live.*.*',
+  queue: 'rt.queue.>',
+  queued: 'rt.queued.*.*',
+  /** subjects.recipient(a, r) is `rt.*.<a>.<r>`: a subscription needs this whole shape. */
+  recipient: 'rt.*.*.*',
+  dispatch: 'rt.dispatch.*',
+  dispatchBatch: 'rt.dispatch.batch.*',
+  liveHolders: 'rt.holders.*',
+  edgeLive: 'rt.edgelive.*.*',
+  authVerify: 'rt.auth.verify',
+  authInvalidate: 'rt.auth.invalidate',
+  status: 'rt.status.*',
+  statusQuery: 'rt.statusapi.query',
+  statusTrim: 'rt.statusapi.trim',
+  billingNotice: billingSubjects.noticeAll,
+} as const;
+
+/** Where request replies land (nats.js's default inbox prefix). */
+export const INBOX = '_INBOX.>';
+/** Where nats-server sends auth callout requests (the auth service answers them). */
+export const AUTH_CALLOUT_SUBJECT = '$SYS.REQ.USER.AUTH';
+
+/** nats-server's JetStream API, one verb at a time (`*` is the stream, then the consumer). */
+const js = {
+  info: '$JS.API.INFO',
+  streamInfo: '$JS.API.STREAM.INFO.*',
+  streamCreate: '$JS.API.STREAM.CREATE.*',
+  streamUpdate: '$JS.API.STREAM.UPDATE.*',
+  streamDelete: '$JS.API.STREAM.DELETE.*',
+  streamPurge: '$JS.API.STREAM.PURGE.*',
+  streamNames: '$JS.API.STREAM.NAMES',
+  msgGet: '$JS.API.STREAM.MSG.GET.*',
+  msgDelete: '$JS.API.STREAM.MSG.DELETE.*',
+  directGet: '$JS.API.DIRECT.GET.>',
+  consumerCreate: '$JS.API.CONSUMER.CREATE.>',
+  consumerDurableCreate: '$JS.API.CONSUMER.DURABLE.CREATE.*.*',
+  consumerInfo: '$JS.API.CONSUMER.INFO.*.*',
+  consumerDelete: '$JS.API.CONSUMER.DELETE.*.*',
+  consumerList: '$JS.API.CONSUMER.LIST.*',
+  consumerNames: '$JS.API.CONSUMER.NAMES.*',
+  next: '$JS.API.CONSUMER.MSG.NEXT.*.*',
+  ack: '$JS.ACK.>',
+  flowControl: '$JS.FC.>',
+} as const;
+
+/** Publishing to one KV bucket's keys (a put or delete). */
+const kvKeys = (bucket: string) => `$KV.${bucket}.>`;
+/** What every KV reader needs: bind (stream info), get (direct or message get). */
+const kvRead = [js.info, js.streamInfo, js.directGet, js.msgGet];
+/** Creating or widening a bucket at start (lib/kit ensureKvBucket). */
+const kvEnsure = [js.streamCreate, js.streamUpdate];
+
+export const NATS_SERVICES = ['auth', 'ingress-api', 'socket-edge', 'retention', 'status'] as const;
+export type NatsService = (typeof NATS_SERVICES)[number];
+
+/** A service's NATS user name: `herald-<service>`. */
+export const natsUserOf = (service: NatsService) => `herald-${service}`;
+/** The operator's user (backups, the `nats` CLI, the admin CLI's checks): every subject. */
+export const NATS_ADMIN_USER = 'herald-admin';
+
+const sorted = (xs: readonly string[]) => [...new Set(xs)].sort();
+
+function perms(
+  pub: readonly string[],
+  sub: readonly string[],
+  opts: { allowResponses?: boolean; denySub?: string[] } = {},
+): NatsPermissions {
+  return {
+    publish: { allow: sorted(pub) },
+    subscribe: { allow: sorted([...sub, INBOX]), ...(opts.denySub ? { deny: opts.denySub } : {}) },
+    allowResponses: opts.allowResponses ?? false,
+  };
+}
+
+/** Every Herald service's permissions. */
+export const servicePermissions: Record<NatsService, NatsPermissions> = {
+  // Keys and accounts: answers rt.auth.verify and the auth callout, broadcasts invalidations,
+  // forwards billing notices to the dashboard as dispatches, reads the open-connection counts
+  // and asks the status service for the dashboard's figures.
+  auth: perms(
+    [
+      subjectPatterns.authInvalidate,
+      subjectPatterns.billingNotice,
+      subjectPatterns.dispatch,
+      subjectPatterns.statusQuery,
+      ...kvRead,
+      // Reading every key of the connection counts is an ordered consumer on the bucket.
+      js.consumerCreate,
+      js.consumerDelete,
+      js.flowControl,
+    ],
+    [subjectPatterns.authVerify, AUTH_CALLOUT_SUBJECT],
+    { allowResponses: true },
+  ),
+  // Dispatch: live requests, queue publishes and notices, the batch's two steps, status records,
+  // the queue's streams and floor bucket, the idempotency and rate buckets it creates at start.
+  'ingress-api': perms(
+    [
+      subjectPatterns.live,
+      subjectPatterns.queue,
+      subjectPatterns.queued,
+      subjectPatterns.liveHolders,
+      subjectPatterns.edgeLive,
+      subjectPatterns.authVerify,
+      subjectPatterns.status,
+      subjectPatterns.statusQuery,
+      ...kvRead,
+      ...kvEnsure,
+      js.streamNames,
+      js.consumerList,
+      js.consumerNames,
+      js.consumerCreate,
+      js.consumerInfo,
+      js.consumerDelete,
+      js.next,
+      js.ack,
+      js.msgDelete,
+      js.streamDelete,
+      kvKeys('herald_idempotency'),
+      kvKeys('herald_dispatch_rate'),
+      kvKeys('herald_queue_floors'),
+    ],
+    [subjectPatterns.dispatch, subjectPatterns.dispatchBatch, subjectPatterns.authInvalidate],
+    { allowResponses: true },
+  ),
+  // Sockets: a recipient's live and queued subjects, the batch steps, its pull consumers on the
+  // queue streams (create, fetch, ack), status records, the connection-count bucket.
+  'socket-edge': perms(
+    [
+      subjectPatterns.authVerify,
+      subjectPatterns.status,
+      ...kvRead,
+      ...kvEnsure,
+      js.consumerCreate,
+      js.consumerDurableCreate,
+      js.consumerInfo,
+      js.next,
+      js.ack,
+      js.flowControl,
+      // Applying a recorded ack floor purges the recipient's acked prefix (lib/queue ack-floors).
+      js.streamPurge,
+      kvKeys(CONNECTIONS_BUCKET),
+      kvKeys('herald_queue_floors'),
+    ],
+    [
+      subjectPatterns.recipient,
+      subjectPatterns.liveHolders,
+      subjectPatterns.edgeLive,
+      subjectPatterns.authInvalidate,
+    ],
+    // rt.*.*.* also matches a batch dispatch (4 tokens): an edge never reads those.
+    { allowResponses: true, denySub: [subjectPatterns.dispatchBatch] },
+  ),
+  // Cleanup: reads and trims the queue streams and their consumers, wakes edges, trims status.
+  retention: perms(
+    [
+      subjectPatterns.queued,
+      subjectPatterns.statusTrim,
+      ...kvRead,
+      ...kvEnsure,
+      js.streamNames,
+      js.streamPurge,
+      js.msgDelete,
+      js.consumerCreate,
+      js.consumerInfo,
+      js.consumerList,
+      js.consumerNames,
+      js.consumerDelete,
+      js.next,
+      js.flowControl,
+      kvKeys('herald_retention'),
+      kvKeys('herald_queue_floors'),
+    ],
+    [],
+  ),
+  // Status: its stream and durable consumer, the queries and trims it answers.
+  status: perms(
+    [
+      js.info,
+      js.streamInfo,
+      js.streamCreate,
+      js.streamUpdate,
+      js.consumerCreate,
+      js.consumerDurableCreate,
+      js.consumerInfo,
+      js.next,
+      js.ack,
+    ],
+    [subjectPatterns.statusQuery, subjectPatterns.statusTrim],
+    { allowResponses: true },
+  ),
+};
+
+/**
+ * A customer backend's user: requests to its own account's dispatch subjects (single and batch)
+ * and their replies, nothing else (no live, queue or JetStream subject, no other account).
+ */
+export function backendPermissions(account: string): NatsPermissions {
+  assertToken('account', account);
+  return perms([`rt.dispatch.${account}`, `rt.dispatch.batch.${account}`], []);
+}
+
+/** NATS subject matching, as nats-server applies a permission: `*` one token, `>` the rest. */
+export function subjectMatches(pattern: string, subject: string): boolean {
+  const p = pattern.split('.');
+  const s = subject.split('.');
+  for (let i = 0; i < p.length; i++) {
+    if (p[i] === '>') return s.length > i;
+    if (i >= s.length || (p[i] !== '*' && p[i] !== s[i])) return false;
+  }
+  return p.length === s.length;
+}
+
+/** Whether one direction's lists let a literal subject through (allowed, and not denied). */
+export function permits(list: SubjectList, subject: string): boolean {
+  return (
+    list.allow.some((p) => subjectMatches(p, subject)) &&
+    !(list.deny ?? []).some((p) => subjectMatches(p, subject))
+  );
+}
