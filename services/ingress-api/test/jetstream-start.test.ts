@@ -15,10 +15,10 @@ const asked: string[] = [];
 
 beforeAll(async () => {
   nats = await startCoreNatsServer();
-  peer = await connect({ servers: nats.url });
+  peer = await connect(nats.connectOptions());
   silent = peer.subscribe('$JS.API.>', { callback: (_err, msg) => asked.push(msg.subject) });
   await peer.flush();
-  nc = await connect({ servers: nats.url });
+  nc = await connect(nats.connectOptions());
 });
 afterAll(async () => {
   silent?.unsubscribe();
@@ -29,7 +29,7 @@ afterAll(async () => {
 
 async function startWith(waitMs: string): Promise<{ error: Error; requests: string[] }> {
   asked.length = 0;
-  const ingress = createIngress(testConfig(nats.url, { JETSTREAM_START_WAIT_MS: waitMs }), {
+  const ingress = createIngress(testConfig(nats, { JETSTREAM_START_WAIT_MS: waitMs }), {
     nc,
     logger: createLogger('ingress-api', 'silent'),
   });
