@@ -2,8 +2,11 @@
 // the cluster"): what an R1 and an R3 durable consumer cost on an R3 stream. Runs inside a
 // one-off container of the Herald image on the cluster's network (NATS is not published):
 //
+//   NATS_PASSWORD=$(sed -n 's/^HERALD_NATS_PASSWORD_ADMIN=//p' deploy/cluster/.env) \
 //   scripts/cluster.sh run --rm --no-deps -T -v "$PWD/test/cluster/measure:/measure:ro" \
-//     ingress-1 node /measure/consumers.mjs [COUNT]
+//     -e NATS_USER=herald-admin -e NATS_PASSWORD ingress-1 node /measure/consumers.mjs [COUNT]
+//
+// As the operator (herald-admin): its scratch stream's subjects are no Herald service's.
 //
 // With `queued COUNT`: the memory each node holds per recipient with one event waiting (COUNT
 // subjects of one event each in the R3 stream, no consumer: what an offline recipient costs).

@@ -5,8 +5,10 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../../.."
 log=$(mktemp)
-scripts/cluster.sh run --rm --no-deps -T -v "$PWD/test/cluster/measure:/measure:ro" \
-  ingress-1 node /measure/consumers.mjs loss >"$log" 2>&1 &
+# As the operator (herald-admin): the scratch stream's subjects are no service's.
+NATS_PASSWORD=$(sed -n 's/^HERALD_NATS_PASSWORD_ADMIN=//p' "${HERALD_DEPLOY_DIR:-deploy/cluster}/.env") \
+  scripts/cluster.sh run --rm --no-deps -T -v "$PWD/test/cluster/measure:/measure:ro" \
+  -e NATS_USER=herald-admin -e NATS_PASSWORD ingress-1 node /measure/consumers.mjs loss >"$log" 2>&1 &
 watcher=$!
 until grep -q '^LEADER ' "$log"; do sleep 0.5; done
 node=$(sed -n 's/^LEADER //p' "$log")
