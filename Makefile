@@ -7,7 +7,7 @@ SHELL := bash
 .NOTPARALLEL:
 .DEFAULT_GOAL := help
 
-.PHONY: help deps deps-browser deps-bench dev stop test lint typecheck build bench clean compose-up compose-down test-deploy
+.PHONY: help deps deps-browser deps-bench dev stop test lint typecheck build bench clean compose-up compose-down test-deploy cluster-up cluster-down test-cluster
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
@@ -60,6 +60,15 @@ compose-down: ## stop the docker compose stack; its volumes (queued events, acco
 
 test-deploy: deps ## the compose stack as real containers, on its own ports: quickstart, restarts, kill, backups
 	@scripts/test-deploy.sh
+
+cluster-up: deps ## Herald scaled out in docker compose: 3 NATS nodes, 2 ingresses, 2 edges behind HAProxy; prints HERALD_* lines
+	@scripts/cluster.sh up
+
+cluster-down: ## stop the cluster; its volumes are kept
+	@scripts/cluster.sh down
+
+test-cluster: deps ## the cluster under steady load through node kills, a partition, edge and ingress kills, rolling restarts
+	@scripts/test-cluster.sh
 
 clean: ## stop the dev stack, then delete .data/ and every dist/
 	@scripts/dev-stop.sh

@@ -12,10 +12,13 @@
 #   scripts/compose.sh ARGS...  any other docker compose command on this stack (ps, logs, exec …)
 #
 # Settings (environment; deploy/env/compose.env.example lists them with their defaults):
-#   HERALD_COMPOSE_PROJECT  compose project name (herald)
+#   HERALD_STACK            compose (deploy/docker-compose.yml), or cluster (compose.cluster.yaml:
+#                           scripts/cluster.sh sets it); the defaults below are compose's
+#   HERALD_COMPOSE_PROJECT  compose project name (herald; herald-cluster)
 #   HERALD_COMPOSE_FILE     the compose file (deploy/docker-compose.yml)
 #   HERALD_DEPLOY_DIR       where the stack's certificates (tls/), passwords (.env) and demo key
-#                           (demo.env) live (deploy/)
+#                           (demo.env) live (deploy/; deploy/cluster/)
+#   HERALD_REUSE_IMAGES=1   build only the images whose tag is not present yet
 #   HERALD_BIND, HERALD_INGRESS_PORT, HERALD_EDGE_PORT, HERALD_DASHBOARD_PORT
 #                           the published address and ports (127.0.0.1, 8443, 8444, 8445)
 #   HERALD_PUBLIC_HOST      the name clients use (localhost); it goes into the certificate
@@ -55,10 +58,12 @@ up() {
   stack_env_ensure
   phase_done "certificates and passwords in $HERALD_DEPLOY_DIR"
   herald_base_images_ensure
+  # The cluster's load balancer is built on Debian's own HAProxy (deploy/lb/Dockerfile).
+  [[ $HERALD_STACK != cluster ]] || debian_image_ensure bookworm
   phase_done 'base images ready'
   say "building $HERALD_IMAGE"
   stack_build_log=$HERALD_DOCKER_STATE/$HERALD_COMPOSE_PROJECT-build.log
-  stack_compose build >"$stack_build_log" 2>&1 || {
+  stack_build >"$stack_build_log" 2>&1 || {
     tail -n 40 "$stack_build_log" >&2
     die "building the Herald image failed; the build's output is above ($stack_build_log)"
   }
@@ -83,7 +88,7 @@ case ${1:-} in
     if [[ " $* " == *' --volumes '* || " $* " == *' -v '* ]]; then
       say 'stopped, and deleted its volumes (NATS store, Postgres data)'
     else
-      say "stopped; the volumes (NATS store, Postgres data) are kept: 'scripts/compose.sh down --volumes' deletes them"
+      say "stopped; the volumes (NATS store, Postgres data) are kept: '$STACK_SCRIPT down --volumes' deletes them"
     fi
     ;;
   backup)

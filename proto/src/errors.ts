@@ -103,6 +103,11 @@ export const ErrorCodes = {
   too_many_connects: 429,
   /** The recipient's offline queue (or the whole store) is full; nothing older was dropped. */
   queue_full: 507,
+  /**
+   * The offline queue holds events for as many recipients as QUEUE_MAX_RECIPIENTS allows and this
+   * recipient holds none; recipients who already hold events are still queued for.
+   */
+  queue_recipients_full: 507,
   /** Could neither push nor store (NATS or JetStream unavailable). */
   unavailable: 503,
   /** A bug: logged with a request id, never detailed to the caller. */

@@ -1,9 +1,40 @@
 # One Herald compose stack: its settings, its docker compose command line, its certificates,
-# passwords and demo key. Sourced (after docker.sh) by scripts/compose.sh and the deploy test;
+# passwords and demo key. Sourced (after docker.sh) by scripts/compose.sh and the deploy tests;
 # the caller defines say and die. Several stacks can live on one engine: each has its own project
 # name, deploy folder and published ports.
+#
+# HERALD_STACK picks the stack's shape: `compose` (deploy/docker-compose.yml, one of each service)
+# or `cluster` (deploy/compose.cluster.yaml: three NATS nodes, two ingresses and two edges behind
+# a load balancer, which alone publishes the ports). The other settings default per shape.
 
-HERALD_DEPLOY_DIR=$(mkdir -p "${HERALD_DEPLOY_DIR:-$DOCKER_ROOT/deploy}" && cd "${HERALD_DEPLOY_DIR:-$DOCKER_ROOT/deploy}" && pwd)
+HERALD_STACK=${HERALD_STACK:-compose}
+case $HERALD_STACK in
+  compose)
+    stack_file_default=$DOCKER_ROOT/deploy/docker-compose.yml stack_project_default=herald
+    stack_dir_default=$DOCKER_ROOT/deploy
+    # The services publishing the ingress, edge and dashboard ports; the NATS node tools talk to.
+    STACK_INGRESS_SERVICE=ingress-api STACK_EDGE_SERVICE=socket-edge STACK_DASHBOARD_SERVICE=auth
+    STACK_NATS_SERVICE=nats STACK_SCRIPT=scripts/compose.sh
+    # The Herald services (what a restore stops), and the names the containers reach each other
+    # by, plus the public one: all in the one certificate.
+    STACK_SERVICES=(auth ingress-api socket-edge retention status)
+    STACK_TLS_NAMES=(nats postgres auth ingress-api socket-edge daraja-sim)
+    ;;
+  cluster)
+    stack_file_default=$DOCKER_ROOT/deploy/compose.cluster.yaml stack_project_default=herald-cluster
+    stack_dir_default=$DOCKER_ROOT/deploy/cluster
+    STACK_INGRESS_SERVICE=lb STACK_EDGE_SERVICE=lb STACK_DASHBOARD_SERVICE=lb STACK_NATS_SERVICE=nats-1
+    STACK_SCRIPT=scripts/cluster.sh
+    STACK_SERVICES=(auth ingress-1 ingress-2 edge-1 edge-2 retention status)
+    STACK_TLS_NAMES=(nats-1 nats-2 nats-3 postgres auth ingress-1 ingress-2 edge-1 edge-2)
+    ;;
+  *)
+    printf 'HERALD_STACK=%s: must be compose or cluster\n' "$HERALD_STACK" >&2
+    exit 1
+    ;;
+esac
+
+HERALD_DEPLOY_DIR=$(mkdir -p "${HERALD_DEPLOY_DIR:-$stack_dir_default}" && cd "${HERALD_DEPLOY_DIR:-$stack_dir_default}" && pwd)
 # The stack's settings in its .env count here as they do for compose, the environment winning.
 if [[ -f $HERALD_DEPLOY_DIR/.env ]]; then
   while IFS='=' read -r stack_k stack_v; do
@@ -11,17 +42,41 @@ if [[ -f $HERALD_DEPLOY_DIR/.env ]]; then
   done < <(grep -E '^HERALD_[A-Z0-9_]+=' "$HERALD_DEPLOY_DIR/.env" || true)
   unset stack_k stack_v
 fi
-HERALD_COMPOSE_PROJECT=${HERALD_COMPOSE_PROJECT:-herald}
+HERALD_COMPOSE_PROJECT=${HERALD_COMPOSE_PROJECT:-$stack_project_default}
 HERALD_COMPOSE_WAIT_S=${HERALD_COMPOSE_WAIT_S:-240}
-# The compose file: the single-host stack unless another (a cluster's) is named.
-STACK_FILE=${HERALD_COMPOSE_FILE:-$DOCKER_ROOT/deploy/docker-compose.yml}
-# compose reads these from the environment (interpolation in deploy/docker-compose.yml).
+STACK_FILE=${HERALD_COMPOSE_FILE:-$stack_file_default}
+# The make targets that start and stop this stack, for what the scripts print.
+STACK_MAKE=${HERALD_STACK}
+# compose reads these from the environment (interpolation in the compose files).
 export HERALD_TLS_DIR=$HERALD_DEPLOY_DIR/tls
 export HERALD_IMAGE=${HERALD_IMAGE:-herald:local}
 export HERALD_PUBLIC_HOST=${HERALD_PUBLIC_HOST:-localhost}
+unset stack_file_default stack_project_default stack_dir_default
 
 stack_compose() {
   docker compose -p "$HERALD_COMPOSE_PROJECT" -f "$STACK_FILE" --env-file "$HERALD_DEPLOY_DIR/.env" "$@"
+}
+
+# Builds the stack's images (Herald's, and the load balancer's in a cluster). With
+# HERALD_REUSE_IMAGES=1, only those whose tag is not present yet: a CI run builds Herald's image
+# once, for the compose stack, and the cluster test starts from it.
+stack_build() {
+  local missing=() svc image
+  if [[ -z ${HERALD_REUSE_IMAGES:-} ]]; then
+    stack_compose build
+    return
+  fi
+  while read -r svc image; do
+    image_present "$image" || missing+=("$svc")
+  done < <(stack_compose config --format json | node -e '
+    const { services } = JSON.parse(require("fs").readFileSync(0, "utf8"));
+    for (const [name, s] of Object.entries(services)) if (s.build && s.image) console.log(name, s.image);
+  ')
+  if [[ ${#missing[@]} -eq 0 ]]; then
+    say 'every image of the stack is present (HERALD_REUSE_IMAGES=1): nothing built'
+    return 0
+  fi
+  stack_compose build "${missing[@]}"
 }
 
 # `docker compose down ARGS` for every profile's containers. Engine 20.10 can refuse to remove a
@@ -57,11 +112,10 @@ stack_build_ca() {
   export HERALD_BUILD_CA_FILE=$file
 }
 
-# Names the containers reach each other by, plus the public one: all in the one certificate.
-STACK_TLS_NAMES=(nats postgres auth ingress-api socket-edge daraja-sim)
-
 stack_tls_ensure() {
   local tls=$HERALD_TLS_DIR name sans missing=''
+  # Logs go to the engine state folder, which exists only once dockerd was started from here.
+  mkdir -p "$HERALD_DOCKER_STATE"
   sans=$(printf 'DNS:%s,' "${STACK_TLS_NAMES[@]}")
   sans=${sans%,}
   [[ $HERALD_PUBLIC_HOST == localhost ]] || sans+=",DNS:$HERALD_PUBLIC_HOST"
@@ -148,9 +202,9 @@ stack_demo_key() {
   # shellcheck source=demo-key.sh
   . "$DOCKER_ROOT/scripts/lib/demo-key.sh"
   demo_key_ensure "$HERALD_DEPLOY_DIR/demo.env" "$HERALD_DOCKER_STATE/$HERALD_COMPOSE_PROJECT-admin.log"
-  STACK_BASE_URL=https://$HERALD_PUBLIC_HOST:$(stack_port ingress-api 8443)
-  STACK_WS_URL=wss://$HERALD_PUBLIC_HOST:$(stack_port socket-edge 8444)
-  STACK_DASHBOARD_URL=https://$HERALD_PUBLIC_HOST:$(stack_port auth 8445)/
+  STACK_BASE_URL=https://$HERALD_PUBLIC_HOST:$(stack_port "$STACK_INGRESS_SERVICE" 8443)
+  STACK_WS_URL=wss://$HERALD_PUBLIC_HOST:$(stack_port "$STACK_EDGE_SERVICE" 8444)
+  STACK_DASHBOARD_URL=https://$HERALD_PUBLIC_HOST:$(stack_port "$STACK_DASHBOARD_SERVICE" 8445)/
   demo_env_write "$HERALD_DEPLOY_DIR/demo.env" "$STACK_BASE_URL" "$STACK_WS_URL"
 }
 
@@ -160,8 +214,8 @@ stack_print() {
   local body="{\"recipient\":\"$HERALD_RECIPIENT\",\"payload\":{\"hello\":\"world\"},\"api_key\":\"$HERALD_TEST_KEY\",\"client\":\"mobile\"}"
   cat <<EOF
 
-Herald is running in docker compose (project $HERALD_COMPOSE_PROJECT). make compose-down stops it
-and keeps its data; scripts/compose.sh logs -f SERVICE follows a service's log.
+Herald is running in docker compose (project $HERALD_COMPOSE_PROJECT). make $STACK_MAKE-down stops it
+and keeps its data; $STACK_SCRIPT logs -f SERVICE follows a service's log.
 
 HERALD_BASE_URL=$STACK_BASE_URL
 HERALD_WS_URL=$STACK_WS_URL
@@ -169,7 +223,7 @@ HERALD_TEST_KEY=$HERALD_TEST_KEY
 HERALD_ACCOUNT_ID=$HERALD_ACCOUNT_ID
 HERALD_DASHBOARD_URL=$STACK_DASHBOARD_URL
 
-The Test key expires at $HERALD_TEST_KEY_EXPIRES_AT (make compose-up issues a new one then).
+The Test key expires at $HERALD_TEST_KEY_EXPIRES_AT (make $STACK_MAKE-up issues a new one then).
 Paste the lines above into a shell (or: . $HERALD_DEPLOY_DIR/demo.env), then
 
 Send an event to recipient $HERALD_RECIPIENT (202 while it is offline: queued; 200 once connected):
@@ -205,11 +259,9 @@ stack_nats_cli() {
   shift
   stack_compose run --rm --no-deps -T --entrypoint /bin/sh \
     -v "$cli:/usr/local/bin/nats-cli:ro" \
-    -e NATS_URL=tls://nats:4222 -e NATS_USER=herald-admin -e NATS_CA=/tls/ca.crt \
-    "${opts[@]}" nats -c 'NATS_PASSWORD=$HERALD_NATS_PASSWORD_ADMIN exec /usr/local/bin/nats-cli "$@"' nats-cli "$@"
+    -e NATS_URL="tls://$STACK_NATS_SERVICE:4222" -e NATS_USER=herald-admin -e NATS_CA=/tls/ca.crt \
+    "${opts[@]}" "$STACK_NATS_SERVICE" -c 'NATS_PASSWORD=$HERALD_NATS_PASSWORD_ADMIN exec /usr/local/bin/nats-cli "$@"' nats-cli "$@"
 }
-
-STACK_SERVICES=(auth ingress-api socket-edge retention status)
 
 stack_backup() {
   local dir=$1
@@ -242,7 +294,7 @@ stack_restore() {
   . "$DOCKER_ROOT/scripts/lib/nats-bin.sh"
   say 'stopping the Herald services (NATS and Postgres stay up)'
   stack_compose stop "${STACK_SERVICES[@]}" >/dev/null 2>&1 || true
-  stack_compose up -d --wait --wait-timeout "$HERALD_COMPOSE_WAIT_S" nats postgres
+  stack_compose up -d --wait --wait-timeout "$HERALD_COMPOSE_WAIT_S" "$STACK_NATS_SERVICE" postgres
   say "Postgres: restoring $dir/postgres.dump"
   stack_compose exec -T postgres pg_restore -U herald -d herald --clean --if-exists --no-owner \
     --single-transaction <"$dir/postgres.dump" || die 'pg_restore failed (output above)'

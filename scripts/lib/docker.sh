@@ -15,6 +15,7 @@
 #   debian_image_ensure RELEASE debian:RELEASE-slim present, pulled, or made with debootstrap
 #   herald_base_images_ensure   the three base images of deploy/ (node, nats, postgres)
 #   go_static_tool PKG@VERSION  a static build of a Go command, made once; prints its path
+#   record_built_image IMAGE    adds IMAGE to the list of what was built here (built_images_file)
 #
 # State (dockerd's pid and log, what was built here) lives in HERALD_DOCKER_STATE
 # (.data/docker by default).
@@ -182,10 +183,12 @@ image_pull() {
   return 1
 }
 
-# Records an image this machinery built, so a test run can remove exactly what it made.
+# Records an image this machinery built, so a test run can remove exactly what it made. The list
+# is HERALD_BUILT_IMAGES_FILE when set (.ci/run: one list for the runs that share the images).
+built_images_file() { echo "${HERALD_BUILT_IMAGES_FILE:-$HERALD_DOCKER_STATE/built-images}"; }
 record_built_image() {
-  mkdir -p "$HERALD_DOCKER_STATE"
-  printf '%s\n' "$1" >>"$HERALD_DOCKER_STATE/built-images"
+  mkdir -p "$(dirname "$(built_images_file)")"
+  printf '%s\n' "$1" >>"$(built_images_file)"
 }
 
 # The Debian mirror debootstrap uses: HERALD_DEBIAN_MIRROR, else this host's own apt source for

@@ -325,18 +325,8 @@ describe('the docker compose stack', () => {
   });
   it('takes an M-Pesa payment through the Daraja simulator over TLS (profile dev)', async () => {
     expect((process.env.COMPOSE_PROFILES ?? '').split(',')).toContain('dev');
-    const admin = async (...args: string[]) =>
-      JSON.parse(
-        await composeOk(
-          'exec',
-          '-T',
-          'auth',
-          'node',
-          'services/auth/dist/admin.js',
-          ...args,
-          '--json',
-        ),
-      ) as { id: string; status: string; plan: string };
+    const admin = (...args: string[]) =>
+      stack.admin<{ id: string; status: string; plan: string }>(...args);
     const payment = await admin(
       'billing',
       'checkout',

@@ -94,3 +94,25 @@ describe('checkConfigFiles', () => {
     ).not.toThrow();
   });
 });
+
+describe('CommonEnv', () => {
+  it('reads NATS_PING_INTERVAL_MS from 1000 ms up, 10 s by default', () => {
+    expect(parseEnv('svc', CommonEnv, {}).NATS_PING_INTERVAL_MS).toBe(10_000);
+    expect(
+      parseEnv('svc', CommonEnv, { NATS_PING_INTERVAL_MS: '1000' }).NATS_PING_INTERVAL_MS,
+    ).toBe(1000);
+    expect(() => parseEnv('svc', CommonEnv, { NATS_PING_INTERVAL_MS: '999' })).toThrow(
+      /NATS_PING_INTERVAL_MS.*at least 1000/,
+    );
+  });
+
+  it('reads NATS_CONNECT_TIMEOUT_MS from 500 ms to 600 s, 20 s by default', () => {
+    const read = (v: string) =>
+      parseEnv('svc', CommonEnv, { NATS_CONNECT_TIMEOUT_MS: v }).NATS_CONNECT_TIMEOUT_MS;
+    expect(parseEnv('svc', CommonEnv, {}).NATS_CONNECT_TIMEOUT_MS).toBe(20_000);
+    expect(read('500')).toBe(500);
+    expect(read('600000')).toBe(600_000);
+    expect(() => read('499')).toThrow(/NATS_CONNECT_TIMEOUT_MS/);
+    expect(() => read('600001')).toThrow(/NATS_CONNECT_TIMEOUT_MS/);
+  });
+});

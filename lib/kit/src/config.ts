@@ -83,6 +83,19 @@ export const CommonEnv = z.object({
   NATS_KEY_FILE: z.string().optional(),
   NATS_USER: z.string().optional(),
   NATS_PASSWORD: z.string().optional(),
+  /**
+   * How often the NATS client pings its server, ms; two unanswered pings and it moves to another
+   * node. A node cut off the network (no reset, packets just vanish) is noticed only then: in a
+   * cluster a shorter interval shortens that stall (deploy/compose.cluster.yaml sets 3000).
+   */
+  NATS_PING_INTERVAL_MS: envInt(10_000, 1000, 600_000),
+  /**
+   * How long one attempt to connect to a NATS node may take (TCP, TLS, the server's answer), ms,
+   * before the client tries the next. A node cut off the network never refuses: each attempt on it
+   * waits this long, so in a cluster a shorter one shortens a partition's stall
+   * (deploy/compose.cluster.yaml sets 3000). Default 20000, nats.js's own.
+   */
+  NATS_CONNECT_TIMEOUT_MS: envInt(20_000, 500, 600_000),
   /** Certificate and key of this service's own listener (PEM files). */
   TLS_CERT_FILE: z.string().optional(),
   TLS_KEY_FILE: z.string().optional(),

@@ -14,7 +14,9 @@ export async function connectNats(
     name,
     maxReconnectAttempts: -1,
     reconnectTimeWait: 500,
-    pingInterval: 10_000,
+    pingInterval: config.NATS_PING_INTERVAL_MS ?? 10_000,
+    // Each attempt on a node, reconnects included: one cut off the network costs this, not 20 s.
+    timeout: config.NATS_CONNECT_TIMEOUT_MS ?? 20_000,
     // nats.js otherwise builds an Error per request() to append the caller's stack to a failure;
     // every offline dispatch fails its live request ("no responders"), and formatting those
     // stacks was ~1/5 of the ingress's CPU in the offline benchmark (docs/benchmarks-history.md).

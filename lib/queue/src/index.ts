@@ -39,6 +39,11 @@ export {
   QueueLayoutMismatch,
   type QueueStreamChange,
 } from './queue-stream.js';
+export {
+  type Admission,
+  QueuedRecipients,
+  type QueuedRecipientsOptions,
+} from './queued-recipients.js';
 export { RecipientDepth, type RecipientDepthOptions, type Room } from './recipient-depth.js';
 export {
   parseQueueConsumerName,

@@ -19,6 +19,8 @@ export interface ComposeStack {
   demo(): DemoEnv;
   /** `scripts/compose.sh ARGS…` (docker compose on this stack, or up/down/backup/restore). */
   compose(...args: string[]): Promise<CommandResult>;
+  /** The admin CLI inside the auth container with `--json`: its parsed output; throws on failure. */
+  admin<T = Record<string, unknown>>(...args: string[]): Promise<T>;
   /** `make TARGET` with this stack's environment, as a newcomer types it. */
   make(target: string): Promise<CommandResult>;
   /** Every container of the stack with its state and health, from `docker compose ps`. */
@@ -140,6 +142,13 @@ export function composeStackFromEnv(): ComposeStack {
       };
     },
     compose,
+    async admin<T>(...args: string[]) {
+      const cli = ['exec', '-T', 'auth', 'node', 'services/auth/dist/admin.js', ...args, '--json'];
+      const res = await compose(...cli);
+      if (res.code !== 0)
+        throw new Error(`admin ${args.join(' ')} failed (${res.code}): ${res.stderr}`);
+      return JSON.parse(res.stdout) as T;
+    },
     make: (target) => run('make', ['-s', target]),
     containers,
     async waitHealthy(limitMs) {

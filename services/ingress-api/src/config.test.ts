@@ -27,6 +27,8 @@ describe('loadConfig', () => {
       AUTH_TIMEOUT_MS: 2000,
       IDEMPOTENCY_TTL_MS: 120_000,
       QUEUE_MAX_PER_RECIPIENT: 100_000,
+      QUEUE_MAX_RECIPIENTS: 50_000,
+      JETSTREAM_START_WAIT_MS: 30_000,
       QUEUE_SHRINK_LIMITS: false,
       QUEUE_MAX_BYTES: -1,
       QUEUE_MAX_MSG_BYTES: 65_536 + 1024,
@@ -91,6 +93,28 @@ describe('loadConfig', () => {
       'QUEUE_DEPTH_SCAN_CACHE_MS ("60001")',
     ])
       expect(message).toContain(name);
+  });
+
+  it('bounds QUEUE_MAX_RECIPIENTS to 1..100000000, naming the variable at either edge', () => {
+    expect(load({ QUEUE_MAX_RECIPIENTS: '1' }).QUEUE_MAX_RECIPIENTS).toBe(1);
+    expect(load({ QUEUE_MAX_RECIPIENTS: '100000000' }).QUEUE_MAX_RECIPIENTS).toBe(100_000_000);
+    expect(problems({ ...base, QUEUE_MAX_RECIPIENTS: '0' })).toContain(
+      'QUEUE_MAX_RECIPIENTS ("0")',
+    );
+    expect(problems({ ...base, QUEUE_MAX_RECIPIENTS: '100000001' })).toContain(
+      'QUEUE_MAX_RECIPIENTS ("100000001")',
+    );
+  });
+
+  it('bounds JETSTREAM_START_WAIT_MS to 0..600000, naming the variable past either edge', () => {
+    expect(load({ JETSTREAM_START_WAIT_MS: '0' }).JETSTREAM_START_WAIT_MS).toBe(0);
+    expect(load({ JETSTREAM_START_WAIT_MS: '600000' }).JETSTREAM_START_WAIT_MS).toBe(600_000);
+    expect(problems({ ...base, JETSTREAM_START_WAIT_MS: '-1' })).toContain(
+      'JETSTREAM_START_WAIT_MS ("-1")',
+    );
+    expect(problems({ ...base, JETSTREAM_START_WAIT_MS: '600001' })).toContain(
+      'JETSTREAM_START_WAIT_MS ("600001")',
+    );
   });
 
   it('bounds QUEUE_FLOOR_TTL_DAYS to 1..3650, naming the variable at either edge', () => {

@@ -70,6 +70,14 @@ export const Env = CommonEnv.extend({
    */
   QUEUE_MAX_PER_RECIPIENT: envInt(100_000, 1, 100_000_000),
   /**
+   * Most recipients the offline queue holds events for at once (the partitions' subjects): a new
+   * recipient past it is refused with 507 queue_recipients_full, while recipients who already
+   * hold events are still queued for. Each costs every NATS node ~0.5 KB while waiting and a
+   * durable consumer (~75 KB on each node of a cluster) once it connects, until retention's run.
+   * Default 50000: every one of them draining at once fits nodes giving JetStream 4 GiB.
+   */
+  QUEUE_MAX_RECIPIENTS: envInt(50_000, 1, 100_000_000),
+  /**
    * Lower QUEUE_MAX_PER_RECIPIENT or QUEUE_MAX_BYTES on an existing stream even though the server
    * then deletes the oldest stored events over the new cap. Default false: a lower value is
    * ignored with a warning and the current cap kept.
@@ -105,6 +113,12 @@ export const Env = CommonEnv.extend({
    * retention interval: a device whose position expired reads again what is still stored. Default 30.
    */
   DEVICE_POSITION_TTL_DAYS: envInt(30, 1, 3650),
+  /**
+   * How long start keeps trying to create or update the queue streams and buckets while JetStream
+   * does not answer in time (a cluster electing leaders, another ingress creating the same R3
+   * streams), ms; then ingress exits saying so. Default 30000; 0: one attempt.
+   */
+  JETSTREAM_START_WAIT_MS: envInt(30_000, 0, 600_000),
   /** Replicas of the queue stream and the KV buckets: 1 on one server, 3 in a cluster. */
   NATS_REPLICAS: envInt(1, 1, 5),
   /** How long dispatch tokens leased from a key's shared bucket stay usable (unused ones are forfeited), ms. Default 1000. */
@@ -116,7 +130,10 @@ export const Env = CommonEnv.extend({
    * exceed the longest dispatch_burst / dispatch_rate of the plan catalogue. Default 600000.
    */
   RATE_STATE_TTL_MS: envInt(600_000, 1000, 86_400_000),
-  /** How long an exact queue count from a subject scan is reused for a recipient near its plan's cap, ms. Default 1000. */
+  /**
+   * How long an exact queue count from a subject scan is reused for a recipient near its plan's
+   * cap, and the count of recipients the queue holds (QUEUE_MAX_RECIPIENTS), ms. Default 1000.
+   */
   QUEUE_DEPTH_SCAN_CACHE_MS: envInt(1000, 0, 60_000),
   /** Most events one `POST /notify/batch` (or `rt.dispatch.batch.<account>`) may carry. Default 1000. */
   BATCH_MAX_EVENTS: envInt(1000, 1, 100_000),

@@ -1,12 +1,19 @@
 import type { Logger } from '@herald/kit';
 import { EventMsgHdrs, type NatsRequester, type Publisher } from '@herald/nats';
 import { EventHeaders, HeraldError, recipientSubjects } from '@herald/proto';
-import { enqueue, type QueuedEvent, type QueueLayout, type RecipientDepth } from '@herald/queue';
+import {
+  enqueue,
+  type QueuedEvent,
+  type QueuedRecipients,
+  type QueueLayout,
+  type RecipientDepth,
+} from '@herald/queue';
 import type { MsgHdrs } from 'nats';
 import { type LiveOutcome, pushLive } from './live-push.js';
 import type { IngressMetrics } from './metrics.js';
 import { notDelivered, type Outcome, queued, sent } from './outcome.js';
 import { planCapApplies, planQueueFull } from './plan-queue-cap.js';
+import { recipientCeilingReached } from './recipient-ceiling.js';
 import type { Target } from './target.js';
 
 export type { Target } from './target.js';
@@ -26,6 +33,8 @@ export interface DeliverDeps {
   layout: QueueLayout;
   /** The plan's per-recipient queue cap (507 queue_full); only the stream's ceiling when absent. */
   recipientDepth?: RecipientDepth | undefined;
+  /** The queue's ceiling on recipients (507 queue_recipients_full); none when absent. */
+  queuedRecipients?: QueuedRecipients | undefined;
   metrics: Pick<IngressMetrics, 'queuePublishes'>;
   logger: Logger;
   limits: {
@@ -82,6 +91,11 @@ export function createDeliver(deps: DeliverDeps) {
     // Most plans' caps are the stream's own: then there is nothing to look up (and no await).
     const full = planCapApplies(deps, target) ? await planQueueFull(deps, target) : undefined;
     if (full) return notDelivered(full, id);
+    const { queuedRecipients } = deps;
+    const crowded = queuedRecipients
+      ? await recipientCeilingReached({ queuedRecipients, metrics, logger }, target)
+      : undefined;
+    if (crowded) return notDelivered(crowded, id);
     const queuedEvent: QueuedEvent = {
       account,
       recipient,

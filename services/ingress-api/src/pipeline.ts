@@ -1,7 +1,7 @@
 import type { KeyVerifier } from '@herald/access';
 import { type AuthFailureLimiter, isAuthFailure, type Logger, type NatsLink } from '@herald/kit';
 import { NatsRequester, TurnPublisher } from '@herald/nats';
-import type { QueueLayout, RecipientDepth } from '@herald/queue';
+import type { QueuedRecipients, QueueLayout, RecipientDepth } from '@herald/queue';
 import { StatusBatcher } from '@herald/status-client';
 import type { JetStreamClient, NatsConnection } from 'nats';
 import { type Authorise, type Caller, createAuthorise } from './authorise.js';
@@ -41,6 +41,8 @@ export interface PipelineDeps {
   rateLimiter?: DispatchRateLimiter | undefined;
   /** The plan's per-recipient queue cap (507 queue_full); only the stream's ceiling when absent. */
   recipientDepth?: RecipientDepth | undefined;
+  /** The queue's ceiling on recipients (507 queue_recipients_full); none when absent. */
+  queuedRecipients?: QueuedRecipients | undefined;
   /** The NATS connection's state: a dispatch is refused at once while it is down (NATS_OUTAGE_GRACE_MS). */
   link?: NatsLink | undefined;
   /** Epoch ms; injectable for tests. Default Date.now. */
@@ -101,6 +103,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         requester,
         layout: deps.layout,
         recipientDepth: deps.recipientDepth,
+        queuedRecipients: deps.queuedRecipients,
         metrics: deps.metrics,
         logger,
         limits: {

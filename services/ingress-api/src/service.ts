@@ -9,7 +9,7 @@ import {
   type ServiceDeps,
   watchNatsLink,
 } from '@herald/kit';
-import { QueueLayout, RecipientDepth } from '@herald/queue';
+import { QueuedRecipients, QueueLayout, RecipientDepth } from '@herald/queue';
 import type Koa from 'koa';
 import type { JetStreamManager } from 'nats';
 import type { Registry } from 'prom-client';
@@ -24,7 +24,12 @@ import { createIngressMetrics } from './metrics.js';
 import { type NatsDispatchServer, serveNatsDispatch } from './nats-dispatch.js';
 import { createPipeline } from './pipeline.js';
 import { DispatchRateLimiter } from './rate-limiter.js';
-import { bindRateBucket, checkNatsServer, ensureJetStreamResources } from './startup.js';
+import {
+  bindRateBucket,
+  checkNatsServer,
+  ensureJetStreamResources,
+  whileJetStreamSilent,
+} from './startup.js';
 import { statusRoute } from './status-route.js';
 
 /** nats-server's default max_payload, for a connection whose INFO is not known yet. */
@@ -91,6 +96,12 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
       layout,
       ...(deps.now ? { now: deps.now } : {}),
     }),
+    queuedRecipients: new QueuedRecipients(jsm, {
+      max: config.QUEUE_MAX_RECIPIENTS,
+      cacheMs: config.QUEUE_DEPTH_SCAN_CACHE_MS,
+      layout,
+      ...(deps.now ? { now: deps.now } : {}),
+    }),
     ...(deps.now ? { now: deps.now } : {}),
   });
   // The two front doors, on the one pipeline.
@@ -148,7 +159,12 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
     registry,
     async start() {
       checkNatsServer(nc, config);
-      await ensureJetStreamResources(nc, js, await jsm(), layout, config, logger);
+      const manager = await jsm();
+      await whileJetStreamSilent(
+        () => ensureJetStreamResources(nc, js, manager, layout, config, logger),
+        config.JETSTREAM_START_WAIT_MS,
+        logger,
+      );
       natsDispatch = serveNatsDispatch(nc, dispatch, { bodyLimitBytes, logger, answer });
       natsBatch = serveNatsBatch(nc, dispatchBatch, {
         bodyLimitBytes: config.BATCH_MAX_BYTES,

@@ -84,6 +84,50 @@ export async function ensureJetStreamResources(
 }
 
 /**
+ * Runs `ensure` again while JetStream does not answer in time (a cluster still electing its
+ * leaders, or creating R3 streams for two ingresses at once), for up to `waitMs`
+ * (JETSTREAM_START_WAIT_MS), a second apart; any other failure, and the last timeout, is thrown.
+ */
+export async function whileJetStreamSilent<T>(
+  ensure: () => Promise<T>,
+  waitMs: number,
+  logger: Logger,
+  pauseMs = 1000,
+): Promise<T> {
+  const until = Date.now() + waitMs;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await ensure();
+    } catch (err) {
+      if (!jetStreamSilent(err)) throw err;
+      if (Date.now() + pauseMs >= until) {
+        throw new Error(
+          `${(err as Error).message}; JetStream did not answer in time for ${waitMs} ms (JETSTREAM_START_WAIT_MS; attempts: ${attempt}): check that every NATS node is up and the cluster has a leader, or raise JETSTREAM_START_WAIT_MS`,
+          { cause: err },
+        );
+      }
+      logger.warn(
+        { attempt, err: String(err) },
+        'JetStream did not answer in time: trying again (JETSTREAM_START_WAIT_MS)',
+      );
+      await new Promise((r) => setTimeout(r, pauseMs));
+    }
+  }
+}
+
+/** A request JetStream left unanswered, or answered "temporarily unavailable" (10008). */
+function jetStreamSilent(err: unknown): boolean {
+  for (
+    let e = err as { code?: unknown; api_error?: { err_code?: number }; cause?: unknown };
+    e;
+    e = e.cause as typeof e
+  ) {
+    if (e.code === 'TIMEOUT' || e.api_error?.err_code === 10008) return true;
+  }
+  return false;
+}
+
+/**
  * The shared rate-limit bucket, bound on first use and re-bound after a failure. A short timeout:
  * while the shared rate state does not answer, dispatches fall back to a per-instance limit
  * rather than wait.

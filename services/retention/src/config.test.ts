@@ -42,6 +42,10 @@ describe('retention config', () => {
       /RETENTION_LOCK_TTL_MS/,
     );
     expect(loadRunOnceConfig({ RETENTION_LOCK_TTL_MS: '1000' }).RETENTION_LOCK_TTL_MS).toBe(1000);
+    expect(loadRunOnceConfig({}).NATS_REPLICAS).toBe(1);
+    expect(loadRunOnceConfig({ NATS_REPLICAS: '5' }).NATS_REPLICAS).toBe(5);
+    expect(() => loadRunOnceConfig({ NATS_REPLICAS: '6' })).toThrow(/NATS_REPLICAS.*at most 5/);
+    expect(() => loadRunOnceConfig({ NATS_REPLICAS: '0' })).toThrow(/NATS_REPLICAS/);
     expect(() => loadRunOnceConfig({ RETENTION_API_TIMEOUT_MS: '99' })).toThrow(
       /RETENTION_API_TIMEOUT_MS/,
     );

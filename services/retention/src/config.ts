@@ -34,6 +34,8 @@ const RunFields = {
   RETENTION_API_TIMEOUT_MS: envInt(5_000, 100, 120_000),
   /** Lifetime of the run lock in NATS KV without a refresh; a dead holder's lock expires after it. */
   RETENTION_LOCK_TTL_MS: envInt(60_000, 1_000, 3_600_000),
+  /** Replicas of the run-lock bucket when retention creates it: 1 on one server, 3 in a cluster. */
+  NATS_REPLICAS: envInt(1, 1, 5),
 } as const;
 
 export const RunOnceEnv = CommonEnv.extend(RunFields);

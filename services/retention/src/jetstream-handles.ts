@@ -7,12 +7,16 @@ import { RunLock } from './run-lock.js';
  */
 export function jetStreamHandles(
   nc: NatsConnection,
-  settings: { apiTimeoutMs: number; lockTtlMs: number },
+  settings: { apiTimeoutMs: number; lockTtlMs: number; replicas?: number },
 ) {
   return {
     manager: reopening(() => nc.jetstreamManager({ timeout: settings.apiTimeoutMs })),
     runLock: reopening(() =>
-      RunLock.open(nc.jetstream({ timeout: settings.apiTimeoutMs }), settings.lockTtlMs),
+      RunLock.open(
+        nc.jetstream({ timeout: settings.apiTimeoutMs }),
+        settings.lockTtlMs,
+        settings.replicas,
+      ),
     ),
   };
 }

@@ -35,13 +35,15 @@ export class RunLock {
   /**
    * Opens (or creates) the lock bucket. An existing bucket keeps its TTL, which the lease follows.
    * Memory storage: the lock is ephemeral anyway, and a JetStream whose file storage is full (when
-   * retention is needed most) still accepts it.
+   * retention is needed most) still accepts it. `replicas` (NATS_REPLICAS) applies when the bucket
+   * is created: 3 in a cluster, so the lock outlives the node that held it.
    */
-  static async open(js: JetStreamClient, ttlMs: number): Promise<RunLock> {
+  static async open(js: JetStreamClient, ttlMs: number, replicas = 1): Promise<RunLock> {
     const kv = await js.views.kv(LOCK_BUCKET, {
       ttl: ttlMs,
       history: 1,
       storage: StorageType.Memory,
+      replicas,
     });
     const status = await kv.status();
     return new RunLock(kv, status.ttl > 0 ? status.ttl : ttlMs);

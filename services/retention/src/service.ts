@@ -66,6 +66,7 @@ export function createRetention(config: RetentionSettings, deps: RetentionDeps):
   const { manager, runLock } = jetStreamHandles(nc, {
     apiTimeoutMs: config.RETENTION_API_TIMEOUT_MS,
     lockTtlMs: config.RETENTION_LOCK_TTL_MS,
+    replicas: config.NATS_REPLICAS,
   });
   const execute = createRunExecution({
     nc,

@@ -1,0 +1,197 @@
+import { type ComposeStack, composeStackFromEnv, run } from '@herald/testkit/compose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  kill,
+  NATS_NODES,
+  openSockets,
+  partition,
+  queueLeader,
+  restart,
+  settle,
+  start,
+  streams,
+} from './cluster-ops.js';
+import { accepted, ClusterLoad } from './load.js';
+import { failures, figures, type PhaseWindow, table } from './report.js';
+
+// Herald scaled out (deploy/compose.cluster.yaml), started by scripts/test-cluster.sh through
+// `make cluster-up`. A steady load runs through the load balancer the whole time (online and
+// offline recipients, plain and herald.v1 sockets) while the faults a cluster exists to survive
+// happen one after the other; at the end every recipient connects again and every event answered
+// 200 or 202 must have arrived. The figures of each fault are printed for docs/operations.md.
+
+/** Most time the cluster may take to be healthy again after a fault. */
+const SETTLE_LIMIT_MS = 240_000;
+/** Load on the settled cluster before the next fault. */
+const SETTLED_LOAD_MS = 10_000;
+/** How long a killed container stays down before it is started again. */
+const DOWN_MS = 15_000;
+/** The partition's length (the issue's 20 seconds). */
+const PARTITION_MS = 20_000;
+/** Most time every waiting event may take to arrive once everyone reconnected. */
+const DRAIN_LIMIT_MS = 180_000;
+
+const HERALD_SERVICES = [
+  'auth',
+  'ingress-1',
+  'ingress-2',
+  'edge-1',
+  'edge-2',
+  'retention',
+  'status',
+];
+
+let stack: ComposeStack;
+let load: ClusterLoad;
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+beforeAll(async () => {
+  stack = composeStackFromEnv();
+  await stack.waitHealthy(240_000);
+  // A Live key on the largest plan: the Test key's 10 connections and 10 dispatches a second are
+  // less than this load needs.
+  const demo = stack.demo();
+  await stack.admin(
+    'account',
+    'set-plan',
+    '--account',
+    demo.accountId,
+    '--plan',
+    'startup',
+    '--until',
+    '2099-01-01',
+  );
+  const key = await stack.admin(
+    'key',
+    'create',
+    '--account',
+    demo.accountId,
+    '--kind',
+    'live',
+    '--client',
+    'mobile',
+  );
+  load = new ClusterLoad(
+    { baseUrl: demo.baseUrl, wsUrl: demo.wsUrl, ca: stack.ca, apiKey: String(key.key) },
+    { onlinePlain: 4, onlineV1: 4, offlinePlain: 2, offlineV1: 2 },
+  );
+});
+
+afterAll(async () => {
+  await load?.close();
+});
+
+describe('the cluster', () => {
+  it('lists all three NATS nodes in every Herald service, and keeps every stream at 3 replicas', async () => {
+    const res = await stack.compose('config', '--format', 'json');
+    expect(res.code, res.stderr).toBe(0);
+    const services = (
+      JSON.parse(res.stdout) as {
+        services: Record<string, { environment?: Record<string, string> }>;
+      }
+    ).services;
+    for (const name of HERALD_SERVICES) {
+      const url = services[name]?.environment?.NATS_URL ?? '';
+      expect(url.split(',').sort(), name).toEqual(NATS_NODES.map((n) => `tls://${n}:4222`));
+    }
+    const all = await streams(stack, 'nats-1');
+    expect(all.filter((s) => s.name.startsWith('HERALD_QUEUE_')).length).toBeGreaterThan(0);
+    const notR3 = all
+      .filter((s) => s.config?.num_replicas !== 3 || (s.cluster?.replicas?.length ?? 0) !== 2)
+      .map((s) => `${s.name} (R${s.config?.num_replicas})`);
+    expect(notR3, 'streams not at 3 replicas').toEqual([]);
+  });
+
+  it('loses no event answered 200 or 202 through node kills, a partition, edge and ingress kills and rolling restarts', async () => {
+    await load.connectOnline();
+    load.startSending(3, 50);
+    const windows: PhaseWindow[] = [];
+    const online = load.recipients.filter((r) => r.online);
+    const phase = async (name: string, fault: () => Promise<void>) => {
+      load.phase = name;
+      const started = Date.now();
+      await fault();
+      const settled = await settle(stack, SETTLE_LIMIT_MS);
+      await load.allConnected(SETTLE_LIMIT_MS, online);
+      console.info(`cluster: ${name}: settled ${settled} ms after the fault ended`);
+      await sleep(SETTLED_LOAD_MS);
+      windows.push({ name, start: started, end: Date.now() });
+    };
+
+    await phase('steady (no fault)', () => sleep(20_000));
+    const leader = await queueLeader(stack);
+    await phase(
+      `docker kill ${leader} (queue leader), start after ${DOWN_MS / 1000} s`,
+      async () => {
+        await kill(stack, leader);
+        await sleep(DOWN_MS);
+        await start(stack, leader);
+      },
+    );
+    const cut = await queueLeader(stack);
+    await phase(`network disconnect ${cut} (queue leader) for ${PARTITION_MS / 1000} s`, () =>
+      partition(stack, cut, PARTITION_MS),
+    );
+    // The edge holding more of the load's sockets (after the NATS faults they may all be on one).
+    const held = await Promise.all(['edge-1', 'edge-2'].map((e) => openSockets(stack, e)));
+    const edge = (held[0] ?? 0) >= (held[1] ?? 0) ? 'edge-1' : 'edge-2';
+    const sockets = Math.max(...held);
+    await phase(
+      `docker kill ${edge} (${sockets} sockets), start after ${DOWN_MS / 1000} s`,
+      async () => {
+        await kill(stack, edge);
+        await sleep(DOWN_MS);
+        await start(stack, edge);
+      },
+    );
+    await phase(`docker kill ingress-1, start after ${DOWN_MS / 1000} s`, async () => {
+      await kill(stack, 'ingress-1');
+      await sleep(DOWN_MS);
+      await start(stack, 'ingress-1');
+    });
+    await phase('rolling restart: edge-1, then edge-2', async () => {
+      await restart(stack, 'edge-1');
+      await settle(stack, SETTLE_LIMIT_MS);
+      await restart(stack, 'edge-2');
+    });
+    await load.stopSending();
+
+    // The end: everyone (offline recipients too) connects through the load balancer and reads
+    // what waits for them.
+    load.phase = 'after';
+    await load.reconnectEveryone();
+    const deadline = Date.now() + DRAIN_LIMIT_MS;
+    while (load.missing().length > 0 && Date.now() < deadline) await sleep(500);
+
+    const rows = windows.map((w) => figures(load, w));
+    console.info(
+      `cluster: figures\n${table(rows)}\n\nwhat the dispatches not answered 200/202 got:\n${failures(load, windows)}`,
+    );
+    const stats = await run('docker', [
+      'stats',
+      '--no-stream',
+      '--format',
+      '{{.Name}} {{.MemUsage}}',
+    ]);
+    console.info(`cluster: memory after the run\n${stats.stdout}`);
+
+    const missing = load.missing();
+    expect(
+      missing.map((d) => `${d.phase}: seq ${d.seq} (${d.status})`),
+      'events answered 200/202 and never delivered',
+    ).toEqual([]);
+    for (const f of rows) {
+      // The load really ran through every fault, and every refusal was an honest one.
+      expect(f.answered, `${f.phase}: answered`).toBeGreaterThan(0);
+      expect(f.unexpected, `${f.phase}: answers other than 200, 202 or 503 + Retry-After`).toBe(0);
+    }
+    const unexpected = load.dispatches.filter(
+      (d) => d.status !== 0 && !accepted(d) && !(d.status === 503 && d.retryAfter),
+    );
+    expect(unexpected.slice(0, 5).map((d) => `${d.status} ${d.error}`)).toEqual([]);
+    // Killing an edge moved its sockets: the fault reached clients.
+    const edgeKill = rows.find((f) => f.phase.startsWith(`docker kill ${edge}`));
+    expect(edgeKill?.socketsLost).toBeGreaterThan(0);
+  });
+});
