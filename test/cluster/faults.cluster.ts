@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { openSocket, post } from '@herald/testkit';
 import { type ComposeStack, composeStackFromEnv, run } from '@herald/testkit/compose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -101,6 +103,36 @@ describe('the cluster', () => {
       .filter((s) => s.config?.num_replicas !== 3 || (s.cluster?.replicas?.length ?? 0) !== 2)
       .map((s) => `${s.name} (R${s.config?.num_replicas})`);
     expect(notR3, 'streams not at 3 replicas').toEqual([]);
+  });
+
+  it('serves the README quickstart through the load balancer with the Test key make cluster-up printed', async () => {
+    const demo = stack.demo();
+    const to = randomUUID();
+    const notify = (payload: unknown) =>
+      post(demo.baseUrl, stack.ca, {
+        recipient: to,
+        payload,
+        api_key: demo.testKey,
+        client: 'mobile',
+      });
+    const queued = await notify({ hello: 'world' });
+    expect(queued.status, queued.text).toBe(202);
+    const sock = openSocket(demo.wsUrl, stack.ca, {
+      apiKey: demo.testKey,
+      recipient: to,
+      client: 'mobile',
+    });
+    try {
+      await sock.opened;
+      const [first] = await sock.waitForFrames(1, 30_000);
+      expect(JSON.parse(first?.text ?? 'null')).toEqual({ hello: 'world' });
+      const live = await notify({ live: true });
+      expect(live.status, live.text).toBe(200);
+      const frames = await sock.waitForFrames(2, 30_000);
+      expect(JSON.parse(frames[1]?.text ?? 'null')).toEqual({ live: true });
+    } finally {
+      await sock.close();
+    }
   });
 
   it('loses no event answered 200 or 202 through node kills, a partition, edge and ingress kills and rolling restarts', async () => {
