@@ -1,16 +1,20 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
-import { openSocket, post, REPO_ROOT } from '@herald/testkit';
+import { openSocket } from '@herald/testkit';
 import { describe, expect, it } from 'vitest';
-import { connect, eventually, newTenant, notify, recipient, useStack } from './fixtures.js';
+import {
+  allDelivered,
+  connect,
+  newTenant,
+  notify,
+  recipient,
+  runRetentionOnce,
+  useStack,
+} from './fixtures.js';
 
 /**
  * Issue 32, per-device delivery, through the whole path: /notify answers 202 while the recipient
  * has no socket, and each device (a /ws/connect with `device`) then gets those events once, the
  * status turning `delivered` at the first proof.
  */
-const run = promisify(execFile);
-
 /** The connect query of a mobile socket of `to`, with its device. */
 const withDevice = (key: string, to: string, device: string) =>
   new URLSearchParams({ api_key: key, recipient: to, client: 'mobile', device }).toString();
@@ -36,15 +40,7 @@ describe('per-device delivery, end to end', () => {
     });
     await phone.waitForFrames(3);
     expect(phone.events().map((e) => e.id)).toEqual(ids);
-    await eventually(async () => {
-      const res = await post(
-        s.baseUrl,
-        s.ca,
-        { api_key: tenant.key.key, ids },
-        { path: '/events/status' },
-      );
-      return res.body.events?.every((e: { status: string }) => e.status === 'delivered') === true;
-    }, 'every event delivered');
+    await allDelivered(s, tenant.key.key, ids);
     await phone.close();
 
     // The laptop, in plain framing, an hour later: the phone's proofs did not take them from it.
@@ -85,33 +81,12 @@ describe('per-device delivery, end to end', () => {
       query: withDevice(tenant.key.key, to, 'phone'),
     });
     await phone.waitForFrames(2);
-    await eventually(async () => {
-      const res = await post(
-        s.baseUrl,
-        s.ca,
-        { api_key: tenant.key.key, ids },
-        { path: '/events/status' },
-      );
-      return res.body.events?.every((e: { status: string }) => e.status === 'delivered') === true;
-    }, 'both delivered');
+    await allDelivered(s, tenant.key.key, ids);
     await phone.close();
     // Retention's weekly run, one pass now: it deletes what the recipient's consumer acked.
-    const { stdout } = await run(
-      process.execPath,
-      [
-        '--conditions=herald-source',
-        '--import',
-        'tsx',
-        'services/retention/src/main.ts',
-        'run-once',
-      ],
-      {
-        cwd: REPO_ROOT,
-        env: { PATH: process.env.PATH ?? '', ...s.nats.env('retention'), LOG_LEVEL: 'warn' },
-      },
-    );
-    expect(JSON.parse(stdout)).toMatchObject({ outcome: 'completed' });
-    expect(JSON.parse(stdout).events_purged).toBeGreaterThanOrEqual(2);
+    const summary = await runRetentionOnce(s);
+    expect(summary).toMatchObject({ outcome: 'completed' });
+    expect(summary.events_purged).toBeGreaterThanOrEqual(2);
     const socks = await Promise.all(
       ['phone', 'tablet'].map((d) =>
         connect(s, {

@@ -1,8 +1,11 @@
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
 import {
   type KeyObject,
   openSocket,
   post,
+  REPO_ROOT,
   type SocketOptions,
   type Stack,
   type StackOptions,
@@ -95,3 +98,29 @@ export async function eventually(
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Retention's weekly run, one pass now (`run-once`, logged in as retention); its JSON summary. */
+export async function runRetentionOnce(stack: Stack): Promise<Record<string, unknown>> {
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ['--conditions=herald-source', '--import', 'tsx', 'services/retention/src/main.ts', 'run-once'],
+    {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env.PATH ?? '', ...stack.nats.env('retention'), LOG_LEVEL: 'warn' },
+    },
+  );
+  return JSON.parse(stdout) as Record<string, unknown>;
+}
+
+/** Waits until the status of every one of `ids` is `delivered`, read through `/events/status`. */
+export function allDelivered(stack: Stack, apiKey: string, ids: string[]): Promise<void> {
+  return eventually(async () => {
+    const res = await post(
+      stack.baseUrl,
+      stack.ca,
+      { api_key: apiKey, ids },
+      { path: '/events/status' },
+    );
+    return res.body.events?.every((e: { status: string }) => e.status === 'delivered') === true;
+  }, `${ids.length} event(s) delivered`);
+}

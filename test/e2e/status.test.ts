@@ -1,13 +1,18 @@
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { promisify } from 'node:util';
 import { STATUS_BATCH_RECORDS_MAX } from '@herald/proto';
-import { get, post, REPO_ROOT } from '@herald/testkit';
+import { get, post } from '@herald/testkit';
 import { type NatsConnection, connect as natsConnect } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, newTenant, notify, recipient, type Tenant, useStack } from './fixtures.js';
+import {
+  eventually,
+  newTenant,
+  notify,
+  recipient,
+  runRetentionOnce,
+  type Tenant,
+  useStack,
+} from './fixtures.js';
 
-const run = promisify(execFile);
 const IDS_MAX = 5;
 /** A small stream ceiling per recipient, so a test can get a 507 (an event that failed). */
 const QUEUE_CAP = 20;
@@ -420,21 +425,7 @@ describe('delivery status', () => {
     );
     await client.end();
     // Retention's weekly run ends by asking the status service to trim: run one pass now.
-    const { stdout } = await run(
-      process.execPath,
-      [
-        '--conditions=herald-source',
-        '--import',
-        'tsx',
-        'services/retention/src/main.ts',
-        'run-once',
-      ],
-      {
-        cwd: REPO_ROOT,
-        env: { PATH: process.env.PATH ?? '', ...s.nats.env('retention'), LOG_LEVEL: 'warn' },
-      },
-    );
-    expect(JSON.parse(stdout)).toMatchObject({ outcome: 'completed' });
+    expect(await runRetentionOnce(s)).toMatchObject({ outcome: 'completed' });
     const left = await query({ op: 'recent', account_id: account, limit: 10 });
     expect(left.events.map((e: { id: string }) => e.id)).toEqual([`trim-new-${account}`]);
     const counts = await query({ op: 'counts', account_id: account, window: 'hour' });
