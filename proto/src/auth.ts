@@ -85,6 +85,11 @@ export const VerifiedKey = z.object({
   scope: KeyScope.optional(),
   /** Whether its sockets need a recipient token (`token=`); absent means no. */
   require_token: z.boolean().optional(),
+  /**
+   * Inbox mode (proto/inbox.ts): every event of the key is kept this many days per recipient, with
+   * read state; absent or null means off (the spec's default: nothing delivered live is stored).
+   */
+  inbox_days: z.number().int().min(1).max(365).nullable().optional(),
   /** Only when asked for (`signing_secrets: true`) and the key requires tokens. */
   signing_secrets: z.array(SigningSecret).optional(),
 });

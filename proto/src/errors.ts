@@ -108,6 +108,13 @@ export const ErrorCodes = {
    * recipient holds none; recipients who already hold events are still queued for.
    */
   queue_recipients_full: 507,
+  /**
+   * The recipient's inbox holds INBOX_MAX_PER_RECIPIENT events and none is read: nothing was
+   * dropped; mark events read (or wait for retention) before sending more to this recipient.
+   */
+  inbox_full: 507,
+  /** The key is not in inbox mode (`/inbox/*`): create a key with `--inbox-days N` for it. */
+  inbox_disabled: 403,
   /** Could neither push nor store (NATS or JetStream unavailable). */
   unavailable: 503,
   /** A bug: logged with a request id, never detailed to the caller. */

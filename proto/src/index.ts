@@ -36,6 +36,25 @@ export {
 } from './errors.js';
 export { EventHeaders, EventMeta, LiveReply, QueueAckFloor, QueuedNotice } from './events.js';
 export {
+  INBOX_MAX_DAYS,
+  INBOX_MAX_PAGE,
+  INBOX_MAX_READ_IDS,
+  INBOX_MIN_DAYS,
+  InboxCatchUpEvent,
+  InboxCursor,
+  InboxDays,
+  InboxEvent,
+  InboxHistoryBody,
+  InboxQuery,
+  InboxQueryReply,
+  InboxReadBody,
+  InboxStoreEvent,
+  InboxStoreReply,
+  InboxStoreRequest,
+  InboxStoreResult,
+  InboxUnreadNotice,
+} from './inbox.js';
+export {
   decodeLiveBatch,
   encodeLiveBatch,
   LiveBatchEvent,
@@ -85,9 +104,13 @@ export {
   ErrorFrame,
   EventFrame,
   encodeEventFrame,
+  HistoryFrame,
+  HistoryRequestFrame,
+  InboxFrame,
   MAX_DEVICE_LENGTH,
   MAX_TOKEN_LENGTH,
   parseConnectParams,
+  ReadFrame,
   ServerFrame,
   TokenFrame,
 } from './socket.js';

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { API_KEY_FORMAT } from './api-key.js';
 import { HeraldError } from './errors.js';
+import { INBOX_MAX_PAGE, INBOX_MAX_READ_IDS, InboxCursor, InboxEvent } from './inbox.js';
 import { Client, invalidApiKey } from './notify.js';
 import { UUID_V4 } from './uuid.js';
 
@@ -50,7 +51,27 @@ export const ErrorFrame = z.object({
 });
 export type ErrorFrame = z.infer<typeof ErrorFrame>;
 
-export const ServerFrame = z.discriminatedUnion('type', [EventFrame, ErrorFrame]);
+/**
+ * herald.v1, server to client, inbox keys only: the recipient's unread count, on connect and
+ * after every change on any device (proto/inbox.ts).
+ */
+export const InboxFrame = z.object({ type: z.literal('inbox'), unread: z.number().int().min(0) });
+export type InboxFrame = z.infer<typeof InboxFrame>;
+
+/** herald.v1, server to client, inbox keys only: the page a `history` request asked for. */
+export const HistoryFrame = z.object({
+  type: z.literal('history'),
+  events: z.array(InboxEvent),
+  next: z.string().nullable(),
+});
+export type HistoryFrame = z.infer<typeof HistoryFrame>;
+
+export const ServerFrame = z.discriminatedUnion('type', [
+  EventFrame,
+  ErrorFrame,
+  InboxFrame,
+  HistoryFrame,
+]);
 export type ServerFrame = z.infer<typeof ServerFrame>;
 
 /** herald.v1, client to server: the event with this id was handled. */
@@ -67,7 +88,25 @@ export const TokenFrame = z.object({
 });
 export type TokenFrame = z.infer<typeof TokenFrame>;
 
-export const ClientFrame = z.discriminatedUnion('type', [AckFrame, TokenFrame]);
+/** herald.v1, client to server, inbox keys only: mark events read, by id or all of them. */
+export const ReadFrame = z.union([
+  z.object({
+    type: z.literal('read'),
+    ids: z.array(z.string().min(1).max(64)).min(1).max(INBOX_MAX_READ_IDS),
+  }),
+  z.object({ type: z.literal('read'), all: z.literal(true) }),
+]);
+export type ReadFrame = z.infer<typeof ReadFrame>;
+
+/** herald.v1, client to server, inbox keys only: one page of history, newest first. */
+export const HistoryRequestFrame = z.object({
+  type: z.literal('history'),
+  before: InboxCursor.nullable(),
+  limit: z.number().int().min(1).max(INBOX_MAX_PAGE),
+});
+export type HistoryRequestFrame = z.infer<typeof HistoryRequestFrame>;
+
+export const ClientFrame = z.union([AckFrame, TokenFrame, ReadFrame, HistoryRequestFrame]);
 export type ClientFrame = z.infer<typeof ClientFrame>;
 
 /**

@@ -151,18 +151,36 @@ export const subjects = {
   statusQuery: 'rt.statusapi.query',
   /** Retention's request to trim status rows older than the status service's window. */
   statusTrim: 'rt.statusapi.trim',
+  /** Ingress keeps an inbox key's events (proto/inbox.ts), answered by the inbox store. */
+  inboxStore: (account: string) => `rt.inboxapi.store.${assertToken('account', account)}`,
+  /** What the inbox store subscribes to (in a queue group): every account's stores. */
+  inboxStoreAll: 'rt.inboxapi.store.*',
+  /** Edges and ingress read and mark one account's inboxes (proto/inbox.ts InboxQuery). */
+  inboxQuery: (account: string) => `rt.inboxapi.query.${assertToken('account', account)}`,
+  inboxQueryAll: 'rt.inboxapi.query.*',
+  /** Retention's request to remove expired inbox events (delivered and past their days). */
+  inboxExpire: 'rt.inboxapi.expire',
+  /**
+   * A recipient's unread count after a change (proto/inbox.ts InboxUnreadNotice), core NATS.
+   * Matches {@link subjects.recipient}, so an edge gets it on the subscription it already holds.
+   */
+  inboxUnread: (account: string, recipient: string) =>
+    `rt.unread.${assertToken('account', account)}.${assertToken('recipient', recipient)}`,
 } as const;
 
 const LIVE_PREFIX = 'rt.live.';
 const QUEUED_PREFIX = 'rt.queued.';
+const UNREAD_PREFIX = 'rt.unread.';
 
 /**
  * Which of a recipient's subjects a message matching {@link subjects.recipient} came on: `live`
- * (a live push request), `queued` (a queued-event notice), or undefined for anything else.
+ * (a live push request), `queued` (a queued-event notice), `unread` (the inbox's unread count),
+ * or undefined for anything else.
  */
-export function recipientSubjectKind(subject: string): 'live' | 'queued' | undefined {
+export function recipientSubjectKind(subject: string): 'live' | 'queued' | 'unread' | undefined {
   if (subject.startsWith(LIVE_PREFIX)) return 'live';
   if (subject.startsWith(QUEUED_PREFIX)) return 'queued';
+  if (subject.startsWith(UNREAD_PREFIX)) return 'unread';
   return undefined;
 }
 
