@@ -26,7 +26,6 @@ describe('subjectPatterns', () => {
       status: subjects.status(A),
       statusQuery: subjects.statusQuery,
       statusTrim: subjects.statusTrim,
-      inboxQuery: subjects.inboxQuery(A),
       billingNotice: billingSubjects.notice(A),
     };
     for (const [name, pattern] of Object.entries(subjectPatterns)) {

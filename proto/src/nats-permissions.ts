@@ -41,7 +41,6 @@ export const subjectPatterns = {
   status: 'rt.status.*',
   statusQuery: 'rt.statusapi.query',
   statusTrim: 'rt.statusapi.trim',
-  inboxQuery: 'rt.inboxapi.query.*',
   billingNotice: billingSubjects.noticeAll,
 } as const;
 
@@ -174,8 +173,6 @@ export const servicePermissions: Record<NatsService, NatsPermissions> = {
       kvKeys('herald_queue_floors'),
       // Each device's proven position in its recipient's queue (per-device delivery).
       kvKeys('herald_device_positions'),
-      // Inbox keys: a socket's unread count, read marks, history and device catch-up.
-      subjectPatterns.inboxQuery,
     ],
     [
       subjectPatterns.recipient,
