@@ -6,6 +6,14 @@ import { type Entry, INBOX_STREAM, type InboxFeedDeps } from './inbox-feed-deps.
 
 const RECORD_DELAY_MS = 50;
 const utf8 = new TextEncoder();
+/** Below this many bytes an answer shorter than its limit was not cut to fit (NATS's 1 MiB, halved). */
+const UNCUT_BYTES = 512 * 1024;
+
+function mayBeCut(events: { id: string; payload_json: string }[]): boolean {
+  let bytes = 0;
+  for (const e of events) bytes += e.payload_json.length * 3 + e.id.length + 64;
+  return bytes >= UNCUT_BYTES;
+}
 
 /**
  * The events of one herald.v1 device socket of an inbox key: the inbox catch-up owns its delivery.
@@ -164,7 +172,8 @@ export class InboxFeed implements SocketFeed {
             if (known) this.#read.push({ seq: ev.seq, entry: known });
             this.#covered = ev.seq;
           }
-          if (events.length < batch) break;
+          // The store cuts an answer to fit one NATS message: a short one that was big may be cut.
+          if (events.length === 0 || (events.length < batch && !mayBeCut(events))) break;
         }
       } while (this.#again && !this.#stopped);
       this.#advance();
