@@ -152,6 +152,23 @@ describe('InboxFeed', () => {
     expect(h.recorded.at(-1)).toBe(1);
   });
 
+  it('writes a live event at once once the connect catch-up is done, and reads on without a copy', async () => {
+    const h = harness();
+    h.store('e1');
+    void h.feed.start();
+    await waitFor(() => h.writes.length === 1);
+    await tick();
+    h.store('live2');
+    const open = h.hold();
+    h.feed.kick(); // the store's notice: a read-on is out when the live push comes
+    expect(h.feed.take(frames('live2'), delivery([], 'live2'))).toBe(true);
+    expect(h.writes.map((w) => w.id)).toEqual(['e1', 'live2']);
+    open();
+    await tick();
+    await tick();
+    expect(h.writes).toHaveLength(2);
+  });
+
   it('holds no more than its cap during a catch-up: past it an event is not taken', async () => {
     const h = harness({ maxHeld: 2 });
     const open = h.hold();

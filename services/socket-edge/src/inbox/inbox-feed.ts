@@ -34,8 +34,10 @@ export class InboxFeed implements SocketFeed {
   #read: { seq: number; entry: Entry }[] = [];
   /** By event id, insertion ordered (forgotten oldest-proven-first past `dedupeIds`). */
   #entries = new Map<string, Entry>();
-  /** True from construction until the first catch-up ends: live and drain events are held. */
+  /** A catch-up runs (from construction: the position is read first). */
   #reading = true;
+  /** Until the connect's catch-up ends live and drained events wait their turn; then written at once. */
+  #holding = true;
   #again = false;
   #stopped = false;
   #recordTimer: NodeJS.Timeout | undefined;
@@ -105,7 +107,7 @@ export class InboxFeed implements SocketFeed {
       return true;
     }
     const entry: Entry = { proven: false, lost: false, waiters: [delivery] };
-    if (this.#reading) {
+    if (this.#holding) {
       const bytes = frames.frameFor(this.#socket.framing).bytes;
       const { events, bytes: maxBytes } = this.#deps.maxHeld;
       if (this.#heldEvents >= events || this.#heldBytes + bytes > maxBytes) return false;
@@ -211,6 +213,7 @@ export class InboxFeed implements SocketFeed {
       );
     } finally {
       this.#reading = false;
+      this.#holding = false;
       this.#flushHeld();
     }
   }
