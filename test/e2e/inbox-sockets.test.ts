@@ -1,13 +1,6 @@
 import { headers, connect as natsConnect } from 'nats';
 import { describe, expect, it } from 'vitest';
-import {
-  allDelivered,
-  connect,
-  eventually,
-  notify,
-  recipient,
-  useStack,
-} from './fixtures.js';
+import { allDelivered, connect, eventually, notify, recipient, useStack } from './fixtures.js';
 import {
   ask,
   framesOf,
