@@ -257,6 +257,7 @@ export class RecipientSession {
       // reply that would not come (and queue it a timeout later).
       this.#early ??= [];
       if (this.#early.length < EARLY_LIVE_MAX) this.#early.push(msg);
+      else if (msg.reply) this.#deps.publisher.publish(msg.reply, liveReply(0));
       return;
     }
     this.#deliverLive(msg);
@@ -264,16 +265,25 @@ export class RecipientSession {
 
   /**
    * Writes a live event to every socket and replies {v:1, sockets} as soon as one socket proved
-   * receipt, `sockets` being how many sockets the frame was handed to. No reply when none does:
-   * the sender then times out and queues the event (see {@link LiveDelivery}).
+   * receipt, `sockets` being how many sockets the frame was handed to; {v:1, sockets: 0} as soon as
+   * no socket can prove it any more (none took it, each closed or failed it, or its proof went
+   * overdue after LIVE_PROOF_TIMEOUT_MS), and the sender queues it. A proof coming after the 0 is
+   * not answered: the queued copy has the same id (see {@link LiveDelivery}).
    */
   #deliverLive(msg: Msg): void {
     const event = edgeEventOf(msg.headers, msg.data, () => ({ id: randomUUID(), ts: Date.now() }));
-    this.pushLive(event, {
-      sent: (sockets) => {
-        if (msg.reply) this.#deps.publisher.publish(msg.reply, liveReply(sockets));
-      },
-    });
+    const { reply } = msg;
+    if (!reply) {
+      this.pushLive(event, { sent: () => {} });
+      return;
+    }
+    let answered = false;
+    const answer = (sockets: number) => {
+      if (answered) return;
+      answered = true;
+      this.#deps.publisher.publish(reply, liveReply(sockets));
+    };
+    this.pushLive(event, { sent: answer, unsent: () => answer(0) });
   }
 
   /**
