@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { FLOOR_DISPATCH_SUBJECT } from '../baselines/names.js';
+import { statusPauser } from '../env/status-pause.js';
 import { centrifugoFleet } from '../load/centrifugo-fleet.js';
 import type { Poster } from '../load/http-poster.js';
 import { closedLoop, type LoopResult, waitUntil } from '../load/pace.js';
@@ -59,6 +60,7 @@ export const SUBJECTS = {
   floorHttp: 'baseline: design floor, POST /notify → NATS → raw ws',
   floorNats: 'baseline: design floor, NATS request → relay → raw ws',
   floorBatch: 'baseline: design floor, POST /notify/batch',
+  statusOff: (subject: string) => `${subject}, status service paused`,
   centrifugo: (engine: string) => `baseline: Centrifugo (${engine} engine) POST /api/publish`,
   centrifugoBatch: (engine: string) => `baseline: Centrifugo (${engine} engine) POST /api/batch`,
 } as const;
@@ -84,6 +86,8 @@ interface Target {
   http?: Poster;
   /** Every frame counts (the push loop sends one payload over and over). */
   countAll?: boolean;
+  /** Before its measured window (not metered): takes a part out, and returns what puts it back. */
+  pause?: () => Promise<() => Promise<void>>;
   /**
    * Runs the load for one window, its events numbered from `base`: resolves with the events
    * accepted (each to be delivered), those answered 202 (stored, not sent), and how many numbers
@@ -202,11 +206,14 @@ export async function onlineThroughput(ctx: BenchContext): Promise<FigureResult>
         const line: string[] = [];
         for (const t of targets) {
           await t.http?.warm();
+          const resume = await t.pause?.();
           const {
             result: m,
             cpuSeconds,
             perProcess,
-          } = await meterCpu(ctx.servers, t.processes, () => measure(t, config.measureMs, nextSeq));
+          } = await meterCpu(ctx.servers, t.processes, () =>
+            measure(t, config.measureMs, nextSeq),
+          ).finally(() => resume?.());
           nextSeq += m.used;
           const cpuUs = (1e6 * cpuSeconds) / m.delivered;
           const dupPct = (100 * m.duplicates) / Math.max(1, m.delivered);
@@ -359,6 +366,25 @@ function targetsFor(ctx: BenchContext, recipients: string[], trackers: Fleets): 
     tracker,
   });
   const herald = side('herald', 'herald', PROCESSES.herald, trackers.herald);
+  /** BENCH_STATUS_OFF: Herald's single and batch rows again, the status service paused. */
+  const statusOffTargets = (): Target[] => {
+    const pause = statusPauser(ctx.stack.processes, ctx.jsm);
+    const off = { ...herald, system: undefined, job: 'other' as const, pause };
+    return [
+      {
+        ...off,
+        subject: SUBJECTS.statusOff(SUBJECTS.heraldHttp),
+        http: ctx.http.ingress,
+        load: closed(notifyOver(ctx.http.ingress), 1),
+      },
+      {
+        ...off,
+        subject: SUBJECTS.statusOff(inFlight(SUBJECTS.heraldBatch, config.batchConcurrency)),
+        http: ctx.http.ingress,
+        load: closed(notifyBatchOver(ctx.http.ingress), size, config.batchConcurrency),
+      },
+    ];
+  };
   const raw = side('baseline', 'rawWs', PROCESSES.rawWs, trackers.raw);
   const floor = side('baseline', 'designFloor', PROCESSES.designFloor, trackers.raw);
   const sio = side('baseline', 'socketIo', PROCESSES.socketIo, trackers.sio);
@@ -380,6 +406,7 @@ function targetsFor(ctx: BenchContext, recipients: string[], trackers: Fleets): 
       { ...herald, subject: SUBJECTS.heraldBatch, http: ctx.http.ingress },
       notifyBatchOver(ctx.http.ingress),
     ),
+    ...(config.statusOff ? statusOffTargets() : []),
     ...ctx.centrifugo.flatMap((peer, k): Target[] => {
       const c = {
         ...side(
