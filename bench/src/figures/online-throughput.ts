@@ -171,7 +171,11 @@ export async function onlineThroughput(ctx: BenchContext): Promise<FigureResult>
         ctx.log(`figure 2: ${n} recipients, run ${run + 1}/${config.runs}: ${line.join(', ')}`);
       }
     }
-    const closes = fleets.map(([name, f]) => `${name} ${f.unexpectedCloses}`);
+    const closes = fleets.map(([name, f]) => {
+      const reasons = 'closeReasons' in f ? [...f.closeReasons] : [];
+      const why = reasons.map(([reason, count]) => `${count} × ${reason}`).join(', ');
+      return `${name} ${f.unexpectedCloses}${why ? ` (${why})` : ''}`;
+    });
     if (fleets.some(([, f]) => f.unexpectedCloses > 0)) {
       notes.push(`Sockets closed by the server during the runs: ${closes.join(', ')}.`);
     }
