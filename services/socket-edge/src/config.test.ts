@@ -12,7 +12,12 @@ describe('loadConfig', () => {
       MAX_UNPROVEN_BYTES: 1_048_576,
       MAX_UNPROVEN_EVENTS: 1000,
       LIVE_PROOF_TIMEOUT_MS: 5000,
-      MAX_CLIENT_FRAME_BYTES: 4096,
+      MAX_CLIENT_FRAME_BYTES: 8192,
+      INBOX_QUERY_TIMEOUT_MS: 2000,
+      INBOX_CATCH_UP_BATCH: 100,
+      INBOX_DEDUPE_IDS: 1000,
+      INBOX_REQUESTS_PER_S: 5,
+      INBOX_REQUEST_BURST: 10,
       QUEUE_BATCH: 32,
       QUEUE_RECHECK_MS: 500,
       QUEUE_CHECK_CONCURRENCY: 32,
@@ -70,6 +75,22 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ ...tls, QUEUE_CHECK_CONCURRENCY: '4097' })).toThrow(
       /QUEUE_CHECK_CONCURRENCY/,
     );
+  });
+
+  it('takes the inbox settings at their bounds and refuses them past either', () => {
+    const bounds = {
+      INBOX_QUERY_TIMEOUT_MS: [100, 60_000],
+      INBOX_CATCH_UP_BATCH: [1, 1000],
+      INBOX_DEDUPE_IDS: [10, 1_000_000],
+      INBOX_REQUESTS_PER_S: [1, 10_000],
+      INBOX_REQUEST_BURST: [1, 10_000],
+    } as const;
+    for (const [name, [low, high]] of Object.entries(bounds)) {
+      expect(loadConfig({ ...tls, [name]: String(low) })[name as keyof typeof bounds]).toBe(low);
+      expect(loadConfig({ ...tls, [name]: String(high) })[name as keyof typeof bounds]).toBe(high);
+      expect(() => loadConfig({ ...tls, [name]: String(low - 1) })).toThrow(new RegExp(name));
+      expect(() => loadConfig({ ...tls, [name]: String(high + 1) })).toThrow(new RegExp(name));
+    }
   });
 
   it('names every bad variable in one error', () => {

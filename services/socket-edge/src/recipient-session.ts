@@ -6,11 +6,17 @@ import type { DevicePositions } from '@herald/queue';
 import { JSONCodec, type Msg, type NatsConnection, type Subscription } from 'nats';
 import { LiveDelivery, liveReply } from './live-delivery.js';
 import type { EdgeMetrics } from './metrics.js';
-import { DeviceFeed } from './queue/device-feed.js';
 import { QueueDrainer, type QueueDrainerDeps } from './queue/queue-drainer.js';
 import { type EdgeEvent, edgeEventOf } from './socket/edge-event.js';
 import type { EdgeSocket } from './socket/edge-socket.js';
 import { EventFrames } from './socket/framing.js';
+import {
+  decodeNotice,
+  feedStopKey,
+  forwardUnread,
+  type InboxSessionDeps,
+  newFeed,
+} from './socket-feeds.js';
 
 const json = JSONCodec();
 
@@ -38,6 +44,8 @@ export interface RecipientSessionDeps
   logger: Logger;
   /** Where device sockets' positions are kept (lib/queue device-positions.ts). */
   devicePositions?: DevicePositions;
+  /** Inbox keys: the store's client, device positions in the inbox, and the feed's bounds. */
+  inbox?: InboxSessionDeps;
 }
 
 /**
@@ -181,8 +189,9 @@ export class RecipientSession {
    */
   remove(socket: EdgeSocket): void {
     if (this.#sockets.includes(socket)) this.#sockets = this.#sockets.filter((s) => s !== socket);
-    const { feed, device } = socket;
-    if (!feed || device === undefined) return;
+    const { feed } = socket;
+    if (!feed || socket.device === undefined) return;
+    const device = feedStopKey(socket, socket.device);
     this.#feedStops ??= new Map();
     const stops = this.#feedStops;
     const stopped = feed.stop().finally(() => {
@@ -193,14 +202,9 @@ export class RecipientSession {
 
   /** Starts a device socket's feed once the same device's last one recorded its position. */
   #startFeed(socket: EdgeSocket, device: string): void {
-    const { account, recipient } = this;
-    const feed = new DeviceFeed(socket, device, {
-      ...this.#deps,
-      stream: this.#deps.layout.streamOf(account, recipient),
-      subject: subjects.queue(account, recipient),
-    });
+    const { feed, stopKey } = newFeed(socket, device, this.#deps);
     socket.feed = feed;
-    void feed.start(this.#feedStops?.get(device) ?? this.#deps.previous);
+    void feed.start(this.#feedStops?.get(stopKey) ?? this.#deps.previous);
   }
 
   /** Unsubscribes, stops the drainer and nakks what it held, so the next connect gets it at once. */
@@ -222,6 +226,8 @@ export class RecipientSession {
           const kind = recipientSubjectKind(msg.subject);
           if (kind === 'live') this.#onLive(msg);
           else if (kind === 'queued') this.#onNotice(msg);
+          // The inbox store's count after a change: to the session's herald.v1 inbox sockets.
+          else if (kind === 'unread') forwardUnread(this.#sockets, msg, this.#deps.logger);
         },
       });
       await nc.flush();
@@ -294,23 +300,22 @@ export class RecipientSession {
       reply: answer.sent,
       unsent: answer.unsent,
     });
-    for (const socket of this.#sockets) if (socket.write(frames, live.forSocket())) live.handed();
+    for (const socket of this.#sockets) {
+      // An inbox device socket takes live events through its feed: once per id, in store order.
+      const d = live.forSocket();
+      if (socket.feed?.take ? socket.feed.take(frames, d) : socket.write(frames, d)) live.handed();
+    }
     live.offered();
     return live;
   }
 
   #onNotice(msg: Msg): void {
-    let body: unknown;
-    try {
-      body = json.decode(msg.data);
-    } catch {
-      body = undefined;
-    }
-    if (!QueuedNotice.safeParse(body).success) {
+    if (!decodeNotice(QueuedNotice, msg.data)) {
       this.#deps.logger.warn({ subject: msg.subject }, 'ignoring malformed queued notice');
       return;
     }
     this.#drainer.kick();
-    for (const socket of this.#sockets) socket.feed?.kick();
+    // An inbox feed reads on at the unread notice that the same event's store publishes.
+    for (const socket of this.#sockets) if (!socket.inbox) socket.feed?.kick();
   }
 }

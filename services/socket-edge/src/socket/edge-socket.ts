@@ -1,6 +1,7 @@
 import { authorizeKeyUse, type KeyVerifier, keyUseDeadline } from '@herald/access';
 import { type Client, CloseCodes, HeraldError, type VerifiedKey } from '@herald/proto';
 import { WebSocket } from 'ws';
+import type { InboxSocket } from '../inbox/inbox-socket.js';
 import { closeWithError } from './closing.js';
 import type { Delivery } from './delivery.js';
 import type { EventFrames, Framing } from './framing.js';
@@ -12,9 +13,14 @@ import { corkUntilTickEnd } from './tick-cork.js';
 export interface SocketFeed {
   /** The drain hands the socket the event at stream sequence `seq`; false when not taken. */
   offer(seq: number, frames: EventFrames, delivery: Delivery): boolean;
+  /** Inbox device feeds only: a live event goes through the feed (written once per id, in order). */
+  take?(frames: EventFrames, delivery: Delivery): boolean;
   kick(): void;
   stop(): Promise<void>;
 }
+
+/** The inbox side of the sockets that have one (see {@link EdgeSocket.inbox}). */
+const inboxes = new WeakMap<EdgeSocket, InboxSocket>();
 
 /** setTimeout's largest delay; a deadline later than this is re-armed when the timer fires. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -102,6 +108,20 @@ export class EdgeSocket {
       this.#markGone();
     });
     this.#armExpiry();
+  }
+
+  /**
+   * herald.v1 sockets of an inbox key only: unread counts, read and history
+   * (inbox/inbox-socket.ts). Kept beside the socket, not in it, so that every other socket holds
+   * not even the field.
+   */
+  get inbox(): InboxSocket | undefined {
+    return inboxes.get(this);
+  }
+
+  set inbox(inbox: InboxSocket | undefined) {
+    if (inbox) inboxes.set(this, inbox);
+    else inboxes.delete(this);
   }
 
   /** The account the socket's key belongs to: the tenant boundary of its subjects. */
