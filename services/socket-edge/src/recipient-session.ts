@@ -3,7 +3,7 @@ import type { Logger } from '@herald/kit';
 import type { TurnPublisher } from '@herald/nats';
 import { HeraldError, QueuedNotice, recipientSubjectKind, subjects } from '@herald/proto';
 import type { DevicePositions } from '@herald/queue';
-import { JSONCodec, type Msg, type NatsConnection, type Subscription } from 'nats';
+import type { Msg, NatsConnection, Subscription } from 'nats';
 import { LiveDelivery, liveReply } from './live-delivery.js';
 import type { EdgeMetrics } from './metrics.js';
 import { QueueDrainer, type QueueDrainerDeps } from './queue/queue-drainer.js';
@@ -17,8 +17,6 @@ import {
   type InboxSessionDeps,
   newFeed,
 } from './socket-feeds.js';
-
-const json = JSONCodec();
 
 /**
  * Most live requests held for a session whose subscription is up but whose first socket has not
