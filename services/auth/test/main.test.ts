@@ -71,6 +71,7 @@ describe('main.ts', () => {
           '0006_dashboard_keys',
           '0007_key_tokens',
           '0008_nats_users',
+          '0009_key_inbox',
         ]);
       } finally {
         await fresh.destroy();

@@ -33,6 +33,7 @@ describe('migrations', () => {
         '0006_dashboard_keys',
         '0007_key_tokens',
         '0008_nats_users',
+        '0009_key_inbox',
       ]);
       expect(await migrateToLatest(fresh)).toEqual([]);
       const tables = await sql<{ table_name: string }>`
@@ -95,6 +96,7 @@ describe('migration 0002_plans on existing data', () => {
         '0006_dashboard_keys',
         '0007_key_tokens',
         '0008_nats_users',
+        '0009_key_inbox',
       ]);
       const subs = await sql<{ plan: string; period_end: Date | null }>`
         select plan, period_end from subscriptions where account_id = ${id}`.execute(old);
@@ -266,6 +268,7 @@ describe('api keys', () => {
         'domain',
         'expires_at',
         'id',
+        'inbox_days',
         'key_prefix',
         'kind',
         'require_token',
