@@ -51,6 +51,48 @@ export interface Subscription<TPayload = unknown> {
   connected(): boolean;
   /** Removes this subscription's listeners; closes the socket if no other uses it. Idempotent. */
   unsubscribe(): void;
+  /**
+   * Inbox mode (a key made with `--inbox-days`): calls `listener(unread)` with the recipient's
+   * unread count, sent by the server on connect and after any change on any device. Never called
+   * for a key without inbox mode.
+   */
+  onInbox(listener: (unread: number) => void): Unsubscribe;
+  /** The last unread count the server sent; undefined until one came (no inbox mode, not yet). */
+  unread(): number | undefined;
+  /**
+   * Marks these events read on the server, for every device (sent 100 ids a frame); the new
+   * count comes back through `onInbox`. False when not sent: the socket is not open, or the key
+   * has no inbox mode (no count came yet).
+   */
+  markRead(ids: readonly string[]): boolean;
+  /** Marks every event of the inbox read; as `markRead`. */
+  markAllRead(): boolean;
+  /**
+   * One page of the inbox, newest first: `before` is the `next` of the page before (null or
+   * absent: the newest), `limit` 1-100 (default 20). Requests go one at a time on the socket;
+   * rejects with a `HeraldError` (`not_connected` when the socket is not open or goes before the
+   * answer; the server's code, e.g. `inbox_disabled`, for a refused request).
+   */
+  history(options?: HistoryOptions): Promise<HistoryPage<TPayload>>;
+}
+
+/** One event of the inbox, as `history` returns it. */
+export interface InboxEvent<TPayload = unknown> extends HeraldEvent<TPayload> {
+  /** Marked read on any device. */
+  read: boolean;
+}
+
+export interface HistoryOptions {
+  /** The `next` of the page before; null or absent for the newest page. */
+  before?: string | null;
+  /** 1 to 100; default 20. */
+  limit?: number;
+}
+
+/** One page of history: newest first; `next` fetches the older page, null at the end. */
+export interface HistoryPage<TPayload = unknown> {
+  events: InboxEvent<TPayload>[];
+  next: string | null;
 }
 
 export interface NotifyInput {
