@@ -194,10 +194,11 @@ export class Connection {
       if (!this.inbox.answer(frame.error)) this.#refusal = frame.error;
       return;
     }
+    // The count first, so a listener of 'connected' reads it.
+    if (frame.type === 'inbox') this.inbox.count(frame.unread);
     if (this.#phase === 'connecting') this.#accept();
     if (frame.type !== 'event') {
-      if (frame.type === 'inbox') this.inbox.count(frame.unread);
-      else this.inbox.answer({ events: frame.events, next: frame.next });
+      if (frame.type === 'history') this.inbox.answer({ events: frame.events, next: frame.next });
       return;
     }
     const { id } = frame;

@@ -30,8 +30,11 @@ describe('inbox mode over herald.v1 (fake timers)', () => {
     await settle();
     expect(sub.unread(), 'no count before the server sent one').toBeUndefined();
     expect(sub.connected()).toBe(false);
+    const atConnect: Array<number | undefined> = [];
+    sub.onConnectionChange(() => atConnect.push(sub.unread()));
     inbox(last(), 3);
     expect(sub.connected(), 'an inbox frame proves the socket was accepted').toBe(true);
+    expect(atConnect, "the count is known when 'connected' is told").toEqual([3]);
     inbox(last(), 0);
     expect(counts).toEqual([3, 0]);
     expect(sub.unread()).toBe(0);
