@@ -138,6 +138,20 @@ export const InboxQueryReply = z.discriminatedUnion('ok', [
 export type InboxQueryReply = z.infer<typeof InboxQueryReply>;
 
 /**
+ * `rt.inboxapi.expire` (retention's weekly run): remove the inbox events past their expiry that
+ * are settled (a socket had them, or the sender was told they failed). An event not yet delivered
+ * is never removed: an event answered 200/202 reaches its recipient at least once or stays kept.
+ */
+export const InboxExpireRequest = z.object({ v: z.literal(1) });
+export type InboxExpireRequest = z.infer<typeof InboxExpireRequest>;
+
+export const InboxExpireReply = z.discriminatedUnion('ok', [
+  z.object({ v: z.literal(1), ok: z.literal(true), removed: z.number().int().min(0) }),
+  ErrorReply,
+]);
+export type InboxExpireReply = z.infer<typeof InboxExpireReply>;
+
+/**
  * `rt.unread.<account>.<recipient>` (core NATS, published by the store after every change): the
  * recipient's unread count. Every edge holding a herald.v1 socket of the recipient forwards it as
  * `{"type":"inbox","unread"}`. Its shape matches the edge's per-recipient subscription

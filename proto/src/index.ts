@@ -44,6 +44,8 @@ export {
   InboxCursor,
   InboxDays,
   InboxEvent,
+  InboxExpireReply,
+  InboxExpireRequest,
   InboxHistoryBody,
   InboxQuery,
   InboxQueryReply,

@@ -27,12 +27,21 @@ describe('subjectPatterns', () => {
       statusQuery: subjects.statusQuery,
       statusTrim: subjects.statusTrim,
       billingNotice: billingSubjects.notice(A),
+      inboxStore: subjects.inboxStore(A),
+      inboxQuery: subjects.inboxQuery(A),
+      inboxExpire: subjects.inboxExpire,
+      inboxApi: subjects.inboxQuery(A),
+      inboxUnread: subjects.inboxUnread(A, R),
     };
     for (const [name, pattern] of Object.entries(subjectPatterns)) {
       expect(matches(pattern, built[name as keyof typeof subjectPatterns]), name).toBe(true);
     }
     // A single dispatch pattern does not reach a batch (four tokens), nor the reverse.
     expect(matches(subjectPatterns.dispatch, subjects.dispatchBatch(A))).toBe(false);
+    // An edge's per-recipient shape reaches the unread notice, never the inbox API's requests.
+    expect(matches(subjectPatterns.recipient, subjects.inboxUnread(A, R))).toBe(true);
+    expect(matches(subjectPatterns.inboxApi, subjects.inboxStore(A))).toBe(true);
+    expect(matches(subjectPatterns.inboxApi, subjects.inboxUnread(A, R))).toBe(false);
   });
 
   it("gives a backend only its account's two dispatch subjects, and refuses a bad account id", () => {

@@ -42,6 +42,12 @@ export const subjectPatterns = {
   statusQuery: 'rt.statusapi.query',
   statusTrim: 'rt.statusapi.trim',
   billingNotice: billingSubjects.noticeAll,
+  inboxStore: 'rt.inboxapi.store.*',
+  inboxQuery: 'rt.inboxapi.query.*',
+  inboxExpire: 'rt.inboxapi.expire',
+  /** Every subject of the inbox API (an edge's rt.*.*.* must not read its stores and queries). */
+  inboxApi: 'rt.inboxapi.>',
+  inboxUnread: 'rt.unread.*.*',
 } as const;
 
 /** Where request replies land (nats.js's default inbox prefix). */
@@ -133,6 +139,9 @@ export const servicePermissions: Record<NatsService, NatsPermissions> = {
       subjectPatterns.authVerify,
       subjectPatterns.status,
       subjectPatterns.statusQuery,
+      // Inbox keys: events kept before the answer; /inbox/history and /inbox/read.
+      subjectPatterns.inboxStore,
+      subjectPatterns.inboxQuery,
       ...kvRead,
       ...kvEnsure,
       js.streamNames,
@@ -159,6 +168,8 @@ export const servicePermissions: Record<NatsService, NatsPermissions> = {
     [
       subjectPatterns.authVerify,
       subjectPatterns.status,
+      // Inbox keys: the unread count, history and read marks, a device's catch-up.
+      subjectPatterns.inboxQuery,
       ...kvRead,
       ...kvEnsure,
       js.consumerCreate,
@@ -180,14 +191,16 @@ export const servicePermissions: Record<NatsService, NatsPermissions> = {
       subjectPatterns.edgeLive,
       subjectPatterns.authInvalidate,
     ],
-    // rt.*.*.* also matches a batch dispatch (4 tokens): an edge never reads those.
-    { allowResponses: true, denySub: [subjectPatterns.dispatchBatch] },
+    // rt.*.*.* also matches a batch dispatch and the inbox API's stores and queries (4 tokens):
+    // an edge never reads those. It does read rt.unread.<a>.<r>, the recipient's unread count.
+    { allowResponses: true, denySub: [subjectPatterns.dispatchBatch, subjectPatterns.inboxApi] },
   ),
   // Cleanup: reads and trims the queue streams and their consumers, wakes edges, trims status.
   retention: perms(
     [
       subjectPatterns.queued,
       subjectPatterns.statusTrim,
+      subjectPatterns.inboxExpire,
       ...kvRead,
       ...kvEnsure,
       js.streamNames,
@@ -205,7 +218,7 @@ export const servicePermissions: Record<NatsService, NatsPermissions> = {
     ],
     [],
   ),
-  // Status: its stream and durable consumer, the queries and trims it answers.
+  // Status: its stream and durable consumer, the queries and trims it answers; the inbox store.
   status: perms(
     [
       js.info,
@@ -217,8 +230,16 @@ export const servicePermissions: Record<NatsService, NatsPermissions> = {
       js.consumerInfo,
       js.next,
       js.ack,
+      // Inbox mode: each recipient's unread count after every change.
+      subjectPatterns.inboxUnread,
     ],
-    [subjectPatterns.statusQuery, subjectPatterns.statusTrim],
+    [
+      subjectPatterns.statusQuery,
+      subjectPatterns.statusTrim,
+      subjectPatterns.inboxStore,
+      subjectPatterns.inboxQuery,
+      subjectPatterns.inboxExpire,
+    ],
     { allowResponses: true },
   ),
 };

@@ -36,10 +36,26 @@ function isPosition(value: unknown): value is DevicePosition {
   );
 }
 
-/** The key `<account>.<recipient>.<device>`, each checked (a device id is a valid subject token). */
-export function devicePositionKey(account: string, recipient: string, device: string): string {
+/**
+ * A second key space of the same bucket: a device's position in its recipient's inbox (inbox-mode
+ * keys, the edge's inbox feed), `inbox.<account>.<recipient>.<device>`, value `{"stream":"inbox","seq"}`
+ * with the store's sequence. Four tokens, so it never collides with a queue position's three.
+ */
+export const INBOX_POSITION_SPACE = 'inbox';
+
+/**
+ * The key `<account>.<recipient>.<device>` (or `<space>.<account>.<recipient>.<device>`), each
+ * checked (a device id is a valid subject token).
+ */
+export function devicePositionKey(
+  account: string,
+  recipient: string,
+  device: string,
+  space?: string,
+): string {
   if (!DEVICE_FORMAT.test(device)) throw new RangeError(`invalid device id: ${device}`);
-  return `${assertToken('account', account)}.${assertToken('recipient', recipient)}.${device}`;
+  const key = `${assertToken('account', account)}.${assertToken('recipient', recipient)}.${device}`;
+  return space === undefined ? key : `${space}.${key}`;
 }
 
 /** Creates the bucket (file storage, one value per key, direct gets), or leaves it as it is. */
@@ -59,10 +75,18 @@ export async function ensureDevicePositionBucket(
 export class DevicePositions {
   readonly #requester: NatsRequester;
   readonly #timeoutMs: number;
+  readonly #space: string | undefined;
 
-  constructor(nc: NatsConnection, timeoutMs: number, requester = new NatsRequester(nc)) {
+  /** @param space a key space of the bucket ({@link INBOX_POSITION_SPACE}); none for queue positions */
+  constructor(
+    nc: NatsConnection,
+    timeoutMs: number,
+    requester = new NatsRequester(nc),
+    space?: string,
+  ) {
     this.#requester = requester;
     this.#timeoutMs = timeoutMs;
+    this.#space = space;
   }
 
   /** The device's position; undefined when none is recorded (a new device, or one expired). */
@@ -71,7 +95,7 @@ export class DevicePositions {
     recipient: string,
     device: string,
   ): Promise<DevicePosition | undefined> {
-    const key = devicePositionKey(account, recipient, device);
+    const key = devicePositionKey(account, recipient, device, this.#space);
     const outcome = await this.#requester.request(
       `$JS.API.DIRECT.GET.KV_${DEVICE_POSITION_BUCKET}.$KV.${DEVICE_POSITION_BUCKET}.${key}`,
       EMPTY,
@@ -96,7 +120,7 @@ export class DevicePositions {
     device: string,
     position: DevicePosition,
   ): Promise<void> {
-    const key = devicePositionKey(account, recipient, device);
+    const key = devicePositionKey(account, recipient, device, this.#space);
     if (!isPosition(position)) throw new RangeError('device position: stream and seq required');
     const body = new TextEncoder().encode(
       JSON.stringify({ stream: position.stream, seq: position.seq }),

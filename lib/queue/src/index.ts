@@ -14,6 +14,7 @@ export {
   DevicePositions,
   devicePositionKey,
   ensureDevicePositionBucket,
+  INBOX_POSITION_SPACE,
 } from './device-positions.js';
 export {
   type LegacyMigration,

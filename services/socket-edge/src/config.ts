@@ -40,8 +40,29 @@ export const Env = CommonEnv.extend({
    * its own LIVE_TIMEOUT_MS already), ms. Default 5000.
    */
   LIVE_PROOF_TIMEOUT_MS: envInt(5000, 100, 600_000),
-  /** Largest frame a client may send (they only send acks); larger closes the socket with 1009 (RFC 6455: too big). Default 4096. */
-  MAX_CLIENT_FRAME_BYTES: envInt(4096, 128, MIB),
+  /**
+   * Largest frame a client may send (acks, tokens, an inbox key's read and history requests);
+   * larger closes the socket with 1009 (RFC 6455: too big). Default 8192: a read of 100 ids of 64
+   * characters is about 6.8 KB.
+   */
+  MAX_CLIENT_FRAME_BYTES: envInt(8192, 128, MIB),
+  /** How long the edge waits for the inbox store's answer (unread, read, history, catch-up), ms. Default 2000. */
+  INBOX_QUERY_TIMEOUT_MS: envInt(2000, 100, 60_000),
+  /** Inbox events a device's catch-up asks the store for per request (inbox keys). Default 100. */
+  INBOX_CATCH_UP_BATCH: envInt(100, 1, 1000),
+  /**
+   * Event ids an inbox device socket remembers so that a second copy (live and caught up, or
+   * queued and caught up) is not written to it again; proven ids beyond it are forgotten, oldest
+   * first (~100 B each). Default 1000.
+   */
+  INBOX_DEDUPE_IDS: envInt(1000, 10, 1_000_000),
+  /**
+   * Inbox requests (read, history) one socket may make per second once INBOX_REQUEST_BURST is
+   * spent; one at a time in any case. Past it: an in-band `rate_limited` error. Default 5.
+   */
+  INBOX_REQUESTS_PER_S: envInt(5, 1, 10_000),
+  /** Inbox requests one socket may make at once before INBOX_REQUESTS_PER_S applies. Default 10. */
+  INBOX_REQUEST_BURST: envInt(10, 1, 10_000),
   /**
    * Streams the offline queue is partitioned into: the same value as ingress-api and retention
    * (the edge refuses to start when the queue's streams say otherwise). Default 16.

@@ -3,7 +3,7 @@ import { KeyVerifier } from '@herald/access';
 import { AuthFailureLimiter, createRegistry, type Service, type ServiceDeps } from '@herald/kit';
 import { NatsRequester, TurnPublisher } from '@herald/nats';
 import type { CredentialKind } from '@herald/proto';
-import { DevicePositions, QueueFloors, QueueLayout } from '@herald/queue';
+import { DevicePositions, INBOX_POSITION_SPACE, QueueFloors, QueueLayout } from '@herald/queue';
 import { StatusBatcher } from '@herald/status-client';
 import type { Registry } from 'prom-client';
 import { WebSocketServer } from 'ws';
@@ -18,6 +18,7 @@ import { SocketBudget } from './admit/socket-budget.js';
 import { createUpgradeHandler } from './admit/upgrade-handler.js';
 import type { EdgeConfig } from './config.js';
 import { RecipientRegistry } from './connection-registry.js';
+import { InboxClient } from './inbox/inbox-client.js';
 import { createEdgeMetrics } from './metrics.js';
 import { queueCheckLimiter } from './queue/check-limiter.js';
 import { natsReadiness } from './readiness.js';
@@ -92,6 +93,7 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
   const jsm = nc.jetstreamManager({ checkAPI: false });
   const requester = new NatsRequester(nc);
   const layout = new QueueLayout(config.QUEUE_PARTITIONS);
+  const inboxClient = new InboxClient(requester, config.INBOX_QUERY_TIMEOUT_MS);
   // The edge's one turn publisher: a turn's live replies and its status records (one message per
   // account, the batcher's) leave in one socket write.
   const publisher = new TurnPublisher(nc);
@@ -117,6 +119,12 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
     // nats.js's own JetStream API timeout, as the queue lookup's.
     floors: new QueueFloors(nc, 5000, requester),
     devicePositions: new DevicePositions(nc, 5000, requester),
+    inbox: {
+      client: inboxClient,
+      positions: new DevicePositions(nc, 5000, requester, INBOX_POSITION_SPACE),
+      batch: config.INBOX_CATCH_UP_BATCH,
+      dedupeIds: config.INBOX_DEDUPE_IDS,
+    },
   };
   const sessions = new RecipientRegistry(
     (account, recipient, previous) =>
@@ -148,6 +156,10 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
       logger,
       verifier,
       tokenPolicy,
+      inbox: {
+        client: inboxClient,
+        limits: { perSecond: config.INBOX_REQUESTS_PER_S, burst: config.INBOX_REQUEST_BURST },
+      },
       proof: {
         maxEvents: config.MAX_UNPROVEN_EVENTS,
         maxBytes: config.MAX_UNPROVEN_BYTES,

@@ -3,6 +3,7 @@ import type { Logger } from '@herald/kit';
 import type { TurnPublisher } from '@herald/nats';
 import {
   HeraldError,
+  InboxUnreadNotice,
   type LiveReply,
   QueuedNotice,
   recipientSubjectKind,
@@ -10,6 +11,8 @@ import {
 } from '@herald/proto';
 import type { DevicePositions } from '@herald/queue';
 import { JSONCodec, type Msg, type NatsConnection, type Subscription } from 'nats';
+import type { InboxClient } from './inbox/inbox-client.js';
+import { InboxFeed } from './inbox/inbox-feed.js';
 import { LiveDelivery } from './live-delivery.js';
 import type { EdgeMetrics } from './metrics.js';
 import { DeviceFeed } from './queue/device-feed.js';
@@ -53,6 +56,13 @@ export interface RecipientSessionDeps
   logger: Logger;
   /** Where device sockets' positions are kept (lib/queue device-positions.ts). */
   devicePositions?: DevicePositions;
+  /** Inbox keys: the store's client, device positions in the inbox, and the feed's bounds. */
+  inbox?: {
+    client: InboxClient;
+    positions?: DevicePositions | undefined;
+    batch: number;
+    dedupeIds: number;
+  };
 }
 
 /**
@@ -196,8 +206,10 @@ export class RecipientSession {
    */
   remove(socket: EdgeSocket): void {
     if (this.#sockets.includes(socket)) this.#sockets = this.#sockets.filter((s) => s !== socket);
-    const { feed, device } = socket;
-    if (!feed || device === undefined) return;
+    const { feed } = socket;
+    if (!feed || socket.device === undefined) return;
+    // Inbox and queue positions are two key spaces: each waits only for its own kind's record.
+    const device = socket.inbox ? `inbox:${socket.device}` : socket.device;
     this.#feedStops ??= new Map();
     const stops = this.#feedStops;
     const stopped = feed.stop().finally(() => {
@@ -206,9 +218,25 @@ export class RecipientSession {
     stops.set(device, stopped);
   }
 
-  /** Starts a device socket's feed once the same device's last one recorded its position. */
+  /**
+   * Starts a device socket's feed once the same device's last one recorded its position: an
+   * {@link InboxFeed} for a herald.v1 socket of an inbox key, else a {@link DeviceFeed}.
+   */
   #startFeed(socket: EdgeSocket, device: string): void {
     const { account, recipient } = this;
+    const inbox = this.#deps.inbox;
+    if (socket.inbox && inbox) {
+      const feed = new InboxFeed(socket, device, {
+        ...this.#deps,
+        inbox: inbox.client,
+        inboxPositions: inbox.positions,
+        batch: inbox.batch,
+        dedupeIds: inbox.dedupeIds,
+      });
+      socket.feed = feed;
+      void feed.start(this.#feedStops?.get(`inbox:${device}`) ?? this.#deps.previous);
+      return;
+    }
     const feed = new DeviceFeed(socket, device, {
       ...this.#deps,
       stream: this.#deps.layout.streamOf(account, recipient),
@@ -237,6 +265,7 @@ export class RecipientSession {
           const kind = recipientSubjectKind(msg.subject);
           if (kind === 'live') this.#onLive(msg);
           else if (kind === 'queued') this.#onNotice(msg);
+          else if (kind === 'unread') this.#onUnread(msg);
         },
       });
       await nc.flush();
@@ -294,7 +323,11 @@ export class RecipientSession {
       reply: answer.sent,
       unsent: answer.unsent,
     });
-    for (const socket of this.#sockets) if (socket.write(frames, live.forSocket())) live.handed();
+    for (const socket of this.#sockets) {
+      // An inbox device socket takes live events through its feed: once per id, in store order.
+      const d = live.forSocket();
+      if (socket.feed?.take ? socket.feed.take(frames, d) : socket.write(frames, d)) live.handed();
+    }
     live.offered();
     return live;
   }
@@ -312,5 +345,29 @@ export class RecipientSession {
     }
     this.#drainer.kick();
     for (const socket of this.#sockets) socket.feed?.kick();
+  }
+
+  /**
+   * The inbox store's unread count after a change: every herald.v1 socket of an inbox key gets it
+   * as `{"type":"inbox","unread"}` and its device feed reads on (the change may be a new event).
+   * Plain-framing sockets and sockets of keys without inbox mode get nothing.
+   */
+  #onUnread(msg: Msg): void {
+    let body: unknown;
+    try {
+      body = json.decode(msg.data);
+    } catch {
+      body = undefined;
+    }
+    const notice = InboxUnreadNotice.safeParse(body);
+    if (!notice.success) {
+      this.#deps.logger.warn({ subject: msg.subject }, 'ignoring malformed unread notice');
+      return;
+    }
+    for (const socket of this.#sockets) {
+      if (!socket.inbox) continue;
+      socket.inbox.unread(notice.data.unread);
+      socket.feed?.kick();
+    }
   }
 }

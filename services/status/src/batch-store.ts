@@ -1,6 +1,7 @@
 import type { StatusEvent } from '@herald/proto';
 import { type Kysely, sql } from 'kysely';
 import type { StatusDb, StatusEventRow } from './db-schema.js';
+import { markDelivered } from './inbox/queries.js';
 import { mergeBatch } from './merge.js';
 
 export interface BatchResult {
@@ -11,7 +12,7 @@ export interface BatchResult {
 }
 
 /**
- * Writes one batch in one transaction and three statements, whatever its size: lock the batch's
+ * Writes one batch in one transaction and four statements, whatever its size: lock the batch's
  * existing rows, upsert the merged rows, add the rollup increments. Rows are locked in id order so
  * two writers never deadlock on the same pair of events.
  */
@@ -62,6 +63,13 @@ export async function writeBatch(
         )
         .execute();
     }
+    // Inbox mode: a kept event a socket had (or whose sender was told it failed) may now expire.
+    await markDelivered(
+      trx,
+      records
+        .filter((r) => r.status !== 'pending')
+        .map((r) => ({ account: r.account_id, id: r.id })),
+    );
     return { rows: merged.rows.length, deferred: merged.deferred };
   });
 }

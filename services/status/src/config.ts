@@ -42,6 +42,13 @@ export const Env = CommonEnv.extend({
    * flight) is retried this many times, a second apart, before it is written without a key.
    */
   STATUS_ORPHAN_RETRIES: envInt(5, 0, 100),
+  /**
+   * Inbox mode: most events kept per recipient. Past it a new event takes the place of the
+   * recipient's oldest read one; when none is read the event is refused (`inbox_full`, 507).
+   */
+  INBOX_MAX_PER_RECIPIENT: envInt(10_000, 1, 1_000_000),
+  /** Most inbox events kept in one transaction (concurrent stores share it). Default 1000. */
+  INBOX_BATCH_MAX: envInt(1000, 1, 10_000),
 }).superRefine(requireTls);
 export type Env = z.infer<typeof Env>;
 export type StatusConfig = Env;

@@ -31,9 +31,24 @@ export interface StatusRollupTable {
   last_at: Timestamp;
 }
 
+/** Inbox mode: one kept event of an inbox key for one recipient (migration 0002). */
+export interface InboxEventsTable {
+  seq: ColumnType<string, never, never>;
+  account_id: string;
+  recipient: string;
+  id: string;
+  /** Epoch ms; bigint, read back as a string. */
+  ts: ColumnType<string, number, number>;
+  payload_json: string;
+  read_at: Date | null;
+  expires_at: Date;
+  delivered: ColumnType<boolean, boolean | undefined, boolean>;
+}
+
 export interface StatusDb {
   status_events: StatusEventsTable;
   status_rollup: StatusRollupTable;
+  inbox_events: InboxEventsTable;
 }
 
 export type StatusEventRow = Selectable<StatusEventsTable>;

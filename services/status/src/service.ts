@@ -15,6 +15,7 @@ import type { JetStreamManager, StreamConfig, Subscription } from 'nats';
 import type { Registry } from 'prom-client';
 import type { StatusConfig } from './config.js';
 import type { StatusDb } from './db-schema.js';
+import { type InboxResponder, serveInbox } from './inbox/responder.js';
 import { createStatusMetrics } from './metrics.js';
 import { serveStatusRequests } from './responder.js';
 import { ensureWriterConsumer, StatusWriter } from './writer.js';
@@ -44,6 +45,7 @@ export function createStatusService(config: StatusConfig, deps: StatusServiceDep
   const metrics = createStatusMetrics(registry);
   let writer: StatusWriter | undefined;
   let subs: Subscription[] = [];
+  let inbox: InboxResponder | undefined;
   const ready = async () => {
     // A round trip, not the connection's state: a reconnecting client is neither closed nor
     // draining, yet the writer and every status query through it fail.
@@ -76,9 +78,18 @@ export function createStatusService(config: StatusConfig, deps: StatusServiceDep
         retentionDays: config.STATUS_RETENTION_DAYS,
         now: deps.now ?? Date.now,
       });
+      inbox = serveInbox({
+        nc,
+        db,
+        logger,
+        cap: config.INBOX_MAX_PER_RECIPIENT,
+        batchMax: config.INBOX_BATCH_MAX,
+        now: deps.now ?? Date.now,
+      });
     },
     async close() {
-      for (const s of subs) s.unsubscribe();
+      for (const s of [...subs, ...(inbox?.subs ?? [])]) s.unsubscribe();
+      await inbox?.idle();
       await writer?.stop();
     },
   };

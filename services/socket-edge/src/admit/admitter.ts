@@ -1,10 +1,13 @@
 import type { KeyVerifier } from '@herald/access';
 import type { Logger } from '@herald/kit';
 import { CloseCodes, SUBPROTOCOL } from '@herald/proto';
+import type { RawData } from 'ws';
 import type { RecipientRegistry } from '../connection-registry.js';
+import type { InboxClient } from '../inbox/inbox-client.js';
+import { type InboxRequestLimits, InboxSocket, refuseInboxFrame } from '../inbox/inbox-socket.js';
 import type { EdgeMetrics } from '../metrics.js';
 import { EdgeSocket } from '../socket/edge-socket.js';
-import { parseAck } from '../socket/framing.js';
+import { clientFrameJson, parseAck } from '../socket/framing.js';
 import type { ProofLedgerOptions } from '../socket/proof-ledger.js';
 import type { TokenPolicy } from './recipient-token.js';
 import { watchToken } from './token-refresh.js';
@@ -21,6 +24,8 @@ export function socketAdmitter(deps: {
   /** Re-reads a key's signing secrets for an in-band token refresh. */
   verifier: KeyVerifier;
   tokenPolicy: TokenPolicy;
+  /** Inbox keys' herald.v1 sockets: the store's client and the per-socket request bounds. */
+  inbox?: { client: InboxClient; limits: InboxRequestLimits };
 }) {
   const { sessions, metrics, logger } = deps;
   // Listeners shared by every socket where they need nothing of it: each closure made per socket
@@ -46,6 +51,15 @@ export function socketAdmitter(deps: {
       onGone: (s) => sessions.detach(session, s),
       onSlow,
     });
+    // herald.v1 sockets of an inbox key get unread counts and may ask for history and read marks.
+    if (framing === SUBPROTOCOL && key.inbox_days && deps.inbox) {
+      socket.inbox = new InboxSocket(ws, {
+        ...deps.inbox,
+        account: key.account_id,
+        recipient: params.recipient,
+        logger,
+      });
+    }
     sessions.attach(session, socket);
     if (deps.closing()) {
       socket.close(CloseCodes.goingAway, 'going away');
@@ -61,8 +75,22 @@ export function socketAdmitter(deps: {
       ws.on('message', (data, isBinary) => {
         const id = parseAck(data, isBinary);
         if (id !== undefined) socket.acked(id);
-        else if (!onToken?.(data, isBinary)) metrics.malformedClientFrames.inc();
+        else if (!onToken?.(data, isBinary) && !inboxFrame(socket, data, isBinary))
+          metrics.malformedClientFrames.inc();
       });
+      void socket.inbox?.greet();
     }
   };
+}
+
+/**
+ * A `read` or `history` frame: handled by the socket's inbox, or refused in-band with
+ * `inbox_disabled` when its key keeps no inbox. False for anything else (malformed).
+ */
+function inboxFrame(socket: EdgeSocket, data: RawData, isBinary: boolean): boolean {
+  if (isBinary) return false;
+  const frame = clientFrameJson(data);
+  if (typeof frame !== 'object' || frame === null) return false;
+  if (socket.inbox) return socket.inbox.handle(frame);
+  return refuseInboxFrame(socket.ws, frame);
 }

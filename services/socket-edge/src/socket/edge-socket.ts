@@ -1,6 +1,7 @@
 import { authorizeKeyUse, type KeyVerifier, keyUseDeadline } from '@herald/access';
 import { type Client, CloseCodes, HeraldError, type VerifiedKey } from '@herald/proto';
 import { WebSocket } from 'ws';
+import type { InboxSocket } from '../inbox/inbox-socket.js';
 import { closeWithError } from './closing.js';
 import type { Delivery } from './delivery.js';
 import type { EventFrames, Framing } from './framing.js';
@@ -12,6 +13,8 @@ import { corkUntilTickEnd } from './tick-cork.js';
 export interface SocketFeed {
   /** The drain hands the socket the event at stream sequence `seq`; false when not taken. */
   offer(seq: number, frames: EventFrames, delivery: Delivery): boolean;
+  /** Inbox device feeds only: a live event goes through the feed (written once per id, in order). */
+  take?(frames: EventFrames, delivery: Delivery): boolean;
   kick(): void;
   stop(): Promise<void>;
 }
@@ -57,6 +60,8 @@ export class EdgeSocket {
   readonly device: string | undefined;
   /** The device's queued events (set by its session when `device` is given). */
   feed: SocketFeed | undefined;
+  /** herald.v1 sockets of an inbox key only: unread counts, read and history (inbox/inbox-socket.ts). */
+  inbox: InboxSocket | undefined;
   key: VerifiedKey;
   /** Its slot among the heartbeat's ticks (see startHeartbeat). */
   heartbeatSlot: number | undefined;
@@ -84,6 +89,7 @@ export class EdgeSocket {
     this.origin = init.origin;
     this.device = init.device;
     this.feed = undefined;
+    this.inbox = undefined;
     this.heartbeatSlot = undefined;
     this.#proof = init.proof;
     this.#hold = init.hold;

@@ -1,7 +1,9 @@
 import type { Migration } from 'kysely';
 import * as m0001 from './0001_status.js';
+import * as m0002 from './0002_inbox.js';
 
 /** Every migration, imported statically so sources and a build share one list. */
 export const migrations: Record<string, Migration> = {
   '0001_status': m0001,
+  '0002_inbox': m0002,
 };

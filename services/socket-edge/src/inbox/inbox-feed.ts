@@ -1,0 +1,319 @@
+import type { Logger } from '@herald/kit';
+import type { DevicePositions } from '@herald/queue';
+import type { StatusBatcher } from '@herald/status-client';
+import { publishDelivered } from '../queue/status-events.js';
+import type { Delivery } from '../socket/delivery.js';
+import type { EdgeSocket, SocketFeed } from '../socket/edge-socket.js';
+import { EventFrames } from '../socket/framing.js';
+import type { InboxClient } from './inbox-client.js';
+
+/** The inbox position's `stream` field: the store's sequences, not a queue partition's. */
+export const INBOX_STREAM = 'inbox';
+
+export interface InboxFeedDeps {
+  inbox: Pick<InboxClient, 'after'>;
+  /** Inbox positions (the device bucket's `inbox.` key space); without it a device starts at 0. */
+  inboxPositions?: DevicePositions | undefined;
+  account: string;
+  recipient: string;
+  /** Events asked of the store per `after` request (INBOX_CATCH_UP_BATCH). */
+  batch: number;
+  /** Ids a socket remembers to drop a second copy (INBOX_DEDUPE_IDS): proven ones beyond it are forgotten. */
+  dedupeIds: number;
+  logger: Logger;
+  statusBatcher: Pick<StatusBatcher, 'add'>;
+  /** The edge's QUEUE_CHECK_CONCURRENCY slots, shared with the drainers and device feeds. */
+  limitChecks: <T>(check: () => Promise<T>) => Promise<T>;
+}
+
+/** One event id handed to the socket in this session, by whichever path came first. */
+interface Entry {
+  proven: boolean;
+  lost: boolean;
+  /** Deliveries (live or drain) of the same id following this write's outcome. */
+  waiters: Delivery[];
+  /** Not written yet: held while the catch-up runs, so the device gets its events in order. */
+  held?: EventFrames | undefined;
+}
+
+const RECORD_DELAY_MS = 50;
+const utf8 = new TextEncoder();
+
+/**
+ * The events of one herald.v1 device socket of an inbox key: the inbox catch-up owns its delivery.
+ * At start it reads the device's inbox position (the store sequence up to which the device proved
+ * every event) and then asks the store for every event after it (`after`), oldest first, writing
+ * each once, paced like the drain; then live. Live events and the queue drain's copies come
+ * through {@link take} / {@link offer}: an id already handed to this socket in the session is not
+ * written twice (its delivery follows the first write's proof), and one that arrives while the
+ * catch-up runs is held and written in its turn (or at the catch-up's end, when the store does not
+ * hold it: another key's event). Every unread notice (each store change) kicks the catch-up on, so
+ * the position moves over what live writes proved, and an event the device missed live is read.
+ * The position moves only over a contiguous run of proven events, never past an unproven one, and
+ * is recorded 50 ms after a proof and at the close.
+ */
+export class InboxFeed implements SocketFeed {
+  readonly #socket: EdgeSocket;
+  readonly #device: string;
+  readonly #deps: InboxFeedDeps;
+  /** Every inbox event up to this sequence is proven by this device. */
+  #floor = 0;
+  /** The catch-up has read up to this sequence. */
+  #covered = 0;
+  #recorded = 0;
+  /** The catch-up's events above the floor, in store order, until proven. */
+  #read: { seq: number; entry: Entry }[] = [];
+  /** By event id, insertion ordered (forgotten oldest-proven-first past `dedupeIds`). */
+  #entries = new Map<string, Entry>();
+  /** True from construction until the first catch-up ends: live and drain events are held. */
+  #reading = true;
+  #again = false;
+  #stopped = false;
+  #recordTimer: NodeJS.Timeout | undefined;
+  #recording: Promise<void> | undefined;
+  #room: (() => void) | undefined;
+
+  constructor(socket: EdgeSocket, device: string, deps: InboxFeedDeps) {
+    this.#socket = socket;
+    this.#device = device;
+    this.#deps = deps;
+  }
+
+  /** Reads the device's position (after `before`, the same device's previous record), then catches up. */
+  async start(before?: Promise<void>): Promise<void> {
+    const { account, recipient, inboxPositions } = this.#deps;
+    try {
+      await before?.catch(() => undefined);
+      const at =
+        inboxPositions &&
+        (await this.#deps.limitChecks(() => inboxPositions.read(account, recipient, this.#device)));
+      if (at && at.stream === INBOX_STREAM) this.#floor = at.seq;
+    } catch (err) {
+      this.#deps.logger.warn(
+        { err: String(err), device: this.#device },
+        'inbox position not read: catching up from the oldest kept event',
+      );
+    }
+    this.#covered = this.#floor;
+    this.#recorded = this.#floor;
+    this.#reading = false;
+    this.kick();
+  }
+
+  /** The store changed (an unread notice) or the session re-checks: read on from `covered`. */
+  kick(): void {
+    if (this.#stopped) return;
+    if (this.#reading) {
+      this.#again = true;
+      return;
+    }
+    this.#reading = true;
+    void this.#catchUp();
+  }
+
+  /** The queue drain's copy of an event (its stream sequence does not matter here: ids do). */
+  offer(_seq: number, frames: EventFrames, delivery: Delivery): boolean {
+    return this.take(frames, delivery);
+  }
+
+  /** A live or drained event for this socket: written once per id in the session. */
+  take(frames: EventFrames, delivery: Delivery): boolean {
+    if (this.#stopped) return false;
+    const id = frames.event.id;
+    const known = this.#entries.get(id);
+    if (known) {
+      if (known.lost) return false;
+      if (known.proven) {
+        queueMicrotask(() => {
+          delivery.written();
+          delivery.proven();
+        });
+      } else known.waiters.push(delivery);
+      return true;
+    }
+    const entry: Entry = { proven: false, lost: false, waiters: [delivery] };
+    if (this.#reading) {
+      entry.held = frames;
+      this.#remember(id, entry);
+      return true;
+    }
+    if (!this.#write(frames, entry)) return false;
+    this.#remember(id, entry);
+    return true;
+  }
+
+  /** The socket is gone: held events are lost to their senders (who queue or nak), the position is recorded. */
+  async stop(): Promise<void> {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    this.#room?.();
+    for (const entry of this.#entries.values()) if (entry.held) this.#fail(entry);
+    clearTimeout(this.#recordTimer);
+    await this.#recording;
+    await this.#record();
+  }
+
+  async #catchUp(): Promise<void> {
+    const { inbox, account, recipient, batch } = this.#deps;
+    try {
+      do {
+        this.#again = false;
+        for (;;) {
+          if (this.#stopped || !this.#socket.open) return;
+          const after = this.#covered;
+          const events = await this.#deps.limitChecks(() =>
+            inbox.after(account, recipient, after, batch),
+          );
+          for (const ev of events) {
+            if (this.#stopped) return;
+            if (ev.seq <= this.#covered) continue;
+            const known = this.#entries.get(ev.id);
+            if (known?.held) {
+              await this.#roomFor(known.held);
+              if (this.#stopped || !this.#writeHeld(known)) return;
+            } else if (!known) {
+              const entry: Entry = { proven: false, lost: false, waiters: [] };
+              const frames = new EventFrames({
+                id: ev.id,
+                ts: ev.ts,
+                data: utf8.encode(ev.payload_json),
+              });
+              await this.#roomFor(frames);
+              if (this.#stopped || !this.#write(frames, entry)) return;
+              this.#remember(ev.id, entry);
+              this.#read.push({ seq: ev.seq, entry });
+              this.#covered = ev.seq;
+              continue;
+            }
+            // Known: written live or by the drain (or just now, held): the floor waits for its proof.
+            this.#read.push({
+              seq: ev.seq,
+              entry: known ?? { proven: true, lost: false, waiters: [] },
+            });
+            this.#covered = ev.seq;
+          }
+          if (events.length < batch) break;
+        }
+      } while (this.#again && !this.#stopped);
+      this.#advance();
+    } catch (err) {
+      this.#deps.logger.warn(
+        { err: String(err), device: this.#device },
+        'inbox catch-up failed: the rest comes at the next change or connect',
+      );
+    } finally {
+      this.#reading = false;
+      this.#flushHeld();
+    }
+  }
+
+  /** Writes what arrived during the catch-up and the store did not list (in arrival order). */
+  #flushHeld(): void {
+    if (this.#stopped) return;
+    for (const entry of this.#entries.values()) if (entry.held) this.#writeHeld(entry);
+  }
+
+  #writeHeld(entry: Entry): boolean {
+    const frames = entry.held as EventFrames;
+    entry.held = undefined;
+    if (this.#write(frames, entry)) return true;
+    this.#fail(entry);
+    return false;
+  }
+
+  #fail(entry: Entry): void {
+    entry.held = undefined;
+    entry.lost = true;
+    const waiters = entry.waiters;
+    entry.waiters = [];
+    for (const d of waiters) d.lost();
+  }
+
+  /** Remembers an id; past the cap the oldest proven ids are forgotten (unproven ones are bounded by the socket's caps). */
+  #remember(id: string, entry: Entry): void {
+    this.#entries.set(id, entry);
+    if (this.#entries.size <= this.#deps.dedupeIds) return;
+    for (const [old, e] of this.#entries) {
+      if (this.#entries.size <= this.#deps.dedupeIds) break;
+      if (e.proven) this.#entries.delete(old);
+    }
+  }
+
+  async #roomFor(frames: EventFrames): Promise<void> {
+    const bytes = frames.frameFor(this.#socket.framing).bytes;
+    while (!this.#stopped && !this.#socket.hasRoomFor(bytes)) {
+      await new Promise<void>((resolve) => {
+        this.#room = resolve;
+      });
+    }
+  }
+
+  #write(frames: EventFrames, entry: Entry): boolean {
+    const tracked: Delivery = {
+      // A live event's write keeps its proof deadline (LIVE_PROOF_TIMEOUT_MS).
+      live: entry.waiters.some((d) => d.live),
+      written: () => {
+        for (const d of entry.waiters) d.written();
+      },
+      overdue: () => {
+        for (const d of entry.waiters) d.overdue();
+      },
+      proven: () => {
+        entry.proven = true;
+        const waiters = entry.waiters;
+        entry.waiters = [];
+        // A catch-up write nobody else waits on: `delivered` now (the status keeps the first).
+        const { statusBatcher, account, recipient } = this.#deps;
+        if (waiters.length === 0)
+          publishDelivered(statusBatcher, account, recipient, frames.event.id);
+        for (const d of waiters) d.proven();
+        this.#settled();
+      },
+      lost: () => {
+        this.#fail(entry);
+        this.#settled();
+      },
+    };
+    return this.#socket.write(frames, tracked);
+  }
+
+  #settled(): void {
+    const room = this.#room;
+    this.#room = undefined;
+    room?.();
+    if (this.#stopped || this.#recordTimer) return;
+    this.#recordTimer = setTimeout(() => {
+      this.#recordTimer = undefined;
+      this.#recording = this.#record();
+    }, RECORD_DELAY_MS);
+    this.#recordTimer.unref();
+  }
+
+  /** Moves the floor over the catch-up's leading run of proven events. */
+  #advance(): void {
+    let n = 0;
+    for (const { seq, entry } of this.#read) {
+      if (!entry.proven) break;
+      this.#floor = seq;
+      n++;
+    }
+    if (n > 0) this.#read.splice(0, n);
+  }
+
+  async #record(): Promise<void> {
+    this.#advance();
+    const positions = this.#deps.inboxPositions;
+    if (!positions || this.#floor <= this.#recorded) return;
+    const seq = this.#floor;
+    const { account, recipient } = this.#deps;
+    try {
+      await positions.record(account, recipient, this.#device, { stream: INBOX_STREAM, seq });
+      this.#recorded = Math.max(this.#recorded, seq);
+    } catch (err) {
+      this.#deps.logger.warn(
+        { err: String(err), device: this.#device },
+        'inbox position not recorded: proven events may come again on its next connect',
+      );
+    }
+  }
+}

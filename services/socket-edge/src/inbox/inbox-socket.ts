@@ -1,0 +1,179 @@
+import type { Logger } from '@herald/kit';
+import {
+  type ErrorFrame,
+  HeraldError,
+  type HistoryFrame,
+  HistoryRequestFrame,
+  type InboxFrame,
+  ReadFrame,
+} from '@herald/proto';
+import { WebSocket } from 'ws';
+import type { InboxClient } from './inbox-client.js';
+
+/** The per-socket bounds on inbox requests (INBOX_REQUESTS_PER_S, INBOX_REQUEST_BURST). */
+export interface InboxRequestLimits {
+  /** Requests a socket may make per second once its burst is spent. */
+  perSecond: number;
+  /** Requests a socket may make at once (the bucket's size). */
+  burst: number;
+}
+
+/**
+ * The inbox side of one herald.v1 socket of an inbox key: the unread count on connect and after
+ * every change (`{"type":"inbox","unread"}`), and the client's `read` and `history` requests,
+ * answered in-band. A bad request gets an `error` frame naming the field and the socket stays
+ * open. Work per socket is bounded: one request in flight at a time, and a token bucket of
+ * `burst` requests refilled at `perSecond`; past either the request is refused with
+ * `rate_limited` (field `type`).
+ */
+export class InboxSocket {
+  readonly #ws: WebSocket;
+  readonly #client: InboxClient;
+  readonly #account: string;
+  readonly #recipient: string;
+  readonly #limits: InboxRequestLimits;
+  readonly #logger: Logger;
+  #busy = false;
+  #tokens: number;
+  #refilledAt = Date.now();
+
+  constructor(
+    ws: WebSocket,
+    deps: {
+      client: InboxClient;
+      account: string;
+      recipient: string;
+      limits: InboxRequestLimits;
+      logger: Logger;
+    },
+  ) {
+    this.#ws = ws;
+    this.#client = deps.client;
+    this.#account = deps.account;
+    this.#recipient = deps.recipient;
+    this.#limits = deps.limits;
+    this.#logger = deps.logger;
+    this.#tokens = deps.limits.burst;
+  }
+
+  /** Sends the unread count the store holds now (on connect). */
+  async greet(): Promise<void> {
+    try {
+      this.unread(await this.#client.unread(this.#account, this.#recipient));
+    } catch (err) {
+      this.#logger.warn({ err: String(err) }, 'inbox unread count not read on connect');
+      this.#error(asHeraldError(err));
+    }
+  }
+
+  /** Forwards a count (an unread notice, or a read's answer). */
+  unread(unread: number): void {
+    this.#send({ type: 'inbox', unread } satisfies InboxFrame);
+  }
+
+  /**
+   * Handles a client frame whose `type` is `read` or `history`; false for any other (the caller
+   * counts it malformed).
+   */
+  handle(frame: { type?: unknown }): boolean {
+    if (frame.type !== 'read' && frame.type !== 'history') return false;
+    if (!this.#admit()) return true;
+    if (frame.type === 'read') {
+      const parsed = ReadFrame.safeParse(frame);
+      // A union names no path: the field at fault is `all` when given, else `ids`.
+      if (!parsed.success) return this.#invalid('all' in frame ? 'all' : 'ids', READ_HINT);
+      const mark = 'all' in parsed.data ? { all: true as const } : { ids: parsed.data.ids };
+      this.#run(async () =>
+        this.unread(await this.#client.read(this.#account, this.#recipient, mark)),
+      );
+      return true;
+    }
+    const parsed = HistoryRequestFrame.safeParse(frame);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      return this.#invalid(String(issue?.path[0] ?? 'limit'), HISTORY_HINT, issue?.message);
+    }
+    const { before, limit } = parsed.data;
+    this.#run(async () => {
+      const page = await this.#client.history(this.#account, this.#recipient, before, limit);
+      this.#send({ type: 'history', events: page.events, next: page.next } satisfies HistoryFrame);
+    });
+    return true;
+  }
+
+  /** One request at a time, and the token bucket. */
+  #admit(): boolean {
+    if (this.#busy) {
+      this.#error(
+        new HeraldError(
+          'rate_limited',
+          'one inbox request at a time per socket: wait for the answer to the previous read or history',
+          { field: 'type' },
+        ),
+      );
+      return false;
+    }
+    const now = Date.now();
+    const { perSecond, burst } = this.#limits;
+    this.#tokens = Math.min(burst, this.#tokens + ((now - this.#refilledAt) / 1000) * perSecond);
+    this.#refilledAt = now;
+    if (this.#tokens < 1) {
+      this.#error(
+        new HeraldError(
+          'rate_limited',
+          `at most ${burst} inbox requests at once, then ${perSecond} per second, per socket: slow down`,
+          { field: 'type', retryAfter: Math.ceil((1 - this.#tokens) / perSecond) },
+        ),
+      );
+      return false;
+    }
+    this.#tokens -= 1;
+    return true;
+  }
+
+  #run(request: () => Promise<void>): void {
+    this.#busy = true;
+    request()
+      .catch((err: unknown) => this.#error(asHeraldError(err)))
+      .finally(() => {
+        this.#busy = false;
+      });
+  }
+
+  #invalid(field: string, hint: string, why = 'invalid value'): true {
+    this.#error(new HeraldError('invalid_field', `${field}: ${why}; send ${hint}`, { field }));
+    return true;
+  }
+
+  #error(err: HeraldError): void {
+    this.#send({ type: 'error', error: err.toBody().error } satisfies ErrorFrame);
+  }
+
+  #send(frame: InboxFrame | HistoryFrame | ErrorFrame): void {
+    if (this.#ws.readyState === WebSocket.OPEN) this.#ws.send(JSON.stringify(frame));
+  }
+}
+
+/** A `read` or `history` frame on a socket whose key keeps no inbox: `inbox_disabled`, in-band. */
+export function refuseInboxFrame(ws: WebSocket, frame: { type?: unknown }): boolean {
+  if (frame.type !== 'read' && frame.type !== 'history') return false;
+  const err = new HeraldError(
+    'inbox_disabled',
+    'this key keeps no inbox: read and history need a key created with --inbox-days',
+    { field: 'type' },
+  );
+  if (ws.readyState === WebSocket.OPEN)
+    ws.send(JSON.stringify({ type: 'error', error: err.toBody().error } satisfies ErrorFrame));
+  return true;
+}
+
+const READ_HINT =
+  'ids (1 to 100 event ids) or all (true): {"type":"read","ids":["…"]} or {"type":"read","all":true}';
+const HISTORY_HINT =
+  'before (a `next` cursor, or null) and limit (1 to 100): {"type":"history","before":null,"limit":20}';
+
+function asHeraldError(err: unknown): HeraldError {
+  return err instanceof HeraldError
+    ? err
+    : new HeraldError('unavailable', 'The inbox could not be reached: ask again shortly');
+}
