@@ -1,3 +1,4 @@
+export { InboxClient, type InboxQueryAnswer, type InboxStoreAnswer } from './inbox-client.js';
 export {
   DEFAULT_STATUS_BATCH_LIMITS,
   StatusBatcher,

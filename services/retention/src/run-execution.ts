@@ -6,7 +6,7 @@ import type { SweepHooks } from './recipient-sweep.js';
 import { runRetention } from './retention-run.js';
 import type { RunLock } from './run-lock.js';
 import type { RunSummary, RunTrigger } from './run-summary.js';
-import { requestStatusTrim } from './status-trim.js';
+import { requestInboxExpire, requestStatusTrim } from './status-trim.js';
 
 export interface RunExecutionDeps {
   nc: NatsConnection;
@@ -54,7 +54,11 @@ export function createRunExecution(deps: RunExecutionDeps) {
       summary = s;
       if (depth) metrics.queueDepth(depth);
       // The same weekly job trims the status service's old rows; it never fails the run.
-      if (summary.outcome === 'completed') await requestStatusTrim(nc, logger);
+      // …and removes expired inbox events (inbox mode), never one not yet delivered.
+      if (summary.outcome === 'completed') {
+        await requestStatusTrim(nc, logger);
+        await requestInboxExpire(nc, logger);
+      }
     } catch (err) {
       // Only setup can land here (JetStream or the lock bucket unreachable): runRetention reports the rest.
       summary = setupFailed(trigger, err, nc.info?.version);

@@ -3,7 +3,6 @@ import type { Logger } from '@herald/kit';
 import type { TurnPublisher } from '@herald/nats';
 import {
   HeraldError,
-  InboxUnreadNotice,
   type LiveReply,
   QueuedNotice,
   recipientSubjectKind,
@@ -11,15 +10,19 @@ import {
 } from '@herald/proto';
 import type { DevicePositions } from '@herald/queue';
 import { JSONCodec, type Msg, type NatsConnection, type Subscription } from 'nats';
-import type { InboxClient } from './inbox/inbox-client.js';
-import { InboxFeed } from './inbox/inbox-feed.js';
 import { LiveDelivery } from './live-delivery.js';
 import type { EdgeMetrics } from './metrics.js';
-import { DeviceFeed } from './queue/device-feed.js';
 import { QueueDrainer, type QueueDrainerDeps } from './queue/queue-drainer.js';
 import { type EdgeEvent, edgeEventOf } from './socket/edge-event.js';
 import type { EdgeSocket } from './socket/edge-socket.js';
 import { EventFrames } from './socket/framing.js';
+import {
+  decodeNotice,
+  feedStopKey,
+  forwardUnread,
+  type InboxSessionDeps,
+  newFeed,
+} from './socket-feeds.js';
 
 const json = JSONCodec();
 
@@ -57,12 +60,7 @@ export interface RecipientSessionDeps
   /** Where device sockets' positions are kept (lib/queue device-positions.ts). */
   devicePositions?: DevicePositions;
   /** Inbox keys: the store's client, device positions in the inbox, and the feed's bounds. */
-  inbox?: {
-    client: InboxClient;
-    positions?: DevicePositions | undefined;
-    batch: number;
-    dedupeIds: number;
-  };
+  inbox?: InboxSessionDeps;
 }
 
 /**
@@ -208,8 +206,7 @@ export class RecipientSession {
     if (this.#sockets.includes(socket)) this.#sockets = this.#sockets.filter((s) => s !== socket);
     const { feed } = socket;
     if (!feed || socket.device === undefined) return;
-    // Inbox and queue positions are two key spaces: each waits only for its own kind's record.
-    const device = socket.inbox ? `inbox:${socket.device}` : socket.device;
+    const device = feedStopKey(socket, socket.device);
     this.#feedStops ??= new Map();
     const stops = this.#feedStops;
     const stopped = feed.stop().finally(() => {
@@ -218,32 +215,11 @@ export class RecipientSession {
     stops.set(device, stopped);
   }
 
-  /**
-   * Starts a device socket's feed once the same device's last one recorded its position: an
-   * {@link InboxFeed} for a herald.v1 socket of an inbox key, else a {@link DeviceFeed}.
-   */
+  /** Starts a device socket's feed once the same device's last one recorded its position. */
   #startFeed(socket: EdgeSocket, device: string): void {
-    const { account, recipient } = this;
-    const inbox = this.#deps.inbox;
-    if (socket.inbox && inbox) {
-      const feed = new InboxFeed(socket, device, {
-        ...this.#deps,
-        inbox: inbox.client,
-        inboxPositions: inbox.positions,
-        batch: inbox.batch,
-        dedupeIds: inbox.dedupeIds,
-      });
-      socket.feed = feed;
-      void feed.start(this.#feedStops?.get(`inbox:${device}`) ?? this.#deps.previous);
-      return;
-    }
-    const feed = new DeviceFeed(socket, device, {
-      ...this.#deps,
-      stream: this.#deps.layout.streamOf(account, recipient),
-      subject: subjects.queue(account, recipient),
-    });
+    const { feed, stopKey } = newFeed(socket, device, this.#deps);
     socket.feed = feed;
-    void feed.start(this.#feedStops?.get(device) ?? this.#deps.previous);
+    void feed.start(this.#feedStops?.get(stopKey) ?? this.#deps.previous);
   }
 
   /** Unsubscribes, stops the drainer and nakks what it held, so the next connect gets it at once. */
@@ -265,7 +241,8 @@ export class RecipientSession {
           const kind = recipientSubjectKind(msg.subject);
           if (kind === 'live') this.#onLive(msg);
           else if (kind === 'queued') this.#onNotice(msg);
-          else if (kind === 'unread') this.#onUnread(msg);
+          // The inbox store's count after a change: to the session's herald.v1 inbox sockets.
+          else if (kind === 'unread') forwardUnread(this.#sockets, msg, this.#deps.logger);
         },
       });
       await nc.flush();
@@ -333,41 +310,12 @@ export class RecipientSession {
   }
 
   #onNotice(msg: Msg): void {
-    let body: unknown;
-    try {
-      body = json.decode(msg.data);
-    } catch {
-      body = undefined;
-    }
-    if (!QueuedNotice.safeParse(body).success) {
+    if (!decodeNotice(QueuedNotice, msg.data)) {
       this.#deps.logger.warn({ subject: msg.subject }, 'ignoring malformed queued notice');
       return;
     }
     this.#drainer.kick();
-    for (const socket of this.#sockets) socket.feed?.kick();
-  }
-
-  /**
-   * The inbox store's unread count after a change: every herald.v1 socket of an inbox key gets it
-   * as `{"type":"inbox","unread"}` and its device feed reads on (the change may be a new event).
-   * Plain-framing sockets and sockets of keys without inbox mode get nothing.
-   */
-  #onUnread(msg: Msg): void {
-    let body: unknown;
-    try {
-      body = json.decode(msg.data);
-    } catch {
-      body = undefined;
-    }
-    const notice = InboxUnreadNotice.safeParse(body);
-    if (!notice.success) {
-      this.#deps.logger.warn({ subject: msg.subject }, 'ignoring malformed unread notice');
-      return;
-    }
-    for (const socket of this.#sockets) {
-      if (!socket.inbox) continue;
-      socket.inbox.unread(notice.data.unread);
-      socket.feed?.kick();
-    }
+    // An inbox feed reads on at the unread notice that the same event's store publishes.
+    for (const socket of this.#sockets) if (!socket.inbox) socket.feed?.kick();
   }
 }

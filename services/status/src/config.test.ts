@@ -31,4 +31,19 @@ describe('status loadConfig', () => {
       'STATUS_BATCH_MAX ("7001"): must be at most 7000',
     );
   });
+
+  it('keeps 10,000 inbox events per recipient by default, bounded 1..1,000,000', () => {
+    expect(loadConfig(base).INBOX_MAX_PER_RECIPIENT).toBe(10_000);
+    expect(loadConfig({ ...base, INBOX_MAX_PER_RECIPIENT: '1' }).INBOX_MAX_PER_RECIPIENT).toBe(1);
+    expect(problems({ INBOX_MAX_PER_RECIPIENT: '0' })).toContain(
+      'INBOX_MAX_PER_RECIPIENT ("0"): must be at least 1',
+    );
+    expect(problems({ INBOX_MAX_PER_RECIPIENT: '1000001' })).toContain(
+      'INBOX_MAX_PER_RECIPIENT ("1000001"): must be at most 1000000',
+    );
+    expect(loadConfig(base).INBOX_BATCH_MAX).toBe(1000);
+    expect(problems({ INBOX_BATCH_MAX: '10001' })).toContain(
+      'INBOX_BATCH_MAX ("10001"): must be at most 10000',
+    );
+  });
 });

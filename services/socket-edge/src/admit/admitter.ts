@@ -91,6 +91,7 @@ function inboxFrame(socket: EdgeSocket, data: RawData, isBinary: boolean): boole
   if (isBinary) return false;
   const frame = clientFrameJson(data);
   if (typeof frame !== 'object' || frame === null) return false;
-  if (socket.inbox) return socket.inbox.handle(frame);
-  return refuseInboxFrame(socket.ws, frame);
+  const fields = frame as Record<string, unknown>;
+  if (socket.inbox) return socket.inbox.handle(fields);
+  return refuseInboxFrame(socket.ws, fields);
 }

@@ -21,10 +21,16 @@ function harness(limits = { perSecond: 1, burst: 3 }) {
       pending.push({ resolve: resolve as (v: unknown) => void, reject });
     });
   const asked: unknown[][] = [];
+  const op =
+    (name: string) =>
+    (...args: unknown[]) => {
+      asked.push([name, ...args]);
+      return answer();
+    };
   const client = {
-    unread: (...args: unknown[]) => (asked.push(['unread', ...args]), answer<number>()),
-    read: (...args: unknown[]) => (asked.push(['read', ...args]), answer<number>()),
-    history: (...args: unknown[]) => (asked.push(['history', ...args]), answer()),
+    unread: op('unread'),
+    read: op('read'),
+    history: op('history'),
   } as unknown as InboxClient;
   const socket = new InboxSocket(ws, {
     client,
@@ -84,7 +90,10 @@ describe('InboxSocket', () => {
     h.socket.handle({ type: 'history', before: null, limit: 1 });
     h.socket.handle({ type: 'history', before: null, limit: 1 });
     expect(h.asked).toHaveLength(1);
-    expect(h.sent[0]).toMatchObject({ type: 'error', error: { code: 'rate_limited', field: 'type' } });
+    expect(h.sent[0]).toMatchObject({
+      type: 'error',
+      error: { code: 'rate_limited', field: 'type' },
+    });
     await h.settle({ events: [], next: null });
     h.socket.handle({ type: 'history', before: null, limit: 1 });
     expect(h.asked).toHaveLength(2);

@@ -75,7 +75,7 @@ export class InboxSocket {
    * Handles a client frame whose `type` is `read` or `history`; false for any other (the caller
    * counts it malformed).
    */
-  handle(frame: { type?: unknown }): boolean {
+  handle(frame: Record<string, unknown>): boolean {
     if (frame.type !== 'read' && frame.type !== 'history') return false;
     if (!this.#admit()) return true;
     if (frame.type === 'read') {
@@ -155,7 +155,7 @@ export class InboxSocket {
 }
 
 /** A `read` or `history` frame on a socket whose key keeps no inbox: `inbox_disabled`, in-band. */
-export function refuseInboxFrame(ws: WebSocket, frame: { type?: unknown }): boolean {
+export function refuseInboxFrame(ws: WebSocket, frame: Record<string, unknown>): boolean {
   if (frame.type !== 'read' && frame.type !== 'history') return false;
   const err = new HeraldError(
     'inbox_disabled',
