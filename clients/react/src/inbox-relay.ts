@@ -4,7 +4,7 @@ import { HeraldError, type HistoryPage, type Subscription } from '@herald/sdk';
 export type InboxOp =
   | { history: { before: string | null; limit: number } }
   | { read: readonly string[] | true };
-export type InboxResult = HistoryPage | boolean;
+export type InboxResult = HistoryPage | number;
 
 type Ask = { ask: number; from: string; op: InboxOp };
 type Answer = {

@@ -88,11 +88,12 @@ export function useNotifications<TData = unknown>(
         (result) => {
           const page = result as HistoryPage;
           const older = page.events.map(({ payload, ...e }) => ({ ...e, data: payload }));
-          setList((l) => ({
-            items: unique([...l.items, ...older]),
-            next: page.next,
-            loaded: true,
-          }));
+          setList((l) => {
+            // Arrivals before the first page: only those newer than it (the rest are on it).
+            const top = older[0]?.ts ?? Number.NEGATIVE_INFINITY;
+            const kept = l.loaded ? l.items : l.items.filter((i) => i.ts > top);
+            return { items: unique([...kept, ...older]), next: page.next, loaded: true };
+          });
           setError(undefined);
           done();
         },
@@ -114,11 +115,16 @@ export function useNotifications<TData = unknown>(
     if (inbox && connected && !list.loaded) load(null);
   }, [inbox, connected, list.loaded, load]);
 
+  // Live arrivals on top. A device's catch-up also arrives as events, older than what is listed:
+  // those are in the history already, at their place.
   useEffect(
     () =>
       hub?.onNew((fresh) => {
-        const arrived = fresh.map((i) => ({ ...i, read: false })).reverse();
-        setList((l) => ({ ...l, items: unique([...arrived, ...l.items]) }));
+        setList((l) => {
+          const top = l.items[0]?.ts ?? Number.NEGATIVE_INFINITY;
+          const arrived = fresh.filter((i) => i.ts >= top).map((i) => ({ ...i, read: false }));
+          return arrived.length ? { ...l, items: unique([...arrived.reverse(), ...l.items]) } : l;
+        });
       }),
     [hub],
   );

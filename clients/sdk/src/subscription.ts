@@ -47,12 +47,12 @@ export class SubscriptionHandle<TPayload = unknown> implements Subscription<TPay
     return this.#connection.inbox.unread;
   }
 
-  markRead(ids: readonly string[]): boolean {
-    return this.#active && this.#connection.inbox.read(ids);
+  markRead(ids: readonly string[]): Promise<number> {
+    return this.#connection.inbox.read(ids);
   }
 
-  markAllRead(): boolean {
-    return this.#active && this.#connection.inbox.read(true);
+  markAllRead(): Promise<number> {
+    return this.#connection.inbox.read(true);
   }
 
   history(options?: HistoryOptions): Promise<HistoryPage<TPayload>> {

@@ -60,18 +60,19 @@ export interface Subscription<TPayload = unknown> {
   /** The last unread count the server sent; undefined until one came (no inbox mode, not yet). */
   unread(): number | undefined;
   /**
-   * Marks these events read on the server, for every device (sent 100 ids a frame); the new
-   * count comes back through `onInbox`. False when not sent: the socket is not open, or the key
-   * has no inbox mode (no count came yet).
+   * Marks these events (1 to 100 ids) read on the server, for every device; resolves to the
+   * unread count after it, which every socket of the recipient also gets through `onInbox`.
+   * Rejects as `history` does.
    */
-  markRead(ids: readonly string[]): boolean;
+  markRead(ids: readonly string[]): Promise<number>;
   /** Marks every event of the inbox read; as `markRead`. */
-  markAllRead(): boolean;
+  markAllRead(): Promise<number>;
   /**
    * One page of the inbox, newest first: `before` is the `next` of the page before (null or
-   * absent: the newest), `limit` 1-100 (default 20). Requests go one at a time on the socket;
-   * rejects with a `HeraldError` (`not_connected` when the socket is not open or goes before the
-   * answer; the server's code, e.g. `inbox_disabled`, for a refused request).
+   * absent: the newest), `limit` 1-100 (default 20). Inbox requests (these and read marks) go
+   * one at a time on the socket, in call order. Rejects with a `TypeError` for a bad argument, or
+   * a `HeraldError`: `not_connected` when the socket is not open or goes before the answer; the
+   * server's code for a refused request (`inbox_disabled`: the key keeps no inbox).
    */
   history(options?: HistoryOptions): Promise<HistoryPage<TPayload>>;
 }

@@ -20,8 +20,11 @@ function leaderSub(): Subscription & { calls: unknown[] } {
         });
       return { events: [{ id: 'e1', ts: 1, payload: { a: 1 }, read: false }], next: null };
     },
-    markRead: (ids: readonly string[]) => calls.push(['read', ids]) > 0,
-    markAllRead: () => calls.push(['all']) < 0,
+    markRead: async (ids: readonly string[]) => calls.push(['read', ids]),
+    markAllRead: async () => {
+      calls.push(['all']);
+      throw new HeraldError('inbox_disabled', 'this key keeps no inbox', { field: 'type' });
+    },
   } as unknown as Subscription & { calls: unknown[] };
 }
 
@@ -47,9 +50,9 @@ describe('InboxRelay: follower tabs ask the leader tab', () => {
       events: [{ id: 'e1', ts: 1, payload: { a: 1 }, read: false }],
       next: null,
     });
-    await expect(follower.run({ read: ['e1'] })).resolves.toBe(true);
-    await expect(follower.run({ read: true }), 'not sent: said so').resolves.toBe(false);
-    await expect(leader.run({ read: ['e2'] }), 'the leader runs its own').resolves.toBe(true);
+    await expect(follower.run({ read: ['e1'] }), 'the count after it').resolves.toBe(2);
+    await expect(follower.run({ read: true })).rejects.toMatchObject({ code: 'inbox_disabled' });
+    await expect(leader.run({ read: ['e2'] }), 'the leader runs its own').resolves.toBe(4);
     expect(sub.calls).toEqual([
       ['history', { before: null, limit: 5 }],
       ['read', ['e1']],

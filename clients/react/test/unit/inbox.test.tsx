@@ -135,8 +135,13 @@ describe('inbox mode in the bell and useNotifications (jsdom, fake sockets)', ()
       expect(frames(sock)).toEqual([{ type: 'history', before: null, limit: 2 }]),
     );
     expect(page.loading).toBe(true);
+    // This device's catch-up arrives as events, older than the page: listed at their place only.
+    const catchUp = (id: string) => ({ type: 'event', ...ev(id), read: undefined });
+    await send(sock, catchUp('e3'));
     await send(sock, { type: 'history', events: [ev('e4'), ev('e3', true)], next: '3' });
     await waitFor(() => expect(listed(container)).toEqual(['e4', 'e3✓']));
+    await send(sock, catchUp('e2'));
+    expect(listed(container)).toEqual(['e4', 'e3✓']);
     expect(page).toMatchObject({ inbox: true, unread: 3, hasMore: true, loading: false });
     await act(async () => page.loadMore());
     expect(frames(sock).at(-1)).toEqual({ type: 'history', before: '3', limit: 2 });
@@ -150,6 +155,7 @@ describe('inbox mode in the bell and useNotifications (jsdom, fake sockets)', ()
     await act(async () => page.markRead('e4'));
     expect(frames(sock).at(-1)).toEqual({ type: 'read', ids: ['e4'] });
     expect(listed(container)).toEqual(['e5', 'e4✓', 'e3✓', 'e2', 'e1']);
+    await send(sock, { type: 'inbox', unread: 3 }); // the read's answer: the next may go
     await act(async () => page.markAllRead());
     expect(frames(sock).at(-1)).toEqual({ type: 'read', all: true });
     expect(listed(container)).toEqual(['e5✓', 'e4✓', 'e3✓', 'e2✓', 'e1✓']);

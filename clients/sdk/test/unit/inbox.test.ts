@@ -41,28 +41,91 @@ describe('inbox mode over herald.v1 (fake timers)', () => {
     herald.disconnect();
   });
 
-  it('sends read marks by id and all, only once the key is known to have an inbox', async () => {
+  it('sends read marks by id and all, each answered by the count after it', async () => {
     const { herald, last } = setup();
     const sub = herald.subscribe(uuid());
     await settle();
     await accept(last());
-    expect(sub.markAllRead(), 'no inbox frame yet: a plain key').toBe(false);
-    expect(sub.markRead(['a'])).toBe(false);
-    inbox(last(), 2);
-    expect(sub.markRead(['a', 'b'])).toBe(true);
-    expect(sub.markAllRead()).toBe(true);
-    expect(sentFrames(last())).toEqual([
+    inbox(last(), 3);
+    const some = sub.markRead(['a', 'b']);
+    const all = sub.markAllRead();
+    expect(sentFrames(last()), 'one request at a time').toEqual([
       { type: 'read', ids: ['a', 'b'] },
-      { type: 'read', all: true },
     ]);
-    expect(() => sub.markRead([])).toThrow(TypeError);
-    expect(() => sub.markRead(Array.from({ length: 101 }, (_, i) => `e${i}`))).toThrow(/1-100/);
-    expect(() => sub.markRead(['x'.repeat(65)])).toThrow(TypeError);
-    expect(sub.markRead(Array.from({ length: 100 }, (_, i) => `e${i}`)), '100 ids: the edge').toBe(
-      true,
+    inbox(last(), 1);
+    await expect(some).resolves.toBe(1);
+    expect(sentFrames(last()).at(-1)).toEqual({ type: 'read', all: true });
+    inbox(last(), 0);
+    await expect(all).resolves.toBe(0);
+    await expect(sub.markRead([])).rejects.toThrow(TypeError);
+    const many = Array.from({ length: 101 }, (_, i) => `e${i}`);
+    await expect(sub.markRead(many)).rejects.toThrow(/1-100/);
+    await expect(sub.markRead(['x'.repeat(65)])).rejects.toThrow(TypeError);
+    expect(sentFrames(last())).toHaveLength(2);
+    const hundred = sub.markRead(many.slice(0, 100));
+    expect(sentFrames(last()).at(-1)).toMatchObject({ type: 'read' });
+    last().serverClose(1006);
+    await expect(hundred).rejects.toMatchObject({ code: 'not_connected' });
+    await expect(sub.markAllRead(), 'the socket is gone').rejects.toMatchObject({
+      code: 'not_connected',
+    });
+    herald.disconnect();
+  });
+
+  it("a plain key's edge refuses reads and history in-band: inbox_disabled, socket kept", async () => {
+    const { herald, last } = setup();
+    const sub = herald.subscribe(uuid());
+    await settle();
+    await accept(last());
+    const read = sub.markAllRead();
+    last().raw(
+      JSON.stringify({
+        type: 'error',
+        error: { code: 'inbox_disabled', message: 'this key keeps no inbox', field: 'type' },
+      }),
+    );
+    await expect(read).rejects.toMatchObject({ code: 'inbox_disabled', kind: 'refused' });
+    expect(sub.connected()).toBe(true);
+    expect(sub.unread()).toBeUndefined();
+    herald.disconnect();
+  });
+
+  it('sends a request again when the edge says rate_limited (busy with the one before)', async () => {
+    const { herald, last } = setup();
+    const sub = herald.subscribe(uuid());
+    await settle();
+    await accept(last());
+    inbox(last(), 2);
+    const read = sub.markAllRead();
+    const history = sub.history();
+    // Another device's change: a count that is not the read's answer, taken for it.
+    inbox(last(), 3);
+    await expect(read).resolves.toBe(3);
+    expect(sentFrames(last())).toHaveLength(2);
+    last().raw(
+      JSON.stringify({
+        type: 'error',
+        error: { code: 'rate_limited', message: 'one inbox request at a time', field: 'type' },
+      }),
+    );
+    inbox(last(), 0); // the read's own answer, late: no request takes it
+    await vi.advanceTimersByTimeAsync(249);
+    expect(sentFrames(last())).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(sentFrames(last())).toEqual([
+      { type: 'read', all: true },
+      { type: 'history', before: null, limit: 20 },
+      { type: 'history', before: null, limit: 20 },
+    ]);
+    page(last(), [], null);
+    await expect(history).resolves.toEqual({ events: [], next: null });
+    // A retry pending when the socket goes is rejected, and no timer sends it later.
+    const again = sub.history();
+    last().raw(
+      JSON.stringify({ type: 'error', error: { code: 'rate_limited', message: 'slow down' } }),
     );
     last().serverClose(1006);
-    expect(sub.markAllRead(), 'the socket is gone').toBe(false);
+    await expect(again).rejects.toMatchObject({ code: 'not_connected' });
     herald.disconnect();
   });
 
