@@ -23,6 +23,8 @@ export function CreateKeyForm({
   const [domain, setDomain] = useState('');
   const [scope, setScope] = useState<Scope>('both');
   const [requireToken, setRequireToken] = useState(false);
+  const [inbox, setInbox] = useState(false);
+  const [inboxDays, setInboxDays] = useState('30');
   const [error, setError] = useState('');
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -33,6 +35,8 @@ export function CreateKeyForm({
         ...(client === 'web' ? { domain } : {}),
         scope,
         ...(requireToken && scope !== 'dispatch' ? { require_token: true } : {}),
+        // The API names a bad number (inbox_days, 1 to 365); the input only helps.
+        ...(inbox ? { inbox_days: Number(inboxDays) } : {}),
       };
       onCreated(await api<Created>('POST', kind === 'test' ? '/v1/keys/test' : '/v1/keys', body));
     } catch (err) {
@@ -75,6 +79,24 @@ export function CreateKeyForm({
             onChange={(e) => setRequireToken(e.target.checked)}
           />{' '}
           Require recipient tokens
+        </label>
+      )}
+      <label>
+        <input type="checkbox" checked={inbox} onChange={(e) => setInbox(e.target.checked)} /> Keep
+        every event (inbox, read state on the server)
+      </label>
+      {inbox && (
+        <label>
+          Inbox days
+          <input
+            type="number"
+            min={1}
+            max={365}
+            step={1}
+            value={inboxDays}
+            onChange={(e) => setInboxDays(e.target.value)}
+            required
+          />
         </label>
       )}
       <button type="submit">{label}</button>

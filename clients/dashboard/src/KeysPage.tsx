@@ -73,6 +73,7 @@ export function KeysPage({
                   <th scope="col">Key</th>
                   <th scope="col">Client</th>
                   <th scope="col">Scope</th>
+                  <th scope="col">Mode</th>
                   <th scope="col">Created</th>
                   <th scope="col">Last used</th>
                   <th scope="col">State</th>
@@ -89,6 +90,7 @@ export function KeysPage({
                     </td>
                     <td>{k.client === 'web' ? `web (${k.domain})` : 'mobile'}</td>
                     <td data-testid="key-scope">{scopeText(k)}</td>
+                    <td data-testid="key-mode">{modeText(k)}</td>
                     <td>{when(k.created_at)}</td>
                     <td>{when(k.last_used_at)}</td>
                     <td data-testid="key-state">{liveKeyState(k, account)}</td>
@@ -114,6 +116,11 @@ export function scopeText(k: Key): string {
   return `${k.scope ?? 'both'}${k.require_token ? ', tokens required' : ''}`;
 }
 
+/** The key's mode and retention: an inbox keeps every event N days; the default stores none live. */
+export function modeText(k: Key): string {
+  return k.inbox_days ? `inbox, ${k.inbox_days} days` : 'default: live events not stored';
+}
+
 /** What a Live key does now: works, refused until the plan is renewed, or revoked for good. */
 function liveKeyState(k: Key, account: Account): string {
   if (k.revoked_at) return `revoked ${when(k.revoked_at)}`;
@@ -134,6 +141,8 @@ function TestKey({ k }: { k: Key }) {
       </dd>
       <dt>Scope</dt>
       <dd data-testid="test-scope">{scopeText(k)}</dd>
+      <dt>Mode</dt>
+      <dd data-testid="test-mode">{modeText(k)}</dd>
       <dt>Expires in</dt>
       <dd data-testid="test-countdown">{left > 0 ? duration(left) : 'expired'}</dd>
       <dt>Last used</dt>

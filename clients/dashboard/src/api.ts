@@ -62,6 +62,8 @@ export interface Key {
   last_used_at?: string | null;
   scope?: 'subscribe' | 'dispatch' | 'both';
   require_token?: boolean;
+  /** Inbox mode: days each event is kept per recipient; null: live events not stored. */
+  inbox_days?: number | null;
 }
 
 export interface Limits {

@@ -321,6 +321,27 @@ describe('dashboard in headless Chromium', () => {
     await page.getByRole('button', { name: 'I have saved it' }).click();
   }, 120_000);
 
+  it("creates an inbox key: the list states each key's mode and retention", async () => {
+    const form = page.locator('form', {
+      has: page.getByRole('button', { name: 'Create a Live key' }),
+    });
+    await form.getByLabel('Scope').selectOption('both');
+    await form.getByLabel('Keep every event (inbox, read state on the server)').check();
+    await form.getByLabel('Inbox days').fill('45');
+    await form.getByRole('button', { name: 'Create a Live key' }).click();
+    const key = (await page.getByTestId('new-key').textContent()) ?? '';
+    expect(key).toMatch(/^hk_live_/);
+    await page.getByRole('button', { name: 'I have saved it' }).click();
+    const row = page.locator('tr', { has: page.getByText(`${key.slice(0, 12)}…`) });
+    expect(await row.getByTestId('key-mode').textContent()).toBe('inbox, 45 days');
+    const modes = await page.getByTestId('key-mode').allTextContents();
+    expect(modes).toContain('default: live events not stored');
+    expect(await page.getByTestId('test-mode').textContent()).toBe(
+      'default: live events not stored',
+    );
+    await shot('7-inbox-key');
+  }, 120_000);
+
   it('after a password reset, the login form keeps the email and not the password', async () => {
     await page.getByRole('button', { name: 'Log out' }).click();
     await page.getByLabel('Email').fill(email);

@@ -21,6 +21,8 @@ export interface ApiKeySummary {
   created_at: Date;
   scope: KeyScope;
   require_token: boolean;
+  /** Inbox mode: days each event is kept per recipient; null: live events not stored. */
+  inbox_days: number | null;
 }
 
 /** A key just created: the only time the full key exists outside the caller's hands. */
@@ -43,6 +45,7 @@ export const SUMMARY_COLUMNS = [
   'created_at',
   'scope',
   'require_token',
+  'inbox_days',
 ] as const;
 
 const ACCOUNT_HINT = 'give the id `account create` printed';

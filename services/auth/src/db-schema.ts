@@ -50,6 +50,8 @@ export interface ApiKeysTable {
   /** The secret a rotation replaced, sealed, accepted until previous_secret_until. */
   previous_signing_secret: ColumnType<string | null, string | null | undefined, string | null>;
   previous_secret_until: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** Inbox mode (migration 0009): days each event is kept per recipient; null: not stored. */
+  inbox_days: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 /** A login of the account API. Only hashes of its tokens are stored. */

@@ -137,6 +137,7 @@ export async function resetTestKey(
         domain: latest.domain ?? undefined,
         scope: latest.scope,
         require_token: latest.require_token,
+        inbox_days: latest.inbox_days,
       },
       now,
       box,

@@ -1,5 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { Client, HeraldError, KeyKind, KeyPrefix, KeyScope } from '@herald/proto';
+import {
+  Client,
+  HeraldError,
+  INBOX_MAX_DAYS,
+  INBOX_MIN_DAYS,
+  InboxDays,
+  KeyKind,
+  KeyPrefix,
+  KeyScope,
+} from '@herald/proto';
 import { normalizeDomain } from './key-domain.js';
 
 /** Random bytes behind every key: 256 bits, far past any brute force. */
@@ -54,6 +63,8 @@ export interface KeyRequest {
   scope?: string | undefined;
   /** Whether its sockets need a recipient token; default false. */
   require_token?: boolean | undefined;
+  /** Inbox mode: keep every event this many days (1–365) per recipient; default none. */
+  inbox_days?: number | null | undefined;
 }
 
 /** A validated key request: the domain normalised, the expiry fixed. */
@@ -64,6 +75,7 @@ export interface KeySpec {
   expires_at: Date | null;
   scope: KeyScope;
   require_token: boolean;
+  inbox_days: number | null;
 }
 
 /**
@@ -112,6 +124,14 @@ export function resolveKeySpec(request: KeyRequest, now: Date): KeySpec {
       { field: 'require_token' },
     );
   }
+  const inboxDays = request.inbox_days ?? null;
+  if (inboxDays !== null && !InboxDays.safeParse(inboxDays).success) {
+    throw new HeraldError(
+      'invalid_field',
+      `inbox_days must be a whole number of days from ${INBOX_MIN_DAYS} to ${INBOX_MAX_DAYS}: how long every event of the key is kept per recipient (leave it out for the default, live events not stored)`,
+      { field: 'inbox_days' },
+    );
+  }
   return {
     kind,
     client: request.client,
@@ -119,6 +139,7 @@ export function resolveKeySpec(request: KeyRequest, now: Date): KeySpec {
     expires_at: expiryFor(kind, now),
     scope: scope.data,
     require_token: requireToken,
+    inbox_days: inboxDays,
   };
 }
 

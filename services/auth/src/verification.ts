@@ -117,6 +117,7 @@ export async function verifyKeyHash(
       row.kind === 'test' || plan === undefined ? deps.catalogue.test_key_limits : plan.limits,
     scope: row.scope,
     require_token: row.require_token,
+    inbox_days: row.inbox_days,
     // Only the edge asks: it verifies recipient tokens; nobody else needs a secret.
     ...(row.require_token && withSecrets
       ? { signing_secrets: openSigningSecrets(deps.box, row, now) }

@@ -588,6 +588,7 @@ describe('keys through the account API', () => {
       created_at: created.body.created_at,
       scope: 'both',
       require_token: false,
+      inbox_days: null,
     });
 
     const rows = await sql<Record<string, unknown>>`
@@ -632,6 +633,31 @@ describe('keys through the account API', () => {
     });
     expect(await verify(live.body.key)).toMatchObject({ ok: true, key: { plan: 'hobby' } });
 
+    // Inbox mode: the days are kept on the key, listed, and carried in the verify reply.
+    const badDays = await call('POST', '/v1/keys', {
+      body: { client: 'mobile', inbox_days: 366 },
+      headers: as(user),
+    });
+    expect(badDays.status).toBe(400);
+    expect(badDays.body.error).toMatchObject({ code: 'invalid_field', field: 'inbox_days' });
+    const inbox = await call('POST', '/v1/keys', {
+      body: { client: 'mobile', inbox_days: 30 },
+      headers: as(user),
+    });
+    expect(inbox.status).toBe(201);
+    expect(inbox.body.inbox_days).toBe(30);
+    expect(await verify(inbox.body.key)).toMatchObject({ ok: true, key: { inbox_days: 30 } });
+    expect(await verify(live.body.key)).toMatchObject({ ok: true, key: { inbox_days: null } });
+    const listed = await call('GET', '/v1/keys', { headers: { cookie: user.cookie } });
+    expect(
+      listed.body.keys.map((k: { id: string; inbox_days: number | null }) => [k.id, k.inbox_days]),
+    ).toEqual(
+      expect.arrayContaining([
+        [inbox.body.id, 30],
+        [live.body.id, null],
+      ]),
+    );
+
     const account = await call('GET', '/v1/account', { headers: { cookie: user.cookie } });
     expect(account.body).toEqual({
       id: user.accountId,
@@ -642,7 +668,7 @@ describe('keys through the account API', () => {
       period_end: FAR_FUTURE.toISOString(),
       limits: TEST_CATALOGUE.plans[1]?.limits,
       test_key_limits: TEST_CATALOGUE.test_key_limits,
-      keys: { live: 1, test: 0 },
+      keys: { live: 2, test: 0 },
     });
   });
 

@@ -104,6 +104,7 @@ describe('admin CLI', () => {
       expires_at: expect.any(String),
       scope: 'both',
       require_token: false,
+      inbox_days: null,
     });
     const key = String(created.key);
     const row = await servers.db
@@ -132,6 +133,7 @@ describe('admin CLI', () => {
           created_at: row.created_at.toISOString(),
           scope: 'both',
           require_token: false,
+          inbox_days: null,
         },
       ],
     });
@@ -263,6 +265,40 @@ describe('runAdmin (in process, same code path as the CLI)', () => {
     expect((await inProcess(['migrate'])).stdout).toMatch(/up to date/);
   });
 
+  it('creates an inbox key with --inbox-days (1 and 365 at the edges) and lists each key with its mode', async () => {
+    const accountId = (
+      await createAccount(
+        servers.db,
+        { email: 'inbox@example.com' },
+        { plan: { id: 'startup' }, period_end: new Date('2099-01-01T00:00:00Z') },
+      )
+    ).id;
+    const create = (...extra: string[]) =>
+      admin(
+        'key',
+        'create',
+        '--account',
+        accountId,
+        '--kind',
+        'live',
+        '--client',
+        'mobile',
+        ...extra,
+      );
+    expect(json(await create('--inbox-days', '1', '--json')).inbox_days).toBe(1);
+    expect(json(await create('--inbox-days', '365', '--json')).inbox_days).toBe(365);
+    expect(json(await create('--json')).inbox_days).toBe(null);
+    const text = await create('--inbox-days', '30');
+    expect(text.stdout).toMatch(/mode: {4}inbox, 30 days/);
+    const list = await admin('key', 'list', '--account', accountId);
+    expect(list.stdout.match(/inbox, 1 days|inbox, 365 days|inbox, 30 days/g)).toHaveLength(3);
+    expect(list.stdout).toMatch(/default: live events not stored/);
+    const listed = json(await admin('key', 'list', '--account', accountId, '--json')) as {
+      keys: Array<{ inbox_days: number | null }>;
+    };
+    expect(listed.keys.map((k) => k.inbox_days).sort()).toEqual([1, 30, 365, null].sort());
+  });
+
   it('names the flag when a value is refused', async () => {
     const ACCT = '6b1c3a4e-1111-4111-8111-111111111111';
     const cases: [string[], RegExp][] = [
@@ -340,6 +376,21 @@ describe('runAdmin (in process, same code path as the CLI)', () => {
         ],
         /--require-token: .*SECRET_ENCRYPTION_KEY.*openssl rand -base64 32/,
       ],
+      ...['0', '366', '7.5', 'week'].map((days): [string[], RegExp] => [
+        [
+          'key',
+          'create',
+          '--account',
+          ACCT,
+          '--kind',
+          'test',
+          '--client',
+          'mobile',
+          '--inbox-days',
+          days,
+        ],
+        /--inbox-days: must be a whole number of days from 1 to 365/,
+      ]),
     ];
     for (const [argv, message] of cases) {
       const run = await inProcess(argv);

@@ -205,6 +205,7 @@ describe('the Test key', () => {
         expires_at: expect.any(String),
         scope: 'both',
         require_token: false,
+        inbox_days: null,
       });
       const expires = Date.parse(String(printed.expires_at));
       expect(expires).toBeGreaterThanOrEqual(before + TEST_KEY_TTL_MS);

@@ -80,6 +80,7 @@ describe('resolveKeySpec', () => {
       expires_at: new Date('2025-03-01T04:00:00Z'),
       scope: 'both',
       require_token: false,
+      inbox_days: null,
     });
     expect(resolveKeySpec({ kind: 'live', client: 'mobile' }, now)).toEqual({
       kind: 'live',
@@ -88,7 +89,29 @@ describe('resolveKeySpec', () => {
       expires_at: null,
       scope: 'both',
       require_token: false,
+      inbox_days: null,
     });
+  });
+});
+
+describe('resolveKeySpec inbox_days', () => {
+  const now = new Date('2025-03-01T00:00:00Z');
+  it('takes 1 to 365 days and refuses the rest naming inbox_days', () => {
+    for (const days of [1, 365]) {
+      expect(
+        resolveKeySpec({ kind: 'live', client: 'mobile', inbox_days: days }, now).inbox_days,
+      ).toBe(days);
+    }
+    for (const days of [0, 366, 1.5]) {
+      expect(() =>
+        resolveKeySpec({ kind: 'live', client: 'mobile', inbox_days: days }, now),
+      ).toThrow(
+        expect.objectContaining({
+          field: 'inbox_days',
+          message: expect.stringMatching(/1 to 365/),
+        }),
+      );
+    }
   });
 });
 

@@ -111,6 +111,7 @@ describe('rt.auth.verify through the kit KeyVerifier', () => {
         limits: TEST_CATALOGUE.test_key_limits,
         scope: 'both',
         require_token: false,
+        inbox_days: null,
       });
     } finally {
       v.close();

@@ -63,6 +63,7 @@ export function keyRoutes(router: Router<SessionState>, deps: AccountApiDeps): v
           domain: body.domain,
           scope: body.scope,
           require_token: body.require_token,
+          inbox_days: body.inbox_days,
         },
         new Date(deps.now()),
       );

@@ -1,4 +1,4 @@
-import { Client } from '@herald/proto';
+import { Client, INBOX_MAX_DAYS, INBOX_MIN_DAYS } from '@herald/proto';
 import { z } from 'zod';
 import { Email, MAX_EMAIL_LENGTH } from '../accounts.js';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from './passwords.js';
@@ -41,6 +41,15 @@ const requireToken = z.boolean({
   error: 'require_token must be true or false: true makes sockets need a recipient token',
 });
 
+const inboxDays = z
+  .number({
+    error: `inbox_days must be a whole number of days from ${INBOX_MIN_DAYS} to ${INBOX_MAX_DAYS} (or null: live events not stored)`,
+  })
+  .int(`inbox_days must be a whole number of days from ${INBOX_MIN_DAYS} to ${INBOX_MAX_DAYS}`)
+  .min(INBOX_MIN_DAYS, `inbox_days must be at least ${INBOX_MIN_DAYS}`)
+  .max(INBOX_MAX_DAYS, `inbox_days must be at most ${INBOX_MAX_DAYS}`)
+  .nullable();
+
 /** `POST /v1/keys`: a Live key. */
 export const LiveKeyBody = z.strictObject({
   kind: z
@@ -52,6 +61,7 @@ export const LiveKeyBody = z.strictObject({
   domain: domain.optional(),
   scope: scope.optional(),
   require_token: requireToken.optional(),
+  inbox_days: inboxDays.optional(),
 });
 export type LiveKeyBody = z.infer<typeof LiveKeyBody>;
 
@@ -61,6 +71,7 @@ export const TestKeyBody = z.strictObject({
   domain: domain.optional(),
   scope: scope.optional(),
   require_token: requireToken.optional(),
+  inbox_days: inboxDays.optional(),
 });
 export type TestKeyBody = z.infer<typeof TestKeyBody>;
 

@@ -14,6 +14,7 @@ export function keyView(k: ApiKeySummary) {
     created_at: iso(k.created_at),
     scope: k.scope,
     require_token: k.require_token,
+    inbox_days: k.inbox_days,
   };
 }
 

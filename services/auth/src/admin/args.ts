@@ -13,6 +13,7 @@ const OPTIONS = {
   domain: { type: 'string' },
   scope: { type: 'string' },
   'require-token': { type: 'boolean' },
+  'inbox-days': { type: 'string' },
   key: { type: 'string' },
   phone: { type: 'string' },
   payment: { type: 'string' },
@@ -47,10 +48,10 @@ export const COMMANDS = {
       'account reset-token --email E (prints a one-time password-reset token; valid 1 hour)',
   },
   'key create': {
-    flags: ['account', 'kind', 'client', 'domain', 'scope', 'require-token'],
+    flags: ['account', 'kind', 'client', 'domain', 'scope', 'require-token', 'inbox-days'],
     required: ['account', 'kind', 'client'],
     synopsis:
-      'key create --account ID --kind live|test --client web|mobile [--domain D] [--scope subscribe|dispatch|both] [--require-token]',
+      'key create --account ID --kind live|test --client web|mobile [--domain D] [--scope subscribe|dispatch|both] [--require-token] [--inbox-days N (1-365: keep every event N days, with read state)]',
   },
   'key rotate-secret': {
     flags: ['key'],

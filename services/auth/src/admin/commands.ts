@@ -1,4 +1,10 @@
-import type { AuthInvalidate, HeraldError, KeyKind } from '@herald/proto';
+import {
+  type AuthInvalidate,
+  HeraldError,
+  INBOX_MAX_DAYS,
+  INBOX_MIN_DAYS,
+  type KeyKind,
+} from '@herald/proto';
 import { iso, keyView } from '../account-api/views.js';
 import { createAccount } from '../accounts.js';
 import { type ApiKeySummary, type CreatedApiKey, listApiKeys, revokeApiKey } from '../api-keys.js';
@@ -98,6 +104,7 @@ export const commands: Record<CommandName, Command> = {
       domain: flags.domain,
       scope: flags.scope,
       require_token: flags['require-token'] === 'true',
+      inbox_days: inboxDaysFlag(flags['inbox-days']),
     };
     // issueKey checks kind, client and domain (naming the field), then the plan rules.
     const key = await issueKey(ctx.keyRules(), flags.account ?? '', request);
@@ -182,6 +189,7 @@ export const commands: Record<CommandName, Command> = {
         k.client,
         `scope ${k.scope}`,
         k.require_token ? 'tokens required' : 'no tokens',
+        inboxText(k.inbox_days),
         k.domain ?? '-',
         k.revoked_at ? `revoked ${k.revoked_at.toISOString()}` : expiryText(k),
       ].join('  '),
@@ -226,6 +234,25 @@ export const commands: Record<CommandName, Command> = {
 };
 
 /** The key object `key create` and `key reset-test` print: the only time the key is shown. */
+/** `--inbox-days N`: a whole number of days, 1 to 365; absent: no inbox. */
+function inboxDaysFlag(value: string | undefined): number | null {
+  if (value === undefined) return null;
+  const days = /^[0-9]{1,3}$/.test(value) ? Number(value) : Number.NaN;
+  if (!(days >= INBOX_MIN_DAYS && days <= INBOX_MAX_DAYS)) {
+    throw new HeraldError(
+      'invalid_field',
+      `must be a whole number of days from ${INBOX_MIN_DAYS} to ${INBOX_MAX_DAYS} (got "${value}"): how long every event of the key is kept per recipient; leave the flag out for the default, live events not stored`,
+      { field: 'inbox_days' },
+    );
+  }
+  return days;
+}
+
+/** A key's mode and retention, as lists state it. */
+export function inboxText(days: number | null): string {
+  return days === null ? 'default: live events not stored' : `inbox, ${days} days`;
+}
+
 function createdOutput(key: CreatedApiKey, headline: string): CommandOutput {
   const lines = [
     `${headline} for account ${key.account_id}`,
@@ -239,6 +266,7 @@ function createdOutput(key: CreatedApiKey, headline: string): CommandOutput {
       : []),
     ...(key.domain ? [`  domain:  ${key.domain}`] : []),
     `  scope:   ${key.scope}`,
+    `  mode:    ${inboxText(key.inbox_days)}`,
     `  expires: ${key.expires_at ? key.expires_at.toISOString() : 'never'}`,
   ];
   return {
@@ -251,6 +279,7 @@ function createdOutput(key: CreatedApiKey, headline: string): CommandOutput {
       expires_at: iso(key.expires_at),
       scope: key.scope,
       require_token: key.require_token,
+      inbox_days: key.inbox_days,
       ...(key.signing_secret ? { signing_secret: key.signing_secret } : {}),
     },
     text: lines.join('\n'),
