@@ -3,7 +3,7 @@ import { DispatchStatus, Herald } from '@herald/sdk';
 import { type KeyObject, type Stack, startStack } from '@herald/testkit';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '@herald/testkit/browser';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { tlsRuntime } from '../../../sdk/test/stack/tls-runtime.js';
 import { serveExample } from './example-site.js';
 
@@ -73,6 +73,10 @@ describe('@herald/react inbox mode: two devices of one user in headless Chromium
   };
   const open = async (ctx: BrowserContext, user: string, path = '/', pageSize?: number) => {
     const page = await ctx.newPage();
+    // What the pages said (the bell's onError warnings), shown when a test fails.
+    const said: string[] = [];
+    page.on('console', (m) => said.push(`${path} ${m.type()}: ${m.text()}`));
+    onTestFailed(() => console.log(said.join('\n')));
     const q = new URLSearchParams({ apikey: web.key, user, base: stack.baseUrl, ws: stack.wsUrl });
     if (pageSize) q.set('page', String(pageSize));
     await page.goto(`${site.origin}${path}?${q}`);
