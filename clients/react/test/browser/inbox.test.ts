@@ -185,6 +185,12 @@ describe('@herald/react inbox mode: two devices of one user in headless Chromium
     await eventually(() => listed(other), ['N5', 'N4', 'N3✓', 'N2', 'N1'], 'the phone page');
     await badge(page, '4').waitFor({ timeout: UI_TIMEOUT });
     await badge(other, '4').waitFor({ timeout: UI_TIMEOUT });
+    // A second tab of the laptop: not the leader, it pages through the leader tab's socket.
+    const follower = await open(laptop, user, '/notifications', 3);
+    await eventually(() => listed(follower), ['N5', 'N4', 'N3✓'], "a follower tab's first page");
+    await follower.locator('.load-more').click();
+    await eventually(() => listed(follower), ['N5', 'N4', 'N3✓', 'N2', 'N1'], 'and its second');
+    await follower.close();
 
     // A live event: on top of both pages, unread.
     expect((await notify(user, 'N6')).status).toBe(DispatchStatus.sent);
