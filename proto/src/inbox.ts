@@ -31,7 +31,7 @@ export const InboxCursor = z.string().regex(/^[0-9]{1,20}$/, 'cursor must be a `
 
 const Recipient = z
   .string()
-  .regex(UUID_V4)
+  .regex(UUID_V4, 'recipient must be a UUID v4, the id you dispatch to')
   .transform((s) => s.toLowerCase());
 const EventId = z.string().min(1).max(64);
 
@@ -163,9 +163,20 @@ export const InboxUnreadNotice = z.object({
 });
 export type InboxUnreadNotice = z.infer<typeof InboxUnreadNotice>;
 
+/** The HTTP paths of a server's inbox reads (ingress). */
+export const INBOX_HISTORY_PATH = '/inbox/history';
+export const INBOX_READ_PATH = '/inbox/read';
+
+/**
+ * `client`, as on `/notify`: checked against the key's (a web key also by its Origin). Optional
+ * here: absent, the key's own client is assumed and only the Origin check of a web key applies.
+ */
+const HttpClient = z.enum(['web', 'mobile'], { error: 'client must be "web" or "mobile"' });
+
 /** HTTP `POST /inbox/history` (a dispatch key): one page of a recipient's inbox. */
 export const InboxHistoryBody = z.object({
   api_key: z.string(),
+  client: HttpClient.optional(),
   recipient: Recipient,
   before: InboxCursor.nullable().optional(),
   limit: z.number().int().min(1).max(INBOX_MAX_PAGE).optional(),
@@ -175,6 +186,7 @@ export type InboxHistoryBody = z.infer<typeof InboxHistoryBody>;
 /** HTTP `POST /inbox/read` (a dispatch key): mark `ids` or `all` read; answers `{"unread"}`. */
 export const InboxReadBody = z.object({
   api_key: z.string(),
+  client: HttpClient.optional(),
   recipient: Recipient,
   ids: z.array(EventId).min(1).max(INBOX_MAX_READ_IDS).optional(),
   all: z.literal(true).optional(),

@@ -36,10 +36,12 @@ export {
 } from './errors.js';
 export { EventHeaders, EventMeta, LiveReply, QueueAckFloor, QueuedNotice } from './events.js';
 export {
+  INBOX_HISTORY_PATH,
   INBOX_MAX_DAYS,
   INBOX_MAX_PAGE,
   INBOX_MAX_READ_IDS,
   INBOX_MIN_DAYS,
+  INBOX_READ_PATH,
   InboxCatchUpEvent,
   InboxCursor,
   InboxDays,

@@ -28,6 +28,8 @@ export interface KeyObject {
   require_token?: boolean;
   /** Only for a key that requires recipient tokens: shown once, at creation. */
   signing_secret?: string;
+  /** Inbox mode: days each event is kept per recipient; null: not stored. */
+  inbox_days?: number | null;
 }
 
 export interface StackOptions {
@@ -59,6 +61,8 @@ export interface Stack {
     domain?: string;
     scope?: 'subscribe' | 'dispatch' | 'both';
     requireToken?: boolean;
+    /** Inbox mode (`--inbox-days N`): keep every event N days per recipient. */
+    inboxDays?: number;
   }): Promise<KeyObject>;
   revokeKey(id: string): Promise<void>;
   /** Runs the admin CLI against this stack and returns its parsed `--json` output. */
@@ -211,6 +215,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
         if (o.domain) args.push('--domain', o.domain);
         if (o.scope) args.push('--scope', o.scope);
         if (o.requireToken) args.push('--require-token');
+        if (o.inboxDays !== undefined) args.push('--inbox-days', String(o.inboxDays));
         return (await admin([...args, '--json'])) as KeyObject;
       }
       const path = (o.kind ?? 'test') === 'test' ? '/v1/keys/test' : '/v1/keys';
@@ -219,6 +224,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
         ...(o.domain ? { domain: o.domain } : {}),
         ...(o.scope ? { scope: o.scope } : {}),
         ...(o.requireToken ? { require_token: true } : {}),
+        ...(o.inboxDays !== undefined ? { inbox_days: o.inboxDays } : {}),
       };
       const res = await request('POST', `${authUrl}${path}`, certs.ca, body, session);
       if (res.status !== 201) throw new Error(`key create failed: ${res.status} ${res.text}`);

@@ -154,6 +154,11 @@ export const Env = CommonEnv.extend({
   /** How long `POST /events/status` waits for the status service, ms. Default 2000. */
   STATUS_TIMEOUT_MS: envInt(2000, 100, 60_000),
   /**
+   * Inbox mode: how long the inbox store (the status service) may take to keep an inbox key's
+   * events before the sender is answered, and to answer `/inbox/*`, ms. Past it: 503. Default 2000.
+   */
+  INBOX_TIMEOUT_MS: envInt(2000, 100, 60_000),
+  /**
    * Most status records in one NATS message: the records of one event-loop turn leave as one
    * `StatusBatch` per account (proto/status.ts). Default 256; 1..1000 (what the writer takes).
    */

@@ -9,6 +9,7 @@ import {
   type RecipientDepth,
 } from '@herald/queue';
 import type { MsgHdrs } from 'nats';
+import type { InboxKeeper } from './inbox-keep.js';
 import { type LiveOutcome, pushLive } from './live-push.js';
 import type { IngressMetrics } from './metrics.js';
 import { notDelivered, type Outcome, queued, sent } from './outcome.js';
@@ -18,11 +19,16 @@ import type { Target } from './target.js';
 
 export type { Target } from './target.js';
 
-/** An event whose live push already happened (a batch's, live-batch.ts): its time and outcome. */
+/**
+ * What a batch already did for an event before its deliver step: its time, how its live push
+ * went (live-batch.ts; absent, deliver pushes it), whether the inbox already keeps it.
+ */
 export interface PushedLive {
-  /** Epoch ms at which ingress accepted it: the queued copy carries the same. */
+  /** Epoch ms at which ingress accepted it: the queued copy and the inbox carry the same. */
   ts: number;
-  live: LiveOutcome;
+  live?: LiveOutcome | undefined;
+  /** Inbox keys: the batch kept it in the inbox store already. */
+  kept?: boolean | undefined;
 }
 
 export interface DeliverDeps {
@@ -37,6 +43,8 @@ export interface DeliverDeps {
   queuedRecipients?: QueuedRecipients | undefined;
   metrics: Pick<IngressMetrics, 'queuePublishes'>;
   logger: Logger;
+  /** Inbox mode: keeps an inbox key's events before anything else happens to them. */
+  inbox?: InboxKeeper | undefined;
   limits: {
     /** How long an edge may take to confirm a socket write, ms. */
     liveTimeoutMs: number;
@@ -64,8 +72,17 @@ export function createDeliver(deps: DeliverDeps) {
     msgId: string,
     pushed?: PushedLive,
   ): Promise<Outcome> {
-    const eventHeaders = headersOf(id, pushed?.ts ?? deps.now());
+    const ts = pushed?.ts ?? deps.now();
+    const eventHeaders = headersOf(id, ts);
     const { account, recipient, payload } = target;
+    // Inbox mode (a key with inbox_days): kept first, before it is pushed, queued or answered. A
+    // refusal (inbox_full) answers alone; a store that does not answer throws 503 unavailable.
+    // A key without inbox mode never reaches the store.
+    if (target.key.inbox_days && !pushed?.kept) {
+      if (!deps.inbox) throw new Error('deliver: an inbox key and no inbox store');
+      const [refusal] = await deps.inbox.keep(target.key, [{ recipient, id, ts, payload }]);
+      if (refusal) return notDelivered(refusal, id);
+    }
     // The live, queue and notice subjects and the queue's stream from one check of the tokens.
     const names = recipientSubjects(account, recipient);
     // Plain literals, not spreads of `target`: copying the key along was measurable per event.

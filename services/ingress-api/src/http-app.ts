@@ -1,6 +1,13 @@
 import type http from 'node:http';
 import { type Logger, safePath } from '@herald/kit';
-import { HeraldError, NOTIFY_BATCH_PATHS, NOTIFY_PATHS, STATUS_PATH } from '@herald/proto';
+import {
+  HeraldError,
+  INBOX_HISTORY_PATH,
+  INBOX_READ_PATH,
+  NOTIFY_BATCH_PATHS,
+  NOTIFY_PATHS,
+  STATUS_PATH,
+} from '@herald/proto';
 import Router from '@koa/router';
 import Koa, { type Context, type Middleware } from 'koa';
 import { type Answer, outcomeOfError } from './answer.js';
@@ -23,10 +30,14 @@ export interface HttpAppOptions {
   eventStatus?: Middleware;
   /** `POST /notify/batch` (batch-route.ts); absent, the paths are a 404. */
   notifyBatch?: Middleware;
+  /** `POST /inbox/history` and `POST /inbox/read` (inbox-routes.ts); absent, 404s. */
+  inbox?: { history: Middleware; read: Middleware };
 }
 
 /** Paths whose answers are dispatches: counted by the error boundary, open to CORS. */
 const DISPATCH_PATHS: readonly string[] = [...NOTIFY_PATHS, ...NOTIFY_BATCH_PATHS];
+/** Paths open to CORS: a web dispatch key reads its inbox from the browser it sends from. */
+const CORS_PATHS: readonly string[] = [...DISPATCH_PATHS, INBOX_HISTORY_PATH, INBOX_READ_PATH];
 
 export interface HttpApp {
   /** koa: every route but the plain `POST /notify` (which it still serves when reached). */
@@ -48,10 +59,14 @@ export function createHttpApp(dispatch: Dispatch, opts: HttpAppOptions): HttpApp
   for (const path of NOTIFY_PATHS) router.post(path, notify.middleware);
   if (opts.eventStatus) router.post(STATUS_PATH, opts.eventStatus);
   if (opts.notifyBatch) for (const path of NOTIFY_BATCH_PATHS) router.post(path, opts.notifyBatch);
+  if (opts.inbox) {
+    router.post(INBOX_HISTORY_PATH, opts.inbox.history);
+    router.post(INBOX_READ_PATH, opts.inbox.read);
+  }
 
   app.use(errorBoundary(opts.logger, opts.answer));
   if (opts.ops) app.use(opsRoutes(opts.ops));
-  app.use(cors(DISPATCH_PATHS));
+  app.use(cors(CORS_PATHS));
   app.use(unmatchedAsJson());
   app.use(router.routes());
   app.use(router.allowedMethods());

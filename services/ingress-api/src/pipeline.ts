@@ -2,12 +2,13 @@ import type { KeyVerifier } from '@herald/access';
 import { type AuthFailureLimiter, isAuthFailure, type Logger, type NatsLink } from '@herald/kit';
 import { NatsRequester, TurnPublisher } from '@herald/nats';
 import type { QueuedRecipients, QueueLayout, RecipientDepth } from '@herald/queue';
-import { StatusBatcher } from '@herald/status-client';
+import { InboxClient, StatusBatcher } from '@herald/status-client';
 import type { JetStreamClient, NatsConnection } from 'nats';
 import { type Authorise, type Caller, createAuthorise } from './authorise.js';
 import { dispatchCeilingMs, type IngressConfig } from './config.js';
 import { createDeliver, type Deliver } from './deliver.js';
 import { IdempotencyStore } from './idempotency.js';
+import { createInboxKeeper, type InboxKeeper } from './inbox-keep.js';
 import type { IngressMetrics } from './metrics.js';
 import { refuseWhileDown } from './nats-outage.js';
 import type { DispatchRateLimiter } from './rate-limiter.js';
@@ -61,8 +62,10 @@ export interface Pipeline {
   rateLimiter: Pick<DispatchRateLimiter, 'take'> | undefined;
   /** The Idempotency-Key claims, across instances. */
   store: IdempotencyStore;
-  /** Step 4: push live, else queue; each outcome also a status record. */
+  /** Step 4: (inbox keys: keep first,) push live, else queue; each outcome also a status record. */
   deliver: Deliver;
+  /** Inbox mode: keeps an inbox key's events before they are answered (a batch's at once). */
+  inbox: InboxKeeper;
   /** The dispatch path's requester: its requests leave through the turn publisher. */
   requester: NatsRequester;
   /** Refuses a source that sent too many bad keys, before it costs a parse or a lookup. */
@@ -84,7 +87,12 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   const publisher = new TurnPublisher(nc);
   const requester = new NatsRequester(nc, { publisher });
   const { authFailures } = deps;
+  const inbox = createInboxKeeper(new InboxClient(nc), {
+    timeoutMs: config.INBOX_TIMEOUT_MS,
+    maxMessageBytes: () => nc.info?.max_payload ?? 1024 * 1024,
+  });
   return {
+    inbox,
     authorise: createAuthorise({ verifier: deps.verifier, now }),
     rateLimiter: deps.rateLimiter,
     store: new IdempotencyStore(deps.js, {
@@ -106,6 +114,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         queuedRecipients: deps.queuedRecipients,
         metrics: deps.metrics,
         logger,
+        inbox,
         limits: {
           liveTimeoutMs: config.LIVE_TIMEOUT_MS,
           publishTimeoutMs: config.PUBLISH_TIMEOUT_MS,

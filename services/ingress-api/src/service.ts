@@ -20,6 +20,7 @@ import { serveNatsBatch } from './batch/nats-batch.js';
 import type { IngressConfig } from './config.js';
 import { createDispatch } from './dispatch.js';
 import { createHttpApp } from './http-app.js';
+import { inboxRoutes } from './inbox-routes.js';
 import { createIngressMetrics } from './metrics.js';
 import { type NatsDispatchServer, serveNatsDispatch } from './nats-dispatch.js';
 import { createPipeline } from './pipeline.js';
@@ -147,6 +148,13 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
       bodyLimitBytes: config.BATCH_MAX_BYTES,
       answer,
       trustedProxyHops: config.TRUSTED_PROXY_HOPS,
+    }),
+    inbox: inboxRoutes({
+      nc,
+      link,
+      verifier,
+      timeoutMs: config.INBOX_TIMEOUT_MS,
+      now: deps.now ?? Date.now,
     }),
   });
   let natsDispatch: NatsDispatchServer | undefined;

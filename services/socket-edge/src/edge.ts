@@ -4,7 +4,7 @@ import { AuthFailureLimiter, createRegistry, type Service, type ServiceDeps } fr
 import { NatsRequester, TurnPublisher } from '@herald/nats';
 import type { CredentialKind } from '@herald/proto';
 import { DevicePositions, INBOX_POSITION_SPACE, QueueFloors, QueueLayout } from '@herald/queue';
-import { StatusBatcher } from '@herald/status-client';
+import { InboxClient as InboxStoreClient, StatusBatcher } from '@herald/status-client';
 import type { Registry } from 'prom-client';
 import { WebSocketServer } from 'ws';
 import { socketAdmitter } from './admit/admitter.js';
@@ -93,7 +93,7 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
   const jsm = nc.jetstreamManager({ checkAPI: false });
   const requester = new NatsRequester(nc);
   const layout = new QueueLayout(config.QUEUE_PARTITIONS);
-  const inboxClient = new InboxClient(requester, config.INBOX_QUERY_TIMEOUT_MS);
+  const inboxClient = new InboxClient(new InboxStoreClient(nc), config.INBOX_QUERY_TIMEOUT_MS);
   // The edge's one turn publisher: a turn's live replies and its status records (one message per
   // account, the batcher's) leave in one socket write.
   const publisher = new TurnPublisher(nc);
@@ -124,6 +124,7 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
       positions: new DevicePositions(nc, 5000, requester, INBOX_POSITION_SPACE),
       batch: config.INBOX_CATCH_UP_BATCH,
       dedupeIds: config.INBOX_DEDUPE_IDS,
+      maxHeld: { events: config.MAX_UNPROVEN_EVENTS, bytes: config.MAX_UNPROVEN_BYTES },
     },
   };
   const sessions = new RecipientRegistry(

@@ -20,6 +20,8 @@ export interface InboxSessionDeps {
   /** INBOX_CATCH_UP_BATCH and INBOX_DEDUPE_IDS. */
   batch: number;
   dedupeIds: number;
+  /** MAX_UNPROVEN_EVENTS and MAX_UNPROVEN_BYTES: what an inbox feed may hold during a catch-up. */
+  maxHeld: { events: number; bytes: number };
 }
 
 /**
@@ -59,6 +61,7 @@ export function newFeed(
       inboxPositions: inbox.positions,
       batch: inbox.batch,
       dedupeIds: inbox.dedupeIds,
+      maxHeld: inbox.maxHeld,
     });
     return { feed, stopKey: feedStopKey(socket, device) };
   }

@@ -3,6 +3,7 @@ import { HeraldError, type VerifiedKey } from '@herald/proto';
 import { outcomeOfError } from '../answer.js';
 import type { IngressConfig } from '../config.js';
 import type { PushedLive } from '../deliver.js';
+import type { KeepItem } from '../inbox-keep.js';
 import { notDelivered, type Outcome } from '../outcome.js';
 import type { DispatchInput, Pipeline } from '../pipeline.js';
 import { type AcceptedEvent, acceptBatch } from './batch-accept.js';
@@ -90,8 +91,15 @@ export function createBatchDispatch(
         if (indices) indices.push(index);
         else byRecipient.set(event.recipient, [index]);
       });
+      const ts = pipeline.now();
+      // Inbox keys: every deliverable event is kept first, in one request (or a few, each under
+      // max_payload); a refused one (inbox_full) answers alone and goes no further. A store that
+      // does not answer refuses the whole batch (503): nothing was accepted.
+      const kept = key.inbox_days
+        ? await keepInInbox(pipeline, key, admitted, byRecipient, ids.id, ts, results)
+        : false;
       const pushed = pushLiveBatch
-        ? await pushLive(pushLiveBatch, account, admitted, byRecipient, ids.id, pipeline.now())
+        ? await pushLive(pushLiveBatch, account, admitted, byRecipient, ids.id, ts)
         : undefined;
       await mapBounded([...byRecipient.values()], limits.concurrency, async (indices) => {
         for (const index of indices) {
@@ -99,11 +107,12 @@ export function createBatchDispatch(
           if (!event?.ok) continue;
           const target = { key, account, recipient: event.recipient, payload: event.payload };
           try {
+            const before = pushed?.get(index);
             results[index] = await deliver(
               target,
               ids.id(index),
               ids.msgId(index),
-              pushed?.get(index),
+              kept ? { ts, live: before?.live, kept: true } : before,
             );
           } catch (err) {
             results[index] = outcomeOfError(err, logger, { transport: 'batch', index });
@@ -171,6 +180,42 @@ async function pushLive(
     if (live) pushed.set(index, { ts, live });
   });
   return pushed;
+}
+
+/**
+ * Keeps the batch's deliverable events in the inbox store before anything else happens to them;
+ * a refused event gets its answer in `results` and leaves `byRecipient`. True once kept.
+ */
+async function keepInInbox(
+  pipeline: Pipeline,
+  key: VerifiedKey,
+  admitted: readonly AcceptedEvent[],
+  byRecipient: Map<string, number[]>,
+  idOf: (index: number) => string,
+  ts: number,
+  results: Outcome[],
+): Promise<boolean> {
+  const indices: number[] = [];
+  const items: KeepItem[] = [];
+  for (const [recipient, ofRecipient] of byRecipient) {
+    for (const index of ofRecipient) {
+      const event = admitted[index];
+      if (!event?.ok) continue;
+      indices.push(index);
+      items.push({ recipient, id: idOf(index), ts, payload: event.payload });
+    }
+  }
+  if (items.length === 0) return true;
+  const refusals = await pipeline.inbox.keep(key, items);
+  indices.forEach((index, at) => {
+    const refusal = refusals[at];
+    if (!refusal) return;
+    results[index] = notDelivered(refusal, idOf(index));
+    const event = admitted[index];
+    const list = event?.ok ? byRecipient.get(event.recipient) : undefined;
+    if (list) list.splice(list.indexOf(index), 1);
+  });
+  return true;
 }
 
 /** Why this batch's key may not address `recipient` (the dashboard's reserved one); none if it may. */

@@ -1,36 +1,26 @@
-import { type NatsRequester, replyJson } from '@herald/nats';
-import {
-  errorOfReply,
-  HeraldError,
-  type InboxCatchUpEvent,
-  type InboxEvent,
-  InboxQuery,
-  InboxQueryReply,
-  subjects,
-} from '@herald/proto';
-
-const utf8 = new TextEncoder();
-
-/** What the edge learns of one query: the store's answer, success parts only. */
-type OkReply = Extract<InboxQueryReply, { ok: true }>;
+import type { InboxCatchUpEvent, InboxEvent } from '@herald/proto';
+import type { InboxClient as StoreClient } from '@herald/status-client';
 
 /**
- * The edge's side of `rt.inboxapi.query.<account>` (proto/inbox.ts): the inbox store answers each
- * request once. Every request and answer is checked with proto's zod schemas; an answer that is not
- * one, no responder, or a timeout is a {@link HeraldError} `unavailable` (the socket stays open and
- * the client may ask again), a refusal is the store's own error.
+ * What the edge asks of one recipient's inbox (`rt.inboxapi.query.<account>`, answered by the
+ * status service's store), through lib/status-client's client with the edge's
+ * INBOX_QUERY_TIMEOUT_MS. A refusal is the store's own HeraldError; no answer is `unavailable`.
  */
 export class InboxClient {
-  readonly #requester: NatsRequester;
+  readonly #store: Pick<StoreClient, 'query'>;
   readonly #timeoutMs: number;
 
-  constructor(requester: NatsRequester, timeoutMs: number) {
-    this.#requester = requester;
+  constructor(store: Pick<StoreClient, 'query'>, timeoutMs: number) {
+    this.#store = store;
     this.#timeoutMs = timeoutMs;
   }
 
   async unread(account: string, recipient: string): Promise<number> {
-    const reply = await this.#ask(account, { v: 1, op: 'unread', recipient });
+    const reply = await this.#store.query(
+      account,
+      { v: 1, op: 'unread', recipient },
+      this.#timeoutMs,
+    );
     return reply.unread ?? 0;
   }
 
@@ -39,7 +29,8 @@ export class InboxClient {
     recipient: string,
     mark: { ids: string[] } | { all: true },
   ): Promise<number> {
-    const reply = await this.#ask(account, { v: 1, op: 'read', recipient, ...mark });
+    const query = { v: 1 as const, op: 'read' as const, recipient, ...mark };
+    const reply = await this.#store.query(account, query, this.#timeoutMs);
     return reply.unread ?? 0;
   }
 
@@ -49,7 +40,8 @@ export class InboxClient {
     before: string | null,
     limit: number,
   ): Promise<{ events: InboxEvent[]; next: string | null }> {
-    const reply = await this.#ask(account, { v: 1, op: 'history', recipient, before, limit });
+    const query = { v: 1 as const, op: 'history' as const, recipient, before, limit };
+    const reply = await this.#store.query(account, query, this.#timeoutMs);
     return { events: reply.events ?? [], next: reply.next ?? null };
   }
 
@@ -60,30 +52,8 @@ export class InboxClient {
     after: number,
     limit: number,
   ): Promise<InboxCatchUpEvent[]> {
-    const reply = await this.#ask(account, { v: 1, op: 'after', recipient, after, limit });
+    const query = { v: 1 as const, op: 'after' as const, recipient, after, limit };
+    const reply = await this.#store.query(account, query, this.#timeoutMs);
     return reply.catch_up ?? [];
   }
-
-  async #ask(account: string, query: InboxQuery): Promise<OkReply> {
-    const body = utf8.encode(JSON.stringify(InboxQuery.parse(query)));
-    const outcome = await this.#requester.request(
-      subjects.inboxQuery(account),
-      body,
-      undefined,
-      this.#timeoutMs,
-    );
-    if (outcome.kind !== 'reply') throw unavailable(outcome.kind);
-    const parsed = InboxQueryReply.safeParse(replyJson(outcome.msg));
-    if (!parsed.success) throw unavailable('malformed reply');
-    const reply = parsed.data;
-    if (!reply.ok) throw errorOfReply(reply);
-    return reply;
-  }
-}
-
-function unavailable(why: string): HeraldError {
-  return new HeraldError(
-    'unavailable',
-    `The inbox store did not answer (${why}): ask again shortly`,
-  );
 }

@@ -1,43 +1,19 @@
-import type { Logger } from '@herald/kit';
-import type { DevicePositions } from '@herald/queue';
-import type { StatusBatcher } from '@herald/status-client';
 import { publishDelivered } from '../queue/status-events.js';
 import type { Delivery } from '../socket/delivery.js';
 import type { EdgeSocket, SocketFeed } from '../socket/edge-socket.js';
 import { EventFrames } from '../socket/framing.js';
-import type { InboxClient } from './inbox-client.js';
-
-/** The inbox position's `stream` field: the store's sequences, not a queue partition's. */
-export const INBOX_STREAM = 'inbox';
-
-export interface InboxFeedDeps {
-  inbox: Pick<InboxClient, 'after'>;
-  /** Inbox positions (the device bucket's `inbox.` key space); without it a device starts at 0. */
-  inboxPositions?: DevicePositions | undefined;
-  account: string;
-  recipient: string;
-  /** Events asked of the store per `after` request (INBOX_CATCH_UP_BATCH). */
-  batch: number;
-  /** Ids a socket remembers to drop a second copy (INBOX_DEDUPE_IDS): proven ones beyond it are forgotten. */
-  dedupeIds: number;
-  logger: Logger;
-  statusBatcher: Pick<StatusBatcher, 'add'>;
-  /** The edge's QUEUE_CHECK_CONCURRENCY slots, shared with the drainers and device feeds. */
-  limitChecks: <T>(check: () => Promise<T>) => Promise<T>;
-}
-
-/** One event id handed to the socket in this session, by whichever path came first. */
-interface Entry {
-  proven: boolean;
-  lost: boolean;
-  /** Deliveries (live or drain) of the same id following this write's outcome. */
-  waiters: Delivery[];
-  /** Not written yet: held while the catch-up runs, so the device gets its events in order. */
-  held?: EventFrames | undefined;
-}
+import { type Entry, INBOX_STREAM, type InboxFeedDeps } from './inbox-feed-deps.js';
 
 const RECORD_DELAY_MS = 50;
 const utf8 = new TextEncoder();
+/** Below this many bytes an answer shorter than its limit was not cut to fit (NATS's 1 MiB, halved). */
+const UNCUT_BYTES = 512 * 1024;
+
+function mayBeCut(events: { id: string; payload_json: string }[]): boolean {
+  let bytes = 0;
+  for (const e of events) bytes += e.payload_json.length * 3 + e.id.length + 64;
+  return bytes >= UNCUT_BYTES;
+}
 
 /**
  * The events of one herald.v1 device socket of an inbox key: the inbox catch-up owns its delivery.
@@ -72,6 +48,8 @@ export class InboxFeed implements SocketFeed {
   #recordTimer: NodeJS.Timeout | undefined;
   #recording: Promise<void> | undefined;
   #room: (() => void) | undefined;
+  #heldEvents = 0;
+  #heldBytes = 0;
 
   constructor(socket: EdgeSocket, device: string, deps: InboxFeedDeps) {
     this.#socket = socket;
@@ -133,6 +111,11 @@ export class InboxFeed implements SocketFeed {
     }
     const entry: Entry = { proven: false, lost: false, waiters: [delivery] };
     if (this.#reading) {
+      const bytes = frames.frameFor(this.#socket.framing).bytes;
+      const { events, bytes: maxBytes } = this.#deps.maxHeld;
+      if (this.#heldEvents >= events || this.#heldBytes + bytes > maxBytes) return false;
+      this.#heldEvents++;
+      this.#heldBytes += bytes;
       entry.held = frames;
       this.#remember(id, entry);
       return true;
@@ -185,14 +168,12 @@ export class InboxFeed implements SocketFeed {
               this.#covered = ev.seq;
               continue;
             }
-            // Known: written live or by the drain (or just now, held): the floor waits for its proof.
-            this.#read.push({
-              seq: ev.seq,
-              entry: known ?? { proven: true, lost: false, waiters: [] },
-            });
+            // Written live or by the drain (or just now, held): the floor waits for its proof.
+            if (known) this.#read.push({ seq: ev.seq, entry: known });
             this.#covered = ev.seq;
           }
-          if (events.length < batch) break;
+          // The store cuts an answer to fit one NATS message: a short one that was big may be cut.
+          if (events.length === 0 || (events.length < batch && !mayBeCut(events))) break;
         }
       } while (this.#again && !this.#stopped);
       this.#advance();
@@ -215,13 +196,20 @@ export class InboxFeed implements SocketFeed {
 
   #writeHeld(entry: Entry): boolean {
     const frames = entry.held as EventFrames;
+    this.#unhold(frames);
     entry.held = undefined;
     if (this.#write(frames, entry)) return true;
     this.#fail(entry);
     return false;
   }
 
+  #unhold(frames: EventFrames): void {
+    this.#heldEvents--;
+    this.#heldBytes -= frames.frameFor(this.#socket.framing).bytes;
+  }
+
   #fail(entry: Entry): void {
+    if (entry.held) this.#unhold(entry.held);
     entry.held = undefined;
     entry.lost = true;
     const waiters = entry.waiters;
