@@ -11,12 +11,8 @@ import type { Resolved } from './options.js';
 import { RecentIds } from './recent-ids.js';
 import { TokenSupply } from './token.js';
 import type { ConnectionState, HeraldEvent } from './types.js';
-import {
-  closeQuietly,
-  sendQuietly,
-  type WebSocketConstructor,
-  type WebSocketLike,
-} from './websocket.js';
+import { closeQuietly, sendQuietly } from './websocket.js';
+import type { WebSocketConstructor, WebSocketLike } from './websocket-like.js';
 
 /**
  * - `connecting`: a socket is opening, or is open but not yet known to be accepted;
@@ -189,18 +185,15 @@ export class Connection {
       this.#log('warn', 'herald: skipped a frame that is not a herald.v1 envelope');
       return;
     }
-    // An error while a history request waits is its answer; otherwise a refusal before a close.
+    // An error while an inbox request waits is its answer; otherwise a refusal before a close.
     if (frame.type === 'error') {
       if (!this.inbox.answer(frame.error)) this.#refusal = frame.error;
       return;
     }
-    // The count first, so a listener of 'connected' reads it.
-    if (frame.type === 'inbox') this.inbox.count(frame.unread);
+    if (frame.type === 'inbox') this.inbox.count(frame.unread); // before 'connected' is told
     if (this.#phase === 'connecting') this.#accept();
-    if (frame.type !== 'event') {
-      if (frame.type === 'history') this.inbox.answer({ events: frame.events, next: frame.next });
-      return;
-    }
+    if (frame.type === 'history') this.inbox.answer({ events: frame.events, next: frame.next });
+    if (frame.type !== 'event') return;
     const { id } = frame;
     if (!this.#recent.has(id)) {
       this.#recent.add(id);
@@ -208,8 +201,7 @@ export class Connection {
       this.events.emit(frame.payload, { id, ts: frame.ts, payload: frame.payload });
       this.#delivering = false;
     }
-    // A duplicate is acked again: it came back because the edge never saw the first ack.
-    // Unsent when the socket is going: the edge redelivers and the copy is dropped here.
+    // A duplicate is acked again: the edge never saw the first ack (or the socket is going).
     sendQuietly(ws, JSON.stringify({ type: 'ack', id }));
     // A listener unsubscribed: the socket was left open for this ack, close it now.
     if (ws !== this.#ws) closeQuietly(ws);
