@@ -1,5 +1,6 @@
 import type { HeraldError, HistoryPage } from '@herald/sdk';
 import { useCallback, useEffect, useRef, useState } from 'react';
+import type { BellHub } from './hub.js';
 import type { BellItem } from './types.js';
 import { useBell } from './use-bell.js';
 
@@ -72,20 +73,25 @@ export function useNotifications<TData = unknown>(
   const [list, setList] = useState<List>(EMPTY);
   const [loading, setLoading] = useState(false);
   const [error, setError] = useState<HeraldError>();
-  const busy = useRef(false);
+  const busy = useRef<BellHub>(undefined);
 
   // Another user or key: another inbox.
+  const current = useRef(hub);
   useEffect(() => {
+    current.current = hub;
     if (hub) setList(EMPTY);
   }, [hub]);
 
   const load = useCallback(
     (before: string | null) => {
-      if (!hub || busy.current) return;
-      busy.current = true;
+      // One page at a time (per user: another user's page may still be on its way).
+      if (!hub || busy.current === hub) return;
+      busy.current = hub;
       setLoading(true);
       hub.inbox({ history: { before, limit: pageSize } }).then(
         (result) => {
+          done();
+          if (current.current !== hub) return; // another user's page, late
           const page = result as HistoryPage;
           const older = page.events.map(({ payload, ...e }) => ({ ...e, data: payload }));
           setList((l) => {
@@ -95,15 +101,15 @@ export function useNotifications<TData = unknown>(
             return { items: unique([...kept, ...older]), next: page.next, loaded: true };
           });
           setError(undefined);
-          done();
         },
         (err: HeraldError) => {
-          setError(err);
           done();
+          if (current.current === hub) setError(err);
         },
       );
       const done = () => {
-        busy.current = false;
+        if (busy.current !== hub) return;
+        busy.current = undefined;
         setLoading(false);
       };
     },

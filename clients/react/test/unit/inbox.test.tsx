@@ -183,6 +183,27 @@ describe('inbox mode in the bell and useNotifications (jsdom, fake sockets)', ()
     await waitFor(() => expect(listed(container)).toEqual(['e2✓', 'e1✓']));
   });
 
+  it("a new userID starts another list: the old user's page, still on its way, is dropped", async () => {
+    const m = await show(thePage());
+    const first = await socket();
+    await send(first, { type: 'inbox', unread: 1 });
+    await waitFor(() => expect(frames(first)).toHaveLength(1));
+    user = uuid();
+    await m.render(thePage());
+    const second = await waitFor(() => {
+      if (fakes.sockets.length < 2) throw new Error('no socket for the new user yet');
+      return fakes.last();
+    });
+    await send(second, { type: 'inbox', unread: 1 });
+    await waitFor(() =>
+      expect(frames(second)).toEqual([{ type: 'history', before: null, limit: 2 }]),
+    );
+    await send(first, { type: 'history', events: [ev('e1')], next: null });
+    await send(second, { type: 'history', events: [ev('e9')], next: null });
+    await waitFor(() => expect(listed(m.container)).toEqual(['e9']));
+    expect(page.error).toBeUndefined();
+  });
+
   it('without an inbox key lists what the bell keeps here, unread first, with no pages', async () => {
     const { container } = await show(thePage());
     const sock = await socket();
