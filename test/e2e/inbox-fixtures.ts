@@ -9,16 +9,23 @@ import {
 } from '@herald/testkit';
 import { connect, eventually, type Tenant } from './fixtures.js';
 
-/** An inbox key (`--inbox-days`) of a fresh account, made with the admin CLI as an operator would. */
+/** An inbox key (`--inbox-days`) of a fresh account: its one Test key, mobile. */
 export async function inboxTenant(stack: Stack, days = 7): Promise<Tenant> {
   const { id } = await stack.createAccount();
-  return { account: id, key: await inboxKey(stack, id, days) };
+  return { account: id, key: await stack.createKey({ account: id, inboxDays: days }) };
 }
 
-/** One more mobile Test key of `account`, keeping an inbox for `days`. */
-export async function inboxKey(stack: Stack, account: string, days = 7): Promise<KeyObject> {
-  const args = ['key', 'create', '--account', account, '--kind', 'test', '--client', 'mobile'];
-  return (await stack.admin([...args, '--inbox-days', String(days), '--json'])) as KeyObject;
+/**
+ * A paid account with two Live mobile keys side by side: `plain` without inbox mode and `inbox`
+ * with it.
+ */
+export async function twoKeys(
+  stack: Stack,
+): Promise<{ account: string; plain: KeyObject; inbox: KeyObject }> {
+  const { id } = await stack.createAccount({ plan: 'hobby' });
+  const plain = await stack.createKey({ account: id, kind: 'live' });
+  const inbox = await stack.createKey({ account: id, kind: 'live', inboxDays: 7 });
+  return { account: id, plain, inbox };
 }
 
 /** A herald.v1 socket of `to` (with `device` when given), open. */

@@ -4,7 +4,6 @@ import {
   allDelivered,
   connect,
   eventually,
-  newTenant,
   notify,
   recipient,
   useStack,
@@ -13,9 +12,9 @@ import {
   ask,
   framesOf,
   idsOf,
-  inboxKey,
   inboxTenant,
   startSecondEdge,
+  twoKeys,
   unreadIs,
   v1Socket,
 } from './inbox-fixtures.js';
@@ -197,8 +196,9 @@ describe('inbox mode on sockets, end to end', () => {
 
   it('keeps a plain key as it was beside an inbox key: no inbox frames, nothing live stored', async () => {
     const s = stack();
-    const plain = await newTenant(s);
-    const inbox = { account: plain.account, key: await inboxKey(s, plain.account) };
+    const keys = await twoKeys(s);
+    const plain = { account: keys.account, key: keys.plain };
+    const inbox = { account: keys.account, key: keys.inbox };
     const to = recipient();
     const plainSocket = await v1Socket(s, plain.key, to);
     const inboxSocket = await v1Socket(s, inbox.key, to);

@@ -2,7 +2,15 @@ import { subjects } from '@herald/proto';
 import { type KeyObject, post } from '@herald/testkit';
 import { type NatsConnection, connect as natsConnect } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, notify, recipient, type Tenant, useStack } from './fixtures.js';
+import {
+  connect,
+  eventually,
+  notify,
+  recipient,
+  runRetentionOnce,
+  type Tenant,
+  useStack,
+} from './fixtures.js';
 
 /** A small inbox per recipient, so the cap's 507 is reachable over HTTP. */
 const CAP = 5;
@@ -209,6 +217,44 @@ describe('inbox mode over HTTP', () => {
     const denied = await history(sub, recipient());
     expect(denied.status).toBe(403);
     expect(denied.body.error).toMatchObject({ code: 'scope_denied' });
+  });
+
+  it("removes expired inbox events in retention's weekly run once delivered, never before", async () => {
+    const s = stack();
+    const to = recipient();
+    // Kept one day, three days ago (as ingress would have stored them then): both past expiry.
+    const old = Date.now() - 3 * 24 * 3600_000;
+    const store = await nc.request(
+      subjects.inboxStore(account),
+      JSON.stringify({
+        v: 1,
+        key_id: inboxKey.id,
+        days: 1,
+        events: ['had', 'never-had'].map((id) => ({
+          recipient: to,
+          id,
+          ts: old,
+          payload_json: '{}',
+        })),
+      }),
+      { timeout: 10_000 },
+    );
+    expect(JSON.parse(new TextDecoder().decode(store.data)).ok).toBe(true);
+    // A socket had one of them (its `sent` record); the other was never delivered.
+    nc.publish(
+      subjects.status(account),
+      JSON.stringify({ v: 1, id: 'had', account_id: account, status: 'sent', at: Date.now() }),
+    );
+    // The status writer settles the row within its batch wait; run the weekly pass until it has.
+    await eventually(
+      async () => {
+        expect(await runRetentionOnce(s)).toMatchObject({ outcome: 'completed' });
+        return (await stored(account, to)).length === 1;
+      },
+      'the delivered expired event removed',
+      30_000,
+    );
+    expect(await stored(account, to)).toEqual(['never-had']);
   });
 
   it('answers 503 and accepts nothing while the store is down; a plain key does not need it', async () => {

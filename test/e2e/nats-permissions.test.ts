@@ -30,6 +30,10 @@ function probes(account: string, other: string): string[] {
     subjects.status(account),
     subjects.statusQuery,
     subjects.statusTrim,
+    subjects.inboxStore(account),
+    subjects.inboxQuery(account),
+    subjects.inboxExpire,
+    subjects.inboxUnread(account, r),
     billingSubjects.notice(account),
     // JetStream's API on a stream that does not exist: an allowed probe changes nothing.
     '$JS.API.INFO',

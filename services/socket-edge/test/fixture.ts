@@ -54,6 +54,8 @@ export const keys = {
   webA: 'hk_live_web_account_a_000000000000000000000000000',
   mobileB: 'hk_live_mobile_account_b_0000000000000000000000',
   unknown: 'hk_live_nobody_knows_this_key_000000000000000000',
+  /** Account A's key with inbox mode (`inbox_days` 7). */
+  inboxA: 'hk_live_inbox_account_a_00000000000000000000000',
 } as const;
 
 /** Limits roomy enough that only tests about limits ever meet them. */
@@ -101,6 +103,10 @@ export class AuthResponder {
     this.set(keys.mobileA, verified('key-mobile-a', ACCOUNT_A, 'mobile', null));
     this.set(keys.webA, verified('key-web-a', ACCOUNT_A, 'web', WEB_ORIGIN));
     this.set(keys.mobileB, verified('key-mobile-b', ACCOUNT_B, 'mobile', null));
+    this.set(
+      keys.inboxA,
+      verified('key-inbox-a', ACCOUNT_A, 'mobile', null, null, { inbox_days: 7 }),
+    );
     nc.subscribe(subjects.authVerify, {
       callback: (err, msg) => {
         if (err) return;

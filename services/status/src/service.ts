@@ -86,6 +86,8 @@ export function createStatusService(config: StatusConfig, deps: StatusServiceDep
         batchMax: config.INBOX_BATCH_MAX,
         now: deps.now ?? Date.now,
       });
+      // The server knows the subscriptions once start resolves: a store sent next finds them.
+      await nc.flush();
     },
     async close() {
       for (const s of [...subs, ...(inbox?.subs ?? [])]) s.unsubscribe();

@@ -197,6 +197,14 @@ describe('the inbox store over NATS', () => {
       error: { code: 'invalid_field', field: 'payload_json' },
     });
     expect(mixed.results[1].seq).toBeGreaterThan(0);
+    const far = await store(account, [
+      { ...event(r, 3), ts: 8.64e15 },
+      { ...event(r, 4), ts: -1e15 },
+    ]);
+    expect(far.results.map((x: { error?: { field?: string } }) => x.error?.field)).toEqual([
+      'ts',
+      'ts',
+    ]);
     const noEvents = await request(ingress, subjects.inboxStore(account), {
       v: 1,
       key_id: 'k',

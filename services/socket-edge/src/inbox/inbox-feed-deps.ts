@@ -39,3 +39,44 @@ export interface Entry {
   /** Not written yet: held while the catch-up runs, so the device gets its events in order. */
   held?: EventFrames | undefined;
 }
+
+/** Below this many bytes an answer shorter than its limit was not cut to fit (NATS's 1 MiB, halved). */
+const UNCUT_BYTES = 512 * 1024;
+
+export function mayBeCut(events: { id: string; payload_json: string }[]): boolean {
+  let bytes = 0;
+  for (const e of events) bytes += e.payload_json.length * 3 + e.id.length + 64;
+  return bytes >= UNCUT_BYTES;
+}
+
+/**
+ * The delivery of one write of `entry`: its waiters (live or drain deliveries of the same id) hear
+ * what the socket reports; a proof nobody waits on is `delivered`; then `settled`.
+ */
+export function trackedWrite(
+  entry: Entry,
+  hooks: { delivered: () => void; lost: () => void; settled: () => void },
+): Delivery {
+  return {
+    // A live event's write keeps its proof deadline (LIVE_PROOF_TIMEOUT_MS).
+    live: entry.waiters.some((d) => d.live),
+    written: () => {
+      for (const d of entry.waiters) d.written();
+    },
+    overdue: () => {
+      for (const d of entry.waiters) d.overdue();
+    },
+    proven: () => {
+      entry.proven = true;
+      const waiters = entry.waiters;
+      entry.waiters = [];
+      if (waiters.length === 0) hooks.delivered();
+      for (const d of waiters) d.proven();
+      hooks.settled();
+    },
+    lost: () => {
+      hooks.lost();
+      hooks.settled();
+    },
+  };
+}

@@ -140,6 +140,18 @@ describe('InboxFeed', () => {
     expect(h.recorded.at(-1)).toBe(1);
   });
 
+  it('covers at the close what was proven live before the notice of its store came', async () => {
+    const h = harness();
+    void h.feed.start();
+    await waitFor(() => true);
+    await tick();
+    h.store('live1');
+    h.feed.take(frames('live1'), delivery([], 'live1'));
+    h.writes[0]?.delivery.proven();
+    await h.feed.stop();
+    expect(h.recorded.at(-1)).toBe(1);
+  });
+
   it('holds no more than its cap during a catch-up: past it an event is not taken', async () => {
     const h = harness({ maxHeld: 2 });
     const open = h.hold();

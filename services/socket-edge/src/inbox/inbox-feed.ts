@@ -1,32 +1,25 @@
+import type { InboxCatchUpEvent } from '@herald/proto';
 import { publishDelivered } from '../queue/status-events.js';
 import type { Delivery } from '../socket/delivery.js';
 import type { EdgeSocket, SocketFeed } from '../socket/edge-socket.js';
 import { EventFrames } from '../socket/framing.js';
-import { type Entry, INBOX_STREAM, type InboxFeedDeps } from './inbox-feed-deps.js';
+import {
+  type Entry,
+  INBOX_STREAM,
+  type InboxFeedDeps,
+  mayBeCut,
+  trackedWrite,
+} from './inbox-feed-deps.js';
 
 const RECORD_DELAY_MS = 50;
 const utf8 = new TextEncoder();
-/** Below this many bytes an answer shorter than its limit was not cut to fit (NATS's 1 MiB, halved). */
-const UNCUT_BYTES = 512 * 1024;
-
-function mayBeCut(events: { id: string; payload_json: string }[]): boolean {
-  let bytes = 0;
-  for (const e of events) bytes += e.payload_json.length * 3 + e.id.length + 64;
-  return bytes >= UNCUT_BYTES;
-}
 
 /**
- * The events of one herald.v1 device socket of an inbox key: the inbox catch-up owns its delivery.
- * At start it reads the device's inbox position (the store sequence up to which the device proved
- * every event) and then asks the store for every event after it (`after`), oldest first, writing
- * each once, paced like the drain; then live. Live events and the queue drain's copies come
- * through {@link take} / {@link offer}: an id already handed to this socket in the session is not
- * written twice (its delivery follows the first write's proof), and one that arrives while the
- * catch-up runs is held and written in its turn (or at the catch-up's end, when the store does not
- * hold it: another key's event). Every unread notice (each store change) kicks the catch-up on, so
- * the position moves over what live writes proved, and an event the device missed live is read.
- * The position moves only over a contiguous run of proven events, never past an unproven one, and
- * is recorded 50 ms after a proof and at the close.
+ * The events of one herald.v1 device socket of an inbox key (docs/architecture.md, "Inbox mode: on
+ * the socket"): from the device's inbox position, the store's events (`after`), oldest first, then
+ * live. Live and drained copies come through {@link take} / {@link offer}: one write per id in
+ * the session, held during a catch-up to keep store order. Each unread notice reads on. The
+ * position moves only over a run of proven events; recorded 50 ms after a proof and at the close.
  */
 export class InboxFeed implements SocketFeed {
   readonly #socket: EdgeSocket;
@@ -49,6 +42,8 @@ export class InboxFeed implements SocketFeed {
   #recording: Promise<void> | undefined;
   #room: (() => void) | undefined;
   #heldEvents = 0;
+  /** Events written outside the catch-up (live, drained) since its last read: their seqs are unknown. */
+  #uncovered = 0;
   #heldBytes = 0;
 
   constructor(socket: EdgeSocket, device: string, deps: InboxFeedDeps) {
@@ -122,6 +117,7 @@ export class InboxFeed implements SocketFeed {
     }
     if (!this.#write(frames, entry)) return false;
     this.#remember(id, entry);
+    this.#uncovered++;
     return true;
   }
 
@@ -133,20 +129,50 @@ export class InboxFeed implements SocketFeed {
     for (const entry of this.#entries.values()) if (entry.held) this.#fail(entry);
     clearTimeout(this.#recordTimer);
     await this.#recording;
+    if (this.#uncovered > 0) await this.#coverWritten();
     await this.#record();
   }
 
-  async #catchUp(): Promise<void> {
+  /**
+   * At the close, the sequences of what was written live since the catch-up's last read (its
+   * notice may come after the socket went): the position then covers what the device proved.
+   */
+  async #coverWritten(): Promise<void> {
+    try {
+      for (;;) {
+        const events = await this.#after();
+        for (const ev of events) {
+          const known = this.#entries.get(ev.id);
+          if (!known?.proven) return;
+          this.#read.push({ seq: ev.seq, entry: known });
+          this.#covered = ev.seq;
+        }
+        if (events.length < this.#deps.batch && !mayBeCut(events)) return;
+      }
+    } catch (err) {
+      this.#deps.logger.warn(
+        { err: String(err), device: this.#device },
+        'inbox position not moved over live events: they may come again on its next connect',
+      );
+    }
+  }
+
+  /** The store's events after what the catch-up covered, oldest first. */
+  #after(): Promise<InboxCatchUpEvent[]> {
     const { inbox, account, recipient, batch } = this.#deps;
+    const after = this.#covered;
+    return this.#deps.limitChecks(() => inbox.after(account, recipient, after, batch));
+  }
+
+  async #catchUp(): Promise<void> {
+    const { batch } = this.#deps;
     try {
       do {
         this.#again = false;
         for (;;) {
           if (this.#stopped || !this.#socket.open) return;
-          const after = this.#covered;
-          const events = await this.#deps.limitChecks(() =>
-            inbox.after(account, recipient, after, batch),
-          );
+          this.#uncovered = 0;
+          const events = await this.#after();
           for (const ev of events) {
             if (this.#stopped) return;
             if (ev.seq <= this.#covered) continue;
@@ -177,6 +203,7 @@ export class InboxFeed implements SocketFeed {
         }
       } while (this.#again && !this.#stopped);
       this.#advance();
+      if (this.#floor > this.#recorded) this.#recordSoon();
     } catch (err) {
       this.#deps.logger.warn(
         { err: String(err), device: this.#device },
@@ -237,38 +264,25 @@ export class InboxFeed implements SocketFeed {
   }
 
   #write(frames: EventFrames, entry: Entry): boolean {
-    const tracked: Delivery = {
-      // A live event's write keeps its proof deadline (LIVE_PROOF_TIMEOUT_MS).
-      live: entry.waiters.some((d) => d.live),
-      written: () => {
-        for (const d of entry.waiters) d.written();
-      },
-      overdue: () => {
-        for (const d of entry.waiters) d.overdue();
-      },
-      proven: () => {
-        entry.proven = true;
-        const waiters = entry.waiters;
-        entry.waiters = [];
-        // A catch-up write nobody else waits on: `delivered` now (the status keeps the first).
-        const { statusBatcher, account, recipient } = this.#deps;
-        if (waiters.length === 0)
-          publishDelivered(statusBatcher, account, recipient, frames.event.id);
-        for (const d of waiters) d.proven();
-        this.#settled();
-      },
-      lost: () => {
-        this.#fail(entry);
-        this.#settled();
-      },
-    };
-    return this.#socket.write(frames, tracked);
+    const { statusBatcher, account, recipient } = this.#deps;
+    const delivery = trackedWrite(entry, {
+      // A catch-up write nobody else waits on: `delivered` now (the status keeps the first).
+      delivered: () => publishDelivered(statusBatcher, account, recipient, frames.event.id),
+      lost: () => this.#fail(entry),
+      settled: () => this.#settled(),
+    });
+    return this.#socket.write(frames, delivery);
   }
 
   #settled(): void {
     const room = this.#room;
     this.#room = undefined;
     room?.();
+    this.#recordSoon();
+  }
+
+  /** Records the position 50 ms from now, one KV write for a burst of proofs. */
+  #recordSoon(): void {
     if (this.#stopped || this.#recordTimer) return;
     this.#recordTimer = setTimeout(() => {
       this.#recordTimer = undefined;

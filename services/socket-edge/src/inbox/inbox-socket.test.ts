@@ -85,18 +85,15 @@ describe('InboxSocket', () => {
     expect(h.socket.handle({ type: 'ack2' })).toBe(false);
   });
 
-  it('answers one request at a time: a second while the first is out is refused, then taken', async () => {
+  it('asks the store one request at a time: the next waits for the answer and comes in order', async () => {
     const h = harness({ perSecond: 100, burst: 100 });
-    h.socket.handle({ type: 'history', before: null, limit: 1 });
+    h.socket.handle({ type: 'read', all: true });
     h.socket.handle({ type: 'history', before: null, limit: 1 });
     expect(h.asked).toHaveLength(1);
-    expect(h.sent[0]).toMatchObject({
-      type: 'error',
-      error: { code: 'rate_limited', field: 'type' },
-    });
+    await h.settle(0);
+    expect(h.asked[1]).toEqual(['history', A, R, null, 1]);
     await h.settle({ events: [], next: null });
-    h.socket.handle({ type: 'history', before: null, limit: 1 });
-    expect(h.asked).toHaveLength(2);
+    expect(h.sent.map((f) => f.type)).toEqual(['inbox', 'history']);
   });
 
   it('takes a burst of requests and refuses the one past it', async () => {

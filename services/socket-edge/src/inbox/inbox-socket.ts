@@ -22,9 +22,9 @@ export interface InboxRequestLimits {
  * The inbox side of one herald.v1 socket of an inbox key: the unread count on connect and after
  * every change (`{"type":"inbox","unread"}`), and the client's `read` and `history` requests,
  * answered in-band. A bad request gets an `error` frame naming the field and the socket stays
- * open. Work per socket is bounded: one request in flight at a time, and a token bucket of
- * `burst` requests refilled at `perSecond`; past either the request is refused with
- * `rate_limited` (field `type`).
+ * open. Work per socket is bounded: one request at the store at a time (the others wait their
+ * turn, answered in order), and a token bucket of `burst` requests refilled at `perSecond`; past
+ * it the request is refused with `rate_limited` (field `type`).
  */
 export class InboxSocket {
   readonly #ws: WebSocket;
@@ -33,7 +33,9 @@ export class InboxSocket {
   readonly #recipient: string;
   readonly #limits: InboxRequestLimits;
   readonly #logger: Logger;
-  #busy = false;
+  #running = false;
+  /** Requests admitted while one runs: answered in order, one at a time (at most `burst`). */
+  #waiting: (() => Promise<void>)[] = [];
   #tokens: number;
   #refilledAt = Date.now();
 
@@ -101,28 +103,18 @@ export class InboxSocket {
     return true;
   }
 
-  /** One request at a time, and the token bucket. */
+  /** The token bucket, and the bound on requests waiting their turn. */
   #admit(): boolean {
-    if (this.#busy) {
-      this.#error(
-        new HeraldError(
-          'rate_limited',
-          'one inbox request at a time per socket: wait for the answer to the previous read or history',
-          { field: 'type' },
-        ),
-      );
-      return false;
-    }
     const now = Date.now();
     const { perSecond, burst } = this.#limits;
     this.#tokens = Math.min(burst, this.#tokens + ((now - this.#refilledAt) / 1000) * perSecond);
     this.#refilledAt = now;
-    if (this.#tokens < 1) {
+    if (this.#tokens < 1 || this.#waiting.length >= burst) {
       this.#error(
         new HeraldError(
           'rate_limited',
           `at most ${burst} inbox requests at once, then ${perSecond} per second, per socket: slow down`,
-          { field: 'type', retryAfter: Math.ceil((1 - this.#tokens) / perSecond) },
+          { field: 'type', retryAfter: Math.max(1, Math.ceil((1 - this.#tokens) / perSecond)) },
         ),
       );
       return false;
@@ -131,13 +123,22 @@ export class InboxSocket {
     return true;
   }
 
+  /** Runs requests one at a time, in the order they came. */
   #run(request: () => Promise<void>): void {
-    this.#busy = true;
-    request()
-      .catch((err: unknown) => this.#error(asHeraldError(err)))
-      .finally(() => {
-        this.#busy = false;
-      });
+    this.#waiting.push(request);
+    if (!this.#running) void this.#drain();
+  }
+
+  async #drain(): Promise<void> {
+    this.#running = true;
+    for (let next = this.#waiting.shift(); next; next = this.#waiting.shift()) {
+      try {
+        await next();
+      } catch (err) {
+        this.#error(asHeraldError(err));
+      }
+    }
+    this.#running = false;
   }
 
   #invalid(field: string, hint: string, why = 'invalid value'): true {

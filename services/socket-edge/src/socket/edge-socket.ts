@@ -19,6 +19,9 @@ export interface SocketFeed {
   stop(): Promise<void>;
 }
 
+/** The inbox side of the sockets that have one (see {@link EdgeSocket.inbox}). */
+const inboxes = new WeakMap<EdgeSocket, InboxSocket>();
+
 /** setTimeout's largest delay; a deadline later than this is re-armed when the timer fires. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -60,8 +63,6 @@ export class EdgeSocket {
   readonly device: string | undefined;
   /** The device's queued events (set by its session when `device` is given). */
   feed: SocketFeed | undefined;
-  /** herald.v1 sockets of an inbox key only: unread counts, read and history (inbox/inbox-socket.ts). */
-  inbox: InboxSocket | undefined;
   key: VerifiedKey;
   /** Its slot among the heartbeat's ticks (see startHeartbeat). */
   heartbeatSlot: number | undefined;
@@ -89,7 +90,6 @@ export class EdgeSocket {
     this.origin = init.origin;
     this.device = init.device;
     this.feed = undefined;
-    this.inbox = undefined;
     this.heartbeatSlot = undefined;
     this.#proof = init.proof;
     this.#hold = init.hold;
@@ -108,6 +108,20 @@ export class EdgeSocket {
       this.#markGone();
     });
     this.#armExpiry();
+  }
+
+  /**
+   * herald.v1 sockets of an inbox key only: unread counts, read and history
+   * (inbox/inbox-socket.ts). Kept beside the socket, not in it, so that every other socket holds
+   * not even the field.
+   */
+  get inbox(): InboxSocket | undefined {
+    return inboxes.get(this);
+  }
+
+  set inbox(inbox: InboxSocket | undefined) {
+    if (inbox) inboxes.set(this, inbox);
+    else inboxes.delete(this);
   }
 
   /** The account the socket's key belongs to: the tenant boundary of its subjects. */

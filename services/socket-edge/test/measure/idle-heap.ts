@@ -5,7 +5,11 @@
  * (count and self bytes). Not a test (no assertions): the object list in docs/benchmarks-history.md
  * ("Figures 5 and 6 ... branch conns") comes from it.
  *
- *   [DEVICE=1] node --conditions=herald-source --import tsx services/socket-edge/test/measure/idle-heap.ts [N]
+ *   [DEVICE=1] [V1=1 | INBOX=1] node --conditions=herald-source --import tsx services/socket-edge/test/measure/idle-heap.ts [N]
+ *
+ * V1=1: the connections offer herald.v1; INBOX=1: herald.v1 with an inbox key (issue 32), whose
+ * sockets hold an InboxSocket, and with DEVICE=1 an InboxFeed (no inbox store runs here: the
+ * connect's unread query and catch-up find no responder, which leaves what an idle socket holds).
  */
 import { fork, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -31,7 +35,14 @@ if (process.env.IDLE_HEAP_CLIENT) {
       Array.from({ length: Math.min(50, count - i) }, () => {
         // DEVICE=1: each connection names a device (issue 32), to measure what a DeviceFeed holds.
         const device = process.env.DEVICE === '1' ? `&device=${randomUUID()}` : '';
-        const ws = new WebSocket(`${url}&recipient=${randomUUID()}${device}`, { ca });
+        const v1 = process.env.V1 === '1' || process.env.INBOX === '1';
+        const ws = new WebSocket(
+          `${url}&recipient=${randomUUID()}${device}`,
+          v1 ? ['herald.v1'] : [],
+          {
+            ca,
+          },
+        );
         sockets.push(ws);
         return new Promise<void>((resolve) => {
           ws.once('open', () => resolve());
@@ -49,9 +60,14 @@ if (process.env.IDLE_HEAP_CLIENT) {
     process.exit(0);
   });
 } else {
-  const { keys, startStack } = await import('../fixture.js');
+  const { keys: known, startStack } = await import('../fixture.js');
+  const keys = { mobileA: process.env.INBOX === '1' ? known.inboxA : known.mobileA };
   const stack = await startStack();
-  const edge = await spawnEdge(stack.nats.url, stack.certs.certFile, stack.certs.keyFile);
+  const edge = await spawnEdge(
+    stack.nats.env('socket-edge'),
+    stack.certs.certFile,
+    stack.certs.keyFile,
+  );
   try {
     // Warm the paths once (code, caches) so the difference is per connection, not first-use.
     await openFleet(edge.port, stack.certs.ca, 20, keys.mobileA).then((c) => c.stop());
@@ -87,7 +103,7 @@ if (process.env.IDLE_HEAP_CLIENT) {
  * whose keepNames helper gives every named closure a dictionary of its own and inflates the
  * figures), writing a heap snapshot on SIGUSR2 into a directory of its own.
  */
-async function spawnEdge(natsUrl: string, certFile: string, keyFile: string) {
+async function spawnEdge(natsEnv: Record<string, string>, certFile: string, keyFile: string) {
   const dir = mkdtempSync(join(tmpdir(), 'idle-heap-'));
   const root = fileURLToPath(new URL('../..', import.meta.url));
   const source = process.env.IDLE_HEAP_SOURCE === '1';
@@ -95,7 +111,8 @@ async function spawnEdge(natsUrl: string, certFile: string, keyFile: string) {
     process.execPath,
     [
       '--heapsnapshot-signal=SIGUSR2',
-      ...(source ? ['--conditions=herald-source', '--import', 'tsx'] : []),
+      // tsx by its resolved URL: the edge runs in a directory of its own, where `tsx` resolves to nothing.
+      ...(source ? ['--conditions=herald-source', '--import', import.meta.resolve('tsx')] : []),
       join(root, source ? 'src/main.ts' : 'dist/main.js'),
     ],
     {
@@ -103,7 +120,7 @@ async function spawnEdge(natsUrl: string, certFile: string, keyFile: string) {
       stdio: ['ignore', 'pipe', 'inherit'],
       env: {
         ...process.env,
-        NATS_URL: natsUrl,
+        ...natsEnv,
         TLS_CERT_FILE: certFile,
         TLS_KEY_FILE: keyFile,
         HOST: '127.0.0.1',

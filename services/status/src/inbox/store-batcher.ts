@@ -77,7 +77,8 @@ export class InboxStoreBatcher {
       failed: false,
     };
     req.events.forEach((e, index) => {
-      const bad = invalidEvent(e.id, e.payload_json);
+      const expiresAt = new Date(e.ts + req.days * DAY_MS);
+      const bad = invalidEvent(e.id, e.payload_json, expiresAt);
       if (bad) {
         pending.results[index] = {
           error: { code: 'invalid_field', message: bad.message, field: bad.field },
@@ -94,7 +95,7 @@ export class InboxStoreBatcher {
           id: e.id,
           ts: e.ts,
           payloadJson: e.payload_json,
-          expiresAt: new Date(e.ts + req.days * DAY_MS),
+          expiresAt,
         },
       });
     });
@@ -170,9 +171,20 @@ export class InboxStoreBatcher {
   }
 }
 
-/** Why an event cannot be kept (Postgres text holds no NUL; a payload must be JSON), or null. */
-function invalidEvent(id: string, payloadJson: string): { field: string; message: string } | null {
+/**
+ * Why an event cannot be kept, or null: Postgres text holds no NUL, a payload must be JSON, and
+ * its expiry a date Postgres and JavaScript can hold. Checked one by one, so a bad event is refused
+ * alone instead of failing the transaction its neighbours share.
+ */
+function invalidEvent(
+  id: string,
+  payloadJson: string,
+  expiresAt: Date,
+): { field: string; message: string } | null {
   if (id.includes('\u0000')) return { field: 'id', message: 'id must not contain a NUL character' };
+  if (Number.isNaN(expiresAt.getTime()) || expiresAt.getTime() < 0) {
+    return { field: 'ts', message: 'ts must be an epoch time in ms (its expiry out of range)' };
+  }
   try {
     JSON.parse(payloadJson);
   } catch {
