@@ -1,13 +1,6 @@
 import { headers, connect as natsConnect } from 'nats';
 import { describe, expect, it } from 'vitest';
-import {
-  allDelivered,
-  connect,
-  eventually,
-  notify,
-  recipient,
-  useStack,
-} from './fixtures.js';
+import { allDelivered, connect, eventually, notify, recipient, useStack } from './fixtures.js';
 import {
   ask,
   framesOf,
@@ -216,6 +209,31 @@ describe('inbox mode on sockets, end to end', () => {
     expect(refused.error).toMatchObject({ code: 'inbox_disabled', field: 'type' });
     expect(framesOf(plainSocket, 'inbox')).toEqual([]);
     await Promise.all([plainSocket.close(), inboxSocket.close()]);
+  });
+
+  it("shows no other account's inbox or count to a socket of the same recipient id", async () => {
+    const s = stack();
+    const a = await inboxTenant(s);
+    const b = await inboxTenant(s);
+    const to = recipient();
+    const mine = await v1Socket(s, a.key, to);
+    const theirs = await v1Socket(s, b.key, to);
+    await unreadIs(theirs, 0, 'on connect');
+    const sent = await notify(s, a, to, { secret: 1 });
+    expect(sent.status).toBe(200);
+    await unreadIs(mine, 1, "the sender's account");
+    const page = await ask(theirs, { type: 'history', before: null, limit: 10 }, 'history');
+    expect(page.events).toEqual([]);
+    theirs.ws.send(JSON.stringify({ type: 'read', all: true }));
+    await eventually(() => framesOf(theirs, 'inbox').length >= 2, 'the answer to its own read');
+    expect(framesOf(theirs, 'inbox').every((f) => f.unread === 0)).toBe(true);
+    // A marker to the other account: what reached its socket by then is all it will get.
+    const marker = await notify(s, b, to, 'marker');
+    await eventually(() => idsOf(theirs).includes(marker.body.id), 'the marker');
+    expect(idsOf(theirs)).toEqual([marker.body.id]);
+    await unreadIs(theirs, 1, 'its own event');
+    expect(framesOf(mine, 'inbox').at(-1)?.unread).toBe(1);
+    await Promise.all([mine.close(), theirs.close()]);
   });
 
   it('gives a plain-framing socket of an inbox key its events as today and no inbox frames', async () => {

@@ -217,6 +217,22 @@ describe('inbox mode over HTTP', () => {
     const denied = await history(sub, recipient());
     expect(denied.status).toBe(403);
     expect(denied.body.error).toMatchObject({ code: 'scope_denied' });
+    // A web key is held to its Origin, as on /notify; `client`, when sent, to the key's.
+    const web = await s.createKey({
+      account,
+      kind: 'live',
+      client: 'web',
+      domain: 'https://app.example.com',
+      inboxDays: 7,
+    });
+    const body = { api_key: web.key, recipient: recipient() };
+    const noOrigin = await post(s.baseUrl, s.ca, body, { path: '/inbox/history' });
+    expect(noOrigin.status).toBe(403);
+    expect(noOrigin.body.error).toMatchObject({ field: 'Origin' });
+    const origin = { path: '/inbox/history', headers: { origin: 'https://app.example.com' } };
+    expect((await post(s.baseUrl, s.ca, body, origin)).status).toBe(200);
+    const wrongClient = await post(s.baseUrl, s.ca, { ...body, client: 'mobile' }, origin);
+    expect(wrongClient.body.error).toMatchObject({ code: 'client_mismatch', field: 'client' });
   });
 
   it("removes expired inbox events in retention's weekly run once delivered, never before", async () => {

@@ -77,6 +77,22 @@ describe('loadConfig', () => {
     );
   });
 
+  it('takes the inbox settings at their bounds and refuses them past either', () => {
+    const bounds = {
+      INBOX_QUERY_TIMEOUT_MS: [100, 60_000],
+      INBOX_CATCH_UP_BATCH: [1, 1000],
+      INBOX_DEDUPE_IDS: [10, 1_000_000],
+      INBOX_REQUESTS_PER_S: [1, 10_000],
+      INBOX_REQUEST_BURST: [1, 10_000],
+    } as const;
+    for (const [name, [low, high]] of Object.entries(bounds)) {
+      expect(loadConfig({ ...tls, [name]: String(low) })[name as keyof typeof bounds]).toBe(low);
+      expect(loadConfig({ ...tls, [name]: String(high) })[name as keyof typeof bounds]).toBe(high);
+      expect(() => loadConfig({ ...tls, [name]: String(low - 1) })).toThrow(new RegExp(name));
+      expect(() => loadConfig({ ...tls, [name]: String(high + 1) })).toThrow(new RegExp(name));
+    }
+  });
+
   it('names every bad variable in one error', () => {
     let error: unknown;
     try {

@@ -333,10 +333,10 @@ describe('limits', () => {
   it('takes client frames up to MAX_CLIENT_FRAME_BYTES and closes with 1009 beyond', async () => {
     const client = openClient(stack, edge.port, { v1: true });
     await client.opened;
-    client.ws.send('x'.repeat(4096));
+    client.ws.send('x'.repeat(8192));
     await sleep(50);
     expect(client.ws.readyState).toBe(client.ws.OPEN);
-    client.ws.send('x'.repeat(4097));
+    client.ws.send('x'.repeat(8193));
     expect((await client.closed).code).toBe(CloseCodes.messageTooBig);
   });
 

@@ -4,8 +4,9 @@
 // and Postgres): for a key without inbox mode and an inbox key side by side, the time from a
 // device's connect to its N-th event queued while the recipient was offline (first device: the
 // queue's drain and the device's catch-up at once; second device: the catch-up alone), and the
-// time of a live /notify answered 200 to one connected device socket (the inbox device reads the
-// store once per kept event). Same run, so the ratios are what to read.
+// time of a live /notify answered 200 to one connected socket with and without a device (an
+// inbox key's /notify first keeps the event in the store; an inbox device socket then reads the
+// store once per kept event, and the live event waits for that read). Same run: read the ratios.
 import { randomUUID } from 'node:crypto';
 import { post, startStack, type TestSocket } from '@herald/testkit';
 import { eventually, newTenant, notify, recipient, type Tenant } from '../fixtures.js';
@@ -21,19 +22,15 @@ try {
   const inbox = await inboxTenant(stack);
 
   const queueN = async (tenant: Tenant, to: string) => {
-    const events = Array.from({ length: N }, (_, n) => ({
-      recipient: to,
-      payload: { n },
-      client: 'mobile',
-    }));
+    const events = Array.from({ length: N }, (_, n) => ({ recipient: to, payload: { n } }));
     for (let i = 0; i < events.length; i += 100) {
       const res = await post(
         stack.baseUrl,
         stack.ca,
-        { api_key: tenant.key.key, events: events.slice(i, i + 100) },
+        { api_key: tenant.key.key, client: 'mobile', events: events.slice(i, i + 100) },
         { path: '/notify/batch' },
       );
-      if (res.status !== 200 && res.status !== 202) throw new Error(`batch: ${res.status}`);
+      if (res.status !== 200) throw new Error(`batch: ${res.status} ${JSON.stringify(res.body)}`);
     }
   };
   const timeToAll = async (tenant: Tenant, to: string, device: string) => {
@@ -64,6 +61,8 @@ try {
     'inbox key, second device': [],
     'plain key, live /notify to a device': [],
     'inbox key, live /notify to a device': [],
+    'plain key, live /notify, no device': [],
+    'inbox key, live /notify, no device': [],
   };
   for (let r = 0; r < ROUNDS; r++) {
     for (const [name, tenant] of [
@@ -78,6 +77,10 @@ try {
       const socket = await v1Socket(stack, tenant.key, live, { device: randomUUID() });
       rows[`${name}, live /notify to a device`]?.push(await liveTimes(tenant, socket, live));
       await socket.close();
+      const bare = recipient();
+      const noDevice = await v1Socket(stack, tenant.key, bare);
+      rows[`${name}, live /notify, no device`]?.push(await liveTimes(tenant, noDevice, bare));
+      await noDevice.close();
     }
   }
   console.log(`median of ${ROUNDS} rounds, ms (ratio to the plain key's row):`);

@@ -16,7 +16,7 @@ const utf8 = new TextEncoder();
  * socket that records writes and a store list held in memory; the same feed against the real
  * store and sockets is test/e2e/inbox-sockets.test.ts.
  */
-function harness(opts: { maxHeld?: number; room?: () => boolean } = {}) {
+function harness(opts: { maxHeld?: number; dedupeIds?: number; room?: () => boolean } = {}) {
   const stored: InboxCatchUpEvent[] = [];
   const writes: { id: string; delivery: Delivery }[] = [];
   const recorded: number[] = [];
@@ -47,7 +47,7 @@ function harness(opts: { maxHeld?: number; room?: () => boolean } = {}) {
     account: A,
     recipient: R,
     batch: 2,
-    dedupeIds: 100,
+    dedupeIds: opts.dedupeIds ?? 100,
     maxHeld: { events: opts.maxHeld ?? 100, bytes: 1 << 20 },
     logger: createLogger('test', 'silent'),
     statusBatcher: { add: () => {} },
@@ -150,6 +150,41 @@ describe('InboxFeed', () => {
     h.writes[0]?.delivery.proven();
     await h.feed.stop();
     expect(h.recorded.at(-1)).toBe(1);
+  });
+
+  it('writes a live event at once once the connect catch-up is done, and reads on without a copy', async () => {
+    const h = harness();
+    h.store('e1');
+    void h.feed.start();
+    await waitFor(() => h.writes.length === 1);
+    await tick();
+    h.store('live2');
+    const open = h.hold();
+    h.feed.kick(); // the store's notice: a read-on is out when the live push comes
+    expect(h.feed.take(frames('live2'), delivery([], 'live2'))).toBe(true);
+    expect(h.writes.map((w) => w.id)).toEqual(['e1', 'live2']);
+    open();
+    await tick();
+    await tick();
+    expect(h.writes).toHaveLength(2);
+  });
+
+  it('remembers INBOX_DEDUPE_IDS proven ids: the oldest beyond them is forgotten', async () => {
+    const h = harness({ dedupeIds: 2 });
+    void h.feed.start();
+    await waitFor(() => true);
+    await tick();
+    for (const id of ['a', 'b']) h.feed.take(frames(id), delivery([], id));
+    for (const w of h.writes) w.delivery.proven();
+    // Two remembered: a copy of either is not written again.
+    h.feed.take(frames('a'), delivery([], 'a again'));
+    expect(h.writes).toHaveLength(2);
+    h.feed.take(frames('c'), delivery([], 'c'));
+    h.writes[2]?.delivery.proven();
+    h.feed.take(frames('d'), delivery([], 'd'));
+    // c and d are the two kept; a, the oldest proven, was forgotten and is written again.
+    h.feed.take(frames('a'), delivery([], 'a late'));
+    expect(h.writes.map((w) => w.id)).toEqual(['a', 'b', 'c', 'd', 'a']);
   });
 
   it('holds no more than its cap during a catch-up: past it an event is not taken', async () => {

@@ -31,11 +31,13 @@ export class InboxFeed implements SocketFeed {
   #covered = 0;
   #recorded = 0;
   /** The catch-up's events above the floor, in store order, until proven. */
-  #read: { seq: number; entry: Entry }[] = [];
-  /** By event id, insertion ordered (forgotten oldest-proven-first past `dedupeIds`). */
-  #entries = new Map<string, Entry>();
-  /** True from construction until the first catch-up ends: live and drain events are held. */
+  #read: { seq: number; entry: Entry }[] | undefined;
+  /** By event id, insertion ordered (forgotten oldest-proven-first past `dedupeIds`); made at the first event. */
+  #entries: Map<string, Entry> | undefined;
+  /** A catch-up runs (from construction: the position is read first). */
   #reading = true;
+  /** Until the connect's catch-up ends live and drained events wait their turn; then written at once. */
+  #holding = true;
   #again = false;
   #stopped = false;
   #recordTimer: NodeJS.Timeout | undefined;
@@ -62,10 +64,7 @@ export class InboxFeed implements SocketFeed {
         (await this.#deps.limitChecks(() => inboxPositions.read(account, recipient, this.#device)));
       if (at && at.stream === INBOX_STREAM) this.#floor = at.seq;
     } catch (err) {
-      this.#deps.logger.warn(
-        { err: String(err), device: this.#device },
-        'inbox position not read: catching up from the oldest kept event',
-      );
+      this.#warn(err, 'inbox position not read: catching up from the oldest kept event');
     }
     this.#covered = this.#floor;
     this.#recorded = this.#floor;
@@ -93,7 +92,7 @@ export class InboxFeed implements SocketFeed {
   take(frames: EventFrames, delivery: Delivery): boolean {
     if (this.#stopped) return false;
     const id = frames.event.id;
-    const known = this.#entries.get(id);
+    const known = this.#entries?.get(id);
     if (known) {
       if (known.lost) return false;
       if (known.proven) {
@@ -105,7 +104,7 @@ export class InboxFeed implements SocketFeed {
       return true;
     }
     const entry: Entry = { proven: false, lost: false, waiters: [delivery] };
-    if (this.#reading) {
+    if (this.#holding) {
       const bytes = frames.frameFor(this.#socket.framing).bytes;
       const { events, bytes: maxBytes } = this.#deps.maxHeld;
       if (this.#heldEvents >= events || this.#heldBytes + bytes > maxBytes) return false;
@@ -126,34 +125,27 @@ export class InboxFeed implements SocketFeed {
     if (this.#stopped) return;
     this.#stopped = true;
     this.#room?.();
-    for (const entry of this.#entries.values()) if (entry.held) this.#fail(entry);
+    for (const entry of this.#entries?.values() ?? []) if (entry.held) this.#fail(entry);
     clearTimeout(this.#recordTimer);
     await this.#recording;
     if (this.#uncovered > 0) await this.#coverWritten();
     await this.#record();
   }
 
-  /**
-   * At the close, the sequences of what was written live since the catch-up's last read (its
-   * notice may come after the socket went): the position then covers what the device proved.
-   */
+  /** At the close, the seqs of what was proven live since the last read (its notice may be late). */
   async #coverWritten(): Promise<void> {
     try {
       for (;;) {
         const events = await this.#after();
         for (const ev of events) {
-          const known = this.#entries.get(ev.id);
+          const known = this.#entries?.get(ev.id);
           if (!known?.proven) return;
-          this.#read.push({ seq: ev.seq, entry: known });
-          this.#covered = ev.seq;
+          this.#cover(ev.seq, known);
         }
         if (events.length < this.#deps.batch && !mayBeCut(events)) return;
       }
     } catch (err) {
-      this.#deps.logger.warn(
-        { err: String(err), device: this.#device },
-        'inbox position not moved over live events: they may come again on its next connect',
-      );
+      this.#warn(err, 'inbox position not moved over live events: they may come again');
     }
   }
 
@@ -176,7 +168,7 @@ export class InboxFeed implements SocketFeed {
           for (const ev of events) {
             if (this.#stopped) return;
             if (ev.seq <= this.#covered) continue;
-            const known = this.#entries.get(ev.id);
+            const known = this.#entries?.get(ev.id);
             if (known?.held) {
               await this.#roomFor(known.held);
               if (this.#stopped || !this.#writeHeld(known)) return;
@@ -190,13 +182,11 @@ export class InboxFeed implements SocketFeed {
               await this.#roomFor(frames);
               if (this.#stopped || !this.#write(frames, entry)) return;
               this.#remember(ev.id, entry);
-              this.#read.push({ seq: ev.seq, entry });
-              this.#covered = ev.seq;
+              this.#cover(ev.seq, entry);
               continue;
             }
             // Written live or by the drain (or just now, held): the floor waits for its proof.
-            if (known) this.#read.push({ seq: ev.seq, entry: known });
-            this.#covered = ev.seq;
+            if (known) this.#cover(ev.seq, known);
           }
           // The store cuts an answer to fit one NATS message: a short one that was big may be cut.
           if (events.length === 0 || (events.length < batch && !mayBeCut(events))) break;
@@ -205,12 +195,10 @@ export class InboxFeed implements SocketFeed {
       this.#advance();
       if (this.#floor > this.#recorded) this.#recordSoon();
     } catch (err) {
-      this.#deps.logger.warn(
-        { err: String(err), device: this.#device },
-        'inbox catch-up failed: the rest comes at the next change or connect',
-      );
+      this.#warn(err, 'inbox catch-up failed: the rest comes at the next change or connect');
     } finally {
       this.#reading = false;
+      this.#holding = false;
       this.#flushHeld();
     }
   }
@@ -218,7 +206,7 @@ export class InboxFeed implements SocketFeed {
   /** Writes what arrived during the catch-up and the store did not list (in arrival order). */
   #flushHeld(): void {
     if (this.#stopped) return;
-    for (const entry of this.#entries.values()) if (entry.held) this.#writeHeld(entry);
+    for (const entry of this.#entries?.values() ?? []) if (entry.held) this.#writeHeld(entry);
   }
 
   #writeHeld(entry: Entry): boolean {
@@ -246,11 +234,13 @@ export class InboxFeed implements SocketFeed {
 
   /** Remembers an id; past the cap the oldest proven ids are forgotten (unproven ones are bounded by the socket's caps). */
   #remember(id: string, entry: Entry): void {
-    this.#entries.set(id, entry);
-    if (this.#entries.size <= this.#deps.dedupeIds) return;
-    for (const [old, e] of this.#entries) {
-      if (this.#entries.size <= this.#deps.dedupeIds) break;
-      if (e.proven) this.#entries.delete(old);
+    this.#entries ??= new Map();
+    const entries = this.#entries;
+    entries.set(id, entry);
+    if (entries.size <= this.#deps.dedupeIds) return;
+    for (const [old, e] of entries) {
+      if (entries.size <= this.#deps.dedupeIds) break;
+      if (e.proven) entries.delete(old);
     }
   }
 
@@ -291,15 +281,26 @@ export class InboxFeed implements SocketFeed {
     this.#recordTimer.unref();
   }
 
+  #warn(err: unknown, message: string): void {
+    this.#deps.logger.warn({ err: String(err), device: this.#device }, message);
+  }
+
+  /** The catch-up read the event at `seq`, handed to the socket as `entry`. */
+  #cover(seq: number, entry: Entry): void {
+    this.#read ??= [];
+    this.#read.push({ seq, entry });
+    this.#covered = seq;
+  }
+
   /** Moves the floor over the catch-up's leading run of proven events. */
   #advance(): void {
     let n = 0;
-    for (const { seq, entry } of this.#read) {
+    for (const { seq, entry } of this.#read ?? []) {
       if (!entry.proven) break;
       this.#floor = seq;
       n++;
     }
-    if (n > 0) this.#read.splice(0, n);
+    if (n > 0) this.#read?.splice(0, n);
   }
 
   async #record(): Promise<void> {
@@ -312,10 +313,7 @@ export class InboxFeed implements SocketFeed {
       await positions.record(account, recipient, this.#device, { stream: INBOX_STREAM, seq });
       this.#recorded = Math.max(this.#recorded, seq);
     } catch (err) {
-      this.#deps.logger.warn(
-        { err: String(err), device: this.#device },
-        'inbox position not recorded: proven events may come again on its next connect',
-      );
+      this.#warn(err, 'inbox position not recorded: proven events may come again');
     }
   }
 }

@@ -132,6 +132,11 @@ export class InboxSocket {
   async #drain(): Promise<void> {
     this.#running = true;
     for (let next = this.#waiting.shift(); next; next = this.#waiting.shift()) {
+      // A closed socket's waiting requests would only cost the store.
+      if (this.#ws.readyState !== WebSocket.OPEN) {
+        this.#waiting = [];
+        break;
+      }
       try {
         await next();
       } catch (err) {
