@@ -72,6 +72,12 @@ export const BenchEnv = z.object({
    * `make deps-bench` cannot build Centrifugo, they are skipped and the report says why.
    */
   BENCH_CENTRIFUGO: envBool(true),
+  /**
+   * Figure 2 also measures Herald's single and batch rows with the status service paused
+   * (SIGSTOP; the records published meanwhile are purged before it resumes), in the same run as
+   * with it: what the status pipeline's consumer side costs per event. Default false.
+   */
+  BENCH_STATUS_OFF: envBool(false),
   /** Payload size in bytes of JSON text (figures 1-4). Default 256. */
   BENCH_PAYLOAD_BYTES: int(64, 65_536),
   /** Loads of figure 1, as fractions of the measured maximum throughput. Default 0.1,0.5,0.8. */
@@ -186,6 +192,7 @@ export interface BenchConfig {
   batchConcurrency: number;
   latencyRate: number;
   centrifugo: boolean;
+  statusOff: boolean;
   payloadBytes: number;
   latencyLoads: number[];
   latencySockets: number;
@@ -234,6 +241,7 @@ export function loadBenchConfig(
     batchConcurrency: e.BENCH_BATCH_CONCURRENCY ?? 8,
     latencyRate: e.BENCH_LATENCY_RATE ?? 500,
     centrifugo: e.BENCH_CENTRIFUGO,
+    statusOff: e.BENCH_STATUS_OFF,
     payloadBytes: e.BENCH_PAYLOAD_BYTES ?? 256,
     latencyLoads: e.BENCH_LATENCY_LOADS ?? [0.1, 0.5, 0.8],
     latencySockets: pick(e.BENCH_LATENCY_SOCKETS, 1000, 20),

@@ -1,22 +1,16 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { connect } from 'nats';
 import { type BenchConfig, type FigureId, loadBenchConfig } from './config.js';
 import { type BaselineServers, startBaselineServers } from './env/baseline-servers.js';
 import { ensureBuilt } from './env/build.js';
-import { findCentrifugo } from './env/centrifugo-binary.js';
-import { type CentrifugoServer, startCentrifugo } from './env/centrifugo-server.js';
+import { startCentrifugoPeers } from './env/centrifugo-peers.js';
 import { type HeraldStack, startHeraldStack } from './env/herald-stack.js';
 import { REPO_ROOT } from './env/node-process.js';
 import { pinning } from './env/pinning.js';
 import { cpuSnapshot } from './env/process-cpu.js';
-import {
-  type BenchContext,
-  type CentrifugoPeer,
-  DeadlineExceeded,
-  deadlineChecker,
-} from './figures/context.js';
+import { type BenchContext, DeadlineExceeded, deadlineChecker } from './figures/context.js';
 import { FIGURES } from './figures/index.js';
 import { clientTls } from './load/client-tls.js';
 import { poster } from './load/http-poster.js';
@@ -32,13 +26,8 @@ import {
 } from './report/environment.js';
 import { renderMarkdown } from './report/markdown.js';
 import { peerCheck } from './report/peers.js';
-import {
-  type ClockWindow,
-  type CpuProfile,
-  monotonicUs,
-  profileOf,
-  summarizeProfile,
-} from './report/profile-top.js';
+import { attachProfiles, missedTarget } from './report/profile-attach.js';
+import { type ClockWindow, monotonicUs } from './report/profile-top.js';
 import type { BenchResults, FigureResult } from './report/results.js';
 
 /** The services the bench starts, whose workspaces `BENCH_SERVICES=dist` builds. */
@@ -127,11 +116,11 @@ export async function runBench(
       ...(cpuProfDir ? { cpuProfDir } : {}),
     });
     cleanups.push(() => baselines.stop());
-    const { peers: centrifugo, skipped: centrifugoSkipped } = await startCentrifugoPeers(
-      config,
-      pins,
-      stack,
-    );
+    const {
+      peers: centrifugo,
+      skipped: centrifugoSkipped,
+      version: centrifugoVersion,
+    } = await startCentrifugoPeers(config, pins, stack, log);
     for (const p of centrifugo) cleanups.push(() => p.server.stop());
     cleanups.push(async () => {
       await Promise.all(centrifugo.map((p) => p.api.close()));
@@ -257,107 +246,6 @@ export async function runBench(
   }
 }
 
-/**
- * Centrifugo with the Redis engine and with the memory engine, sized for the deepest backlog the
- * figures drain; none when BENCH_CENTRIFUGO=false or Go is missing (the reason is reported), and
- * an error when Go is here but `make deps-bench` was not run.
- */
-async function startCentrifugoPeers(
-  config: BenchConfig,
-  pins: ReturnType<typeof pinning>,
-  stack: HeraldStack,
-): Promise<{ peers: CentrifugoPeer[]; skipped?: string }> {
-  if (!config.centrifugo) return { peers: [], skipped: 'BENCH_CENTRIFUGO=false' };
-  const binary = await findCentrifugo();
-  if (!binary.found) {
-    if (binary.fatal) throw new Error(binary.reason);
-    log(`Centrifugo skipped: ${binary.reason}`);
-    return { peers: [], skipped: binary.reason };
-  }
-  centrifugoVersion = binary.version;
-  log(
-    `starting Centrifugo v${binary.version} (Redis engine with its own redis-server, memory engine)`,
-  );
-  const peers: CentrifugoPeer[] = [];
-  try {
-    for (const engine of ['redis', 'memory'] as const) {
-      const server: CentrifugoServer = await startCentrifugo({
-        bin: binary.bin,
-        engine,
-        pinning: pins,
-        certs: stack.certs,
-        historySize: Math.max(config.drainOne, config.drainEach),
-        // The payload plus its publication frame (channel, offset) as it is replayed.
-        publicationBytes: config.payloadBytes + 128,
-      });
-      peers.push({
-        engine,
-        server,
-        api: poster(server.origin, stack.certs.ca, config.concurrency, {
-          'x-api-key': server.apiKey,
-        }),
-      });
-    }
-  } catch (err) {
-    await Promise.all(peers.map((p) => p.server.stop()));
-    throw err;
-  }
-  return { peers };
-}
-
-let centrifugoVersion = 'unknown';
-
-/** Herald's Node processes whose profiles explain each figure's misses (nats-server is Go). */
-const PROFILED: Record<FigureId, string[]> = {
-  '1': ['ingress-api', 'socket-edge', 'status'],
-  '2': ['ingress-api', 'socket-edge', 'status'],
-  '3': ['ingress-api', 'status'],
-  '4': ['ingress-api', 'socket-edge', 'status'],
-  '5': ['socket-edge', 'auth'],
-  '6': ['socket-edge', 'auth'],
-};
-/** Frames listed per server and kind (self, inclusive). */
-const PROFILE_FRAMES = 8;
-
-/** Whether a figure missed a target: issue 31's against Centrifugo, or an earlier one. */
-function missedTarget(f: FigureResult): boolean {
-  return (
-    f.checks.some((c) => c.pass === false) ||
-    (f.peers ?? []).some((line) => peerCheck(line)?.pass === false)
-  );
-}
-
-/** For every figure with a missed target: its Herald servers' top frames over its span. */
-function attachProfiles(
-  dir: string,
-  figures: FigureResult[],
-  windows: Map<FigureResult, ClockWindow>,
-  say: (m: string) => void,
-): void {
-  const parsed = new Map<string, CpuProfile | null>();
-  const profile = (server: string) => {
-    if (!parsed.has(server)) {
-      try {
-        parsed.set(server, JSON.parse(readFileSync(profileOf(dir, server), 'utf8')) as CpuProfile);
-      } catch (err) {
-        say(`no CPU profile of ${server}: ${err instanceof Error ? err.message : String(err)}`);
-        parsed.set(server, null);
-      }
-    }
-    return parsed.get(server) ?? undefined;
-  };
-  for (const f of figures) {
-    const window = windows.get(f);
-    if (!window || !missedTarget(f)) continue;
-    f.profiles = PROFILED[f.id].flatMap((server) => {
-      const p = profile(server);
-      if (!p) return [];
-      const s = summarizeProfile(p, PROFILE_FRAMES, 0, window);
-      return [{ server, busySamples: s.busySamples, self: s.self, inclusive: s.inclusive }];
-    });
-  }
-}
-
 /** Where the server CPU's time went during a figure: each process's CPU seconds. */
 function cpuNote(before: Map<string, number>, after: Map<string, number>, wallMs: number): string {
   const used = [...after.entries()]
@@ -387,6 +275,7 @@ function settingsOf(c: BenchConfig): Record<string, string | number | boolean> {
     probeP99Ms: c.probeP99Ms,
     connectConcurrency: c.connectConcurrency,
     drainConnectConcurrency: c.drainConnectConcurrency,
+    ...(c.statusOff ? { statusOff: true } : {}),
     ...(Object.keys(c.edgeEnv).length > 0 ? { edgeEnv: pairsText(c.edgeEnv) } : {}),
     ...(Object.keys(c.ingressEnv).length > 0 ? { ingressEnv: pairsText(c.ingressEnv) } : {}),
   };

@@ -20,11 +20,15 @@ export const EventMeta = z.object({
 });
 export type EventMeta = z.infer<typeof EventMeta>;
 
-/** The edge's reply to a live request it delivered to at least one socket. */
+/**
+ * The edge's reply to a live request: once a socket proved receipt, how many sockets it was
+ * written to; 0 once none of the recipient's sockets on this edge can prove it any more (none took
+ * it, each closed or failed it, or its proof went overdue), and the sender queues it.
+ */
 export const LiveReply = z.object({
   v: z.literal(1),
-  /** How many of the recipient's sockets on this edge the event was written to. */
-  sockets: z.number().int().positive(),
+  /** How many of the recipient's sockets on this edge the event was written to; 0: not sent. */
+  sockets: z.number().int().nonnegative(),
 });
 export type LiveReply = z.infer<typeof LiveReply>;
 

@@ -100,6 +100,33 @@ describe('inbox mode on sockets, end to end', () => {
     await again.close();
   });
 
+  it('gives a live event that comes during a catch-up after the older ones, once', async () => {
+    const s = stack();
+    const tenant = await inboxTenant(s);
+    const to = recipient();
+    const ids: string[] = [];
+    for (let n = 0; n < 5; n++) ids.push((await notify(s, tenant, to, { n })).body.id);
+    const tv = await v1Socket(s, tenant.key, to, { device: 'tv', autoAck: false });
+    await eventually(() => idsOf(tv).length >= 3, 'the catch-up stalls at three unproven');
+    // Sent while the catch-up waits: answered 200 once proven, or 202 and queued when the sender
+    // gave up first; either way the device gets it once, after the five.
+    const live = notify(s, tenant, to, { live: true });
+    const acked = new Set<string>();
+    await eventually(() => {
+      for (const id of idsOf(tv)) if (!acked.has(id) && acked.add(id)) tv.ack(id);
+      return idsOf(tv).length >= 6;
+    }, 'the rest and the live one');
+    const answer = await live;
+    expect([200, 202]).toContain(answer.status);
+    const marker = await notify(s, tenant, to, 'marker');
+    await eventually(() => {
+      for (const id of idsOf(tv)) if (!acked.has(id) && acked.add(id)) tv.ack(id);
+      return idsOf(tv).includes(marker.body.id);
+    }, 'the marker');
+    expect(idsOf(tv)).toEqual([...ids, answer.body.id, marker.body.id]);
+    await tv.close();
+  });
+
   it('gives a device id whose inbox position expired every event the inbox still keeps, in order', async () => {
     const s = stack();
     const tenant = await inboxTenant(s);

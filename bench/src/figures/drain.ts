@@ -1,15 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
-import { SUBPROTOCOL, subjects } from '@herald/proto';
 import { queueStreamConfig } from '@herald/queue';
-import type { Consumer } from 'nats';
 import { KOA_STREAM, KOA_SUBJECTS, koaSubject } from '../baselines/names.js';
-import { centrifugoFleet } from '../load/centrifugo-fleet.js';
-import type { Poster } from '../load/http-poster.js';
-import { closedLoop, waitUntil } from '../load/pace.js';
-import { WsFleet } from '../load/ws-fleet.js';
-import { seqOf, seqOfValue } from '../payload.js';
 import { declare, PeerCollector, peerRows, type System } from '../report/peers.js';
 import {
   type FigureResult,
@@ -19,17 +11,20 @@ import {
   valueCheck,
 } from '../report/results.js';
 import { percentile } from '../stats.js';
-import { batchBody, expectBatchPublished, publishBody } from './centrifugo-wire.js';
-import { type BenchContext, type CentrifugoPeer, HANDSHAKE_TIMEOUT_MS } from './context.js';
+import { publishBody } from './centrifugo-wire.js';
+import type { BenchContext, CentrifugoPeer } from './context.js';
+import { centrifugoProcesses, centrifugoSystem, meterCpu, PROCESSES } from './cpu-meter.js';
+import { metered, natsRssBytes, publishMany, type StoreOutcome, storeOne } from './drain-store.js';
 import {
-  centrifugoProcesses,
-  centrifugoSystem,
-  meterCpu,
-  PROCESSES,
-  perUnitUs,
-} from './cpu-meter.js';
-import { connectUrl, notifyBody, rawWsUrl } from './herald-wire.js';
-import { queueEvents, queueLayout, resetQueue } from './queue-prep.js';
+  centrifugoReconnect,
+  connectStorm,
+  floorReconnect,
+  heraldQueue,
+  reconnect,
+  replay,
+} from './drain-storm.js';
+import { notifyBody } from './herald-wire.js';
+import { queueEvents, resetQueue } from './queue-prep.js';
 
 export const SUBJECTS = {
   herald: 'Herald socket-edge (herald.v1, client acks)',
@@ -52,14 +47,6 @@ const processesOf = (peer: CentrifugoPeer) => centrifugoProcesses(peer.engine);
 
 const NO_STORE =
   'Socket.IO and the raw ws server keep nothing for an absent recipient, so they have no value here';
-
-/** Tracks one recipient's drain: distinct event ids seen and when the last expected one came. */
-interface Drain {
-  ids: Set<string>;
-  doneAt: number;
-  /** When its socket opened; infinite if it never did. */
-  openAt: number;
-}
 
 /**
  * Figure 4: draining queued events on reconnect, through Herald's herald.v1 framing (what the SDK
@@ -324,345 +311,4 @@ export async function drain(ctx: BenchContext): Promise<FigureResult> {
     notes,
     elapsedMs: performance.now() - started,
   };
-}
-
-/** nats-server's resident memory, bytes (/proc VmRSS); undefined when it cannot be read. */
-async function natsRssBytes(ctx: BenchContext): Promise<number | undefined> {
-  const nats = ctx.servers.find((p) => p.name === 'nats-server');
-  if (!nats) return undefined;
-  try {
-    const status = await readFile(`/proc/${nats.pid}/status`, 'utf8');
-    const kb = /^VmRSS:\s+(\d+) kB/m.exec(status)?.[1];
-    return kb === undefined ? undefined : Number(kb) * 1024;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Runs a drain with the named server processes' CPU metered: per delivered event, the server
- * core's cost (every Herald process for Herald; nats-server for the raw replay, whose client runs
- * on the load generator's core), and for Herald the same split by process.
- */
-async function metered(
-  ctx: BenchContext,
-  processes: readonly string[],
-  work: () => Promise<DrainOutcome>,
-): Promise<DrainOutcome & { cpuPerEventUs: number; split: Record<string, number> }> {
-  const { result, cpuSeconds, perProcess } = await meterCpu(ctx.servers, processes, work);
-  return {
-    ...result,
-    cpuPerEventUs: (1e6 * cpuSeconds) / result.delivered,
-    split: perUnitUs(perProcess, result.delivered),
-  };
-}
-
-interface StoreOutcome {
-  rate: number;
-  stored: number;
-  cpuPerEventUs: number;
-  split: Record<string, number>;
-  firstError?: string;
-}
-
-/**
- * Stores `n` events for one offline recipient through a system's own API, `concurrency` requests
- * in flight, each answered `want` (202 stored, or 200 for Centrifugo's publish into history).
- */
-async function storeOne(
-  ctx: BenchContext,
-  processes: readonly string[],
-  http: Poster,
-  n: number,
-  want: number,
-  request: (i: number) => [path: string, body: string],
-): Promise<StoreOutcome> {
-  await http.warm();
-  const {
-    result: loop,
-    cpuSeconds,
-    perProcess,
-  } = await meterCpu(ctx.servers, processes, () =>
-    closedLoop(
-      ctx.config.concurrency,
-      { maxCount: n, durationMs: ctx.config.drainTimeoutMs * 4 },
-      async (i) => {
-        const [path, body] = request(i);
-        const r = await http.post(path, body);
-        if (r.status !== want || r.text.includes('"error"'))
-          throw new Error(`HTTP ${r.status}: ${r.text.slice(0, 200)}`);
-      },
-    ),
-  );
-  const stored = Math.max(1, loop.completed);
-  return {
-    rate: loop.completed / (loop.elapsedMs / 1000),
-    stored: loop.completed,
-    cpuPerEventUs: (1e6 * cpuSeconds) / stored,
-    split: perUnitUs(perProcess, stored),
-    ...(loop.firstError === undefined ? {} : { firstError: loop.firstError }),
-  };
-}
-
-/**
- * Publishes `each` events to every recipient's personal channel through `POST /api/batch`, a
- * batch of up to BENCH_BATCH_SIZE commands per request, round-robin as figure 4b's queues are
- * filled for Herald; not measured. Throws unless every event was accepted.
- */
-async function publishMany(
-  ctx: BenchContext,
-  peer: CentrifugoPeer,
-  recipients: readonly string[],
-  each: number,
-  seqBase: number,
-): Promise<void> {
-  const total = recipients.length * each;
-  const size = ctx.config.batchSize;
-  const requests = Math.ceil(total / size);
-  const loop = await closedLoop(
-    ctx.config.concurrency,
-    { maxCount: requests, durationMs: ctx.config.drainTimeoutMs * 4 },
-    async (k) => {
-      const events = [];
-      for (let i = k * size; i < Math.min(total, (k + 1) * size); i++)
-        events.push({
-          recipient: recipients[i % recipients.length] as string,
-          payloadJson: ctx.payload.make(seqBase + i),
-        });
-      expectBatchPublished(await peer.api.post('/api/batch', batchBody(events)), events.length);
-    },
-  );
-  if (loop.completed !== requests)
-    throw new Error(
-      `${peer.server.name}: published ${loop.completed} of ${requests} batches (${loop.failed} failed: ${loop.firstError ?? 'time bound reached'})`,
-    );
-}
-
-interface DrainOutcome {
-  /** Per recipient: ms from the start until its last expected event (the time bound if it never came). */
-  times: number[];
-  /** Per recipient: ms from the start until its socket opened. */
-  openTimes?: number[];
-  /** Per opened socket: ms from its open until its last expected event, or until the time bound. */
-  afterOpenTimes?: number[];
-  delivered: number;
-  failedConnects: number;
-  firstError?: string;
-}
-
-/** How (b)'s sockets are opened, Herald's and the connect-only baseline's alike. */
-function stormSettings(ctx: BenchContext, sockets: number) {
-  return {
-    tls: ctx.tls,
-    addresses: ctx.addresses,
-    concurrency: Math.min(sockets, ctx.config.drainConnectConcurrency),
-    handshakeTimeoutMs: HANDSHAKE_TIMEOUT_MS,
-  };
-}
-
-/** What a storm's fleet reports: socket i opened, socket i received the event with this id. */
-interface StormHandlers {
-  onOpen: (i: number) => void;
-  onEvent: (i: number, id: string) => void;
-}
-
-/** Opens one herald.v1 socket per recipient, all at once, acking every event as the SDK does. */
-function reconnect(ctx: BenchContext, recipients: string[], each: number): Promise<DrainOutcome> {
-  return storm(
-    ctx,
-    recipients,
-    each,
-    (on) =>
-      new WsFleet({
-        url: (i) => connectUrl(ctx.stack, recipients[i] as string),
-        protocols: [SUBPROTOCOL],
-        ...stormSettings(ctx, recipients.length),
-        onOpen: on.onOpen,
-        onMessage: (i, data, ws) => {
-          const frame = JSON.parse(data.toString('utf8')) as { type: string; id: string };
-          if (frame.type !== 'event') return;
-          ws.send(`{"type":"ack","id":${JSON.stringify(frame.id)}}`);
-          on.onEvent(i, frame.id);
-        },
-      }),
-  );
-}
-
-/** Where Herald stores a recipient's events: the design floor's storm drains the same. */
-function heraldQueue(ctx: BenchContext) {
-  return {
-    stream: (r: string) => queueLayout.streamOf(ctx.stack.account, r),
-    subject: (r: string) => subjects.queue(ctx.stack.account, r),
-  };
-}
-
-/**
- * The same storm against the design floor: one raw ws socket per recipient, whose server drains
- * the recipient's stored events from a durable consumer of its own (raw-ws-server.ts, drainQueue)
- * on the given stream and subject. The frames are the bare payloads; an event is told apart by
- * its sequence number.
- */
-function floorReconnect(
-  ctx: BenchContext,
-  recipients: string[],
-  each: number,
-  source: { stream: (r: string) => string; subject: (r: string) => string },
-): Promise<DrainOutcome> {
-  return storm(
-    ctx,
-    recipients,
-    each,
-    (on) =>
-      new WsFleet({
-        url: (i) => {
-          const r = recipients[i] as string;
-          const q = new URLSearchParams({ stream: source.stream(r), subject: source.subject(r) });
-          return `${rawWsUrl(ctx.baselines.rawWsOrigin, r)}&${q}`;
-        },
-        ...stormSettings(ctx, recipients.length),
-        onOpen: on.onOpen,
-        onMessage: (i, data) => {
-          const seq = seqOf(data.toString('utf8'));
-          if (seq >= 0) on.onEvent(i, String(seq));
-        },
-      }),
-  );
-}
-
-/**
- * The same storm against Centrifugo: one socket per recipient connecting with
- * `recover: true, offset: 0, epoch: ""`, so the server replays the personal channel's history
- * (in the connect reply itself); an event is told apart by its sequence number.
- */
-function centrifugoReconnect(
-  ctx: BenchContext,
-  peer: CentrifugoPeer,
-  recipients: string[],
-  each: number,
-): Promise<DrainOutcome> {
-  return storm(ctx, recipients, each, (on) =>
-    centrifugoFleet({
-      server: peer.server,
-      recipient: (i) => recipients[i] as string,
-      recover: true,
-      ...stormSettings(ctx, recipients.length),
-      onOpen: on.onOpen,
-      onPublication: (i, data) => on.onEvent(i, String(seqOfValue(data))),
-    }),
-  );
-}
-
-/**
- * Opens one socket per recipient, all at once, and times each recipient until `each` distinct
- * events (by the id its fleet reports) have arrived.
- */
-async function storm(
-  ctx: BenchContext,
-  recipients: string[],
-  each: number,
-  makeFleet: (on: StormHandlers) => WsFleet,
-): Promise<DrainOutcome> {
-  const drains: Drain[] = recipients.map(() => ({
-    ids: new Set(),
-    doneAt: Number.POSITIVE_INFINITY,
-    openAt: Number.POSITIVE_INFINITY,
-  }));
-  let complete = 0;
-  let delivered = 0;
-  const fleet = makeFleet({
-    onOpen: (i) => {
-      (drains[i] as Drain).openAt = performance.now();
-    },
-    onEvent: (i, id) => {
-      const d = drains[i] as Drain;
-      if (d.ids.has(id)) return;
-      d.ids.add(id);
-      // Only what arrived within the time bound counts (the fleet may still be opening sockets
-      // past it: before, events of the late sockets were counted too).
-      if (performance.now() - start <= ctx.config.drainTimeoutMs) delivered++;
-      if (d.ids.size === each) {
-        d.doneAt = performance.now();
-        complete++;
-      }
-    },
-  });
-  const start = performance.now();
-  try {
-    const out = await fleet.grow(recipients.length);
-    await waitUntil(
-      () => complete === recipients.length,
-      ctx.config.drainTimeoutMs - (performance.now() - start),
-      5,
-    );
-    return {
-      // A recipient that never caught up counts as the whole time bound (a censored sample).
-      times: drains.map((d) => Math.min(d.doneAt - start, ctx.config.drainTimeoutMs)),
-      // The same, split at the socket's open: the handshake, then the drain itself.
-      openTimes: drains.map((d) => Math.min(d.openAt - start, ctx.config.drainTimeoutMs)),
-      afterOpenTimes: drains
-        .filter((d) => d.openAt - start < ctx.config.drainTimeoutMs)
-        .map((d) => Math.min(d.doneAt, start + ctx.config.drainTimeoutMs) - d.openAt),
-      delivered,
-      failedConnects: out.failed,
-      ...(out.firstError === undefined ? {} : { firstError: out.firstError }),
-    };
-  } finally {
-    await fleet.close();
-  }
-}
-
-/**
- * (b)'s connects without Herald: one TLS WebSocket per recipient to the raw ws baseline, all at
- * once, through the same fleet settings. Per socket, ms from the start until it opened (the time
- * bound if it never did): what the load generator and TLS alone cost the storm on this machine.
- */
-async function connectStorm(ctx: BenchContext, recipients: string[]): Promise<number[]> {
-  const bound = ctx.config.drainTimeoutMs;
-  const openAt = recipients.map(() => Number.POSITIVE_INFINITY);
-  const fleet = new WsFleet({
-    url: (i) => rawWsUrl(ctx.baselines.rawWsOrigin, recipients[i] as string),
-    ...stormSettings(ctx, recipients.length),
-    onOpen: (i) => {
-      openAt[i] = performance.now();
-    },
-  });
-  const start = performance.now();
-  try {
-    await fleet.grow(recipients.length);
-    return openAt.map((t) => Math.min(t - start, bound));
-  } finally {
-    await fleet.close();
-  }
-}
-
-/** Replays each recipient's stored messages with its own ordered consumer, all at once. */
-async function replay(
-  ctx: BenchContext,
-  recipients: string[],
-  each: number,
-): Promise<DrainOutcome> {
-  const start = performance.now();
-  let delivered = 0;
-  const times = await Promise.all(
-    recipients.map(async (r) => {
-      let consumer: Consumer | undefined;
-      try {
-        consumer = await ctx.js.consumers.get(queueLayout.streamOf(ctx.stack.account, r), {
-          filterSubjects: subjects.queue(ctx.stack.account, r),
-        });
-        const messages = await consumer.consume({ max_messages: Math.min(each, 1000) });
-        let got = 0;
-        const timer = setTimeout(() => messages.stop(), ctx.config.drainTimeoutMs);
-        for await (const _m of messages) {
-          delivered++;
-          if (++got === each) break;
-        }
-        clearTimeout(timer);
-        return got === each ? performance.now() - start : ctx.config.drainTimeoutMs;
-      } finally {
-        await consumer?.delete().catch(() => false);
-      }
-    }),
-  );
-  return { times, delivered, failedConnects: 0 };
 }

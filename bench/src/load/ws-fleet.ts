@@ -82,6 +82,8 @@ export class WsFleet {
   readonly sockets: Array<WebSocket | undefined> = [];
   /** Sockets that closed after opening (server closes, slow-consumer kicks). */
   unexpectedCloses = 0;
+  /** Those closes by code and reason (Centrifugo's say why it disconnected: 3010, 3012, ...). */
+  readonly closeReasons = new Map<string, number>();
   #closing = false;
   readonly #opts: FleetOptions;
 
@@ -116,8 +118,11 @@ export class WsFleet {
           o.onOpen?.(i);
           ws.off('error', reject);
           ws.on('error', () => {});
-          ws.once('close', () => {
-            if (!this.#closing) this.unexpectedCloses++;
+          ws.once('close', (code: number, reason: Buffer) => {
+            if (this.#closing) return;
+            this.unexpectedCloses++;
+            const why = `${code}${reason.length > 0 ? ` ${reason.toString().slice(0, 80)}` : ''}`;
+            this.closeReasons.set(why, (this.closeReasons.get(why) ?? 0) + 1);
           });
           resolve(ws);
         };

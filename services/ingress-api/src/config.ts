@@ -31,13 +31,18 @@ export const Env = CommonEnv.extend({
   PAYLOAD_LIMIT_BYTES: envInt(65_536, 1, MIB),
   /** Bytes a body may carry beyond the payload (recipient, api_key, client, whitespace). Default 16384. */
   BODY_OVERHEAD_BYTES: envInt(16_384, 256, MIB),
-  /** How long a live push waits for an edge's reply before queueing instead, ms. Default 1000. */
+  /**
+   * How long a live push waits for the edges to take it: a batch's, for them to say which
+   * recipients they hold; a single dispatch's, for its request to reach them (it then waits
+   * LIVE_PROOF_WAIT_MS more), ms. Default 1000.
+   */
   LIVE_TIMEOUT_MS: envInt(1000, 10, 60_000),
   /**
-   * How long a batch's live push waits, once it knows which edges hold its recipients, for those
-   * edges to prove the events they wrote to sockets, ms. An edge answers by half of it, queueing
-   * (answering 0 for) what no socket proved by then; an edge that answers nothing gets its events
-   * queued when it passes. Not a part of LIVE_TIMEOUT_MS: under load a written event's proof waits
+   * How long a live push waits, once an edge holds its recipient, for that edge to prove the event
+   * it wrote to sockets, ms. A batch's edge answers by half of it, queueing (answering 0 for) what
+   * no socket proved by then; a single dispatch's edge answers 0 as soon as no socket can prove it
+   * (its own LIVE_PROOF_TIMEOUT_MS, keep it below this); an edge that answers nothing gets its
+   * events queued when it passes. Not a part of LIVE_TIMEOUT_MS: under load a written event's proof waits
    * behind the batches ahead of it, and giving up on it then delivers it twice (live, then from the
    * queue; docs/architecture.md, "No duplicates from overload"). Default 5000.
    */

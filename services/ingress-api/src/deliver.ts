@@ -46,8 +46,14 @@ export interface DeliverDeps {
   /** Inbox mode: keeps an inbox key's events before anything else happens to them. */
   inbox?: InboxKeeper | undefined;
   limits: {
-    /** How long an edge may take to confirm a socket write, ms. */
+    /** How long a live request may take to reach the edges holding the recipient, ms. */
     liveTimeoutMs: number;
+    /**
+     * How long, beyond that, those edges have to prove the event or say no socket can, ms
+     * (LIVE_PROOF_WAIT_MS): the edge answers at once either way, so this is waited out only for
+     * an edge that is gone or far behind.
+     */
+    liveProofWaitMs: number;
     /** How long JetStream may take to ack a store, ms. */
     publishTimeoutMs: number;
     /** The stream's per-recipient ceiling (QUEUE_MAX_PER_RECIPIENT). */
@@ -65,6 +71,10 @@ export interface DeliverDeps {
  */
 export function createDeliver(deps: DeliverDeps) {
   const { publisher, requester, metrics, logger, limits } = deps;
+  // Nobody subscribed is known at once (no responders); an edge that holds the recipient answers
+  // when a socket proved it or none can, so giving up earlier would only queue what a reader under
+  // load is about to prove, and deliver it twice (docs/architecture.md, "No duplicates from overload").
+  const liveBudgetMs = limits.liveTimeoutMs + limits.liveProofWaitMs;
 
   return async function deliver(
     target: Target,
@@ -91,7 +101,7 @@ export function createDeliver(deps: DeliverDeps) {
       (await pushLive(
         requester,
         { account, recipient, payload, headers: eventHeaders, subject: names.live },
-        limits.liveTimeoutMs,
+        liveBudgetMs,
       ));
     if (live.kind === 'sent') return sent(id);
     if (live.kind !== 'offline') {

@@ -5,11 +5,15 @@ import type { MsgHdrs } from 'nats';
 export type LiveOutcome =
   /** An edge wrote the event to at least one socket. */
   | { kind: 'sent'; sockets: number }
-  /** Nobody subscribes to the recipient's live subject: no socket anywhere. */
+  /**
+   * Nobody subscribes to the recipient's live subject (no socket anywhere), or the edge holding
+   * them answered 0: no socket of theirs can prove it any more.
+   */
   | { kind: 'offline' }
   /**
-   * An edge may hold a socket but did not answer in time. The event is queued too, so a herald.v1
-   * client may receive the same id twice and drops the second (at-least-once, never at-most-zero).
+   * An edge holds the recipient but did not answer in time (LIVE_TIMEOUT_MS + LIVE_PROOF_WAIT_MS:
+   * a dead edge NATS has not dropped yet, or an edge far behind). The event is queued too, so a
+   * herald.v1 client may receive the same id twice and drops the second (at-least-once).
    */
   | { kind: 'timeout' }
   /** The request failed another way (connection closing, malformed reply); queueing decides. */
@@ -25,7 +29,12 @@ export interface LiveEvent {
   subject?: string | undefined;
 }
 
-/** Pushes an event to every edge holding a socket of the recipient; the first reply wins. */
+/**
+ * Pushes an event to every edge holding a socket of the recipient; the first reply wins. Nobody
+ * subscribed is known at once (nats-server's no-responders status); otherwise an edge holds the
+ * recipient and answers when a socket proved receipt or none can, so `timeoutMs` is the whole
+ * proof budget (LIVE_TIMEOUT_MS + LIVE_PROOF_WAIT_MS), not a guess at the round trip.
+ */
 export async function pushLive(
   requester: NatsRequester,
   event: LiveEvent,
@@ -39,15 +48,14 @@ export async function pushLive(
   );
   switch (outcome.kind) {
     case 'no_responders':
-      return { kind: 'offline' };
+      return OFFLINE;
     case 'timeout':
     case 'error':
       return outcome;
     case 'reply': {
       const sockets = liveReplySockets(replyJson(outcome.msg));
-      return sockets === undefined
-        ? { kind: 'error', reason: 'malformed live reply' }
-        : { kind: 'sent', sockets };
+      if (sockets === undefined) return { kind: 'error', reason: 'malformed live reply' };
+      return sockets === 0 ? OFFLINE : { kind: 'sent', sockets };
     }
   }
 }
@@ -59,7 +67,9 @@ export async function pushLive(
 export function liveReplySockets(value: unknown): number | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const { v, sockets } = value as { v?: unknown; sockets?: unknown };
-  return v === 1 && Number.isInteger(sockets) && (sockets as number) > 0
+  return v === 1 && Number.isInteger(sockets) && (sockets as number) >= 0
     ? (sockets as number)
     : undefined;
 }
+
+const OFFLINE: LiveOutcome = { kind: 'offline' };

@@ -117,6 +117,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         inbox,
         limits: {
           liveTimeoutMs: config.LIVE_TIMEOUT_MS,
+          liveProofWaitMs: config.LIVE_PROOF_WAIT_MS,
           publishTimeoutMs: config.PUBLISH_TIMEOUT_MS,
           queueMaxPerRecipient: config.QUEUE_MAX_PER_RECIPIENT,
         },

@@ -63,6 +63,14 @@ describe('pushLive over NatsRequester (real nats-server)', () => {
     slow.unsubscribe();
   });
 
+  it('reports offline when the edge holding the recipient answers 0 (no socket can prove it)', async () => {
+    const recipient = randomUUID();
+    const sub = answer(recipient, '{"v":1,"sockets":0}');
+    await edge.flush();
+    expect(await pusher().push(event(recipient), 2000)).toEqual({ kind: 'offline' });
+    sub.unsubscribe();
+  });
+
   it('reports timeout when the edge answers after the deadline, and error on a malformed answer', async () => {
     const late = randomUUID();
     const lateSub = answer(late, '{"v":1,"sockets":1}', 300);

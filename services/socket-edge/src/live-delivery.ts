@@ -1,3 +1,4 @@
+import type { LiveReply } from '@herald/proto';
 import type { Delivery } from './socket/delivery.js';
 
 export interface LiveDeliveryHooks {
@@ -88,4 +89,17 @@ export class LiveDelivery {
     this.#saidUnsent = true;
     this.#hooks.unsent?.();
   }
+}
+
+const encoder = new TextEncoder();
+/** The encoded replies `{v:1, sockets}` for the common socket counts, built once. */
+const LIVE_REPLIES = Array.from({ length: 8 }, (_, sockets) => encodeReply(sockets));
+
+/** A live request's answer: sockets > 0 once one proved the event, 0 when none can (queue it). */
+export function liveReply(sockets: number): Uint8Array {
+  return LIVE_REPLIES[sockets] ?? encodeReply(sockets);
+}
+
+function encodeReply(sockets: number): Uint8Array {
+  return encoder.encode(JSON.stringify({ v: 1, sockets } satisfies LiveReply));
 }

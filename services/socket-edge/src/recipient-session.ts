@@ -1,16 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@herald/kit';
 import type { TurnPublisher } from '@herald/nats';
-import {
-  HeraldError,
-  type LiveReply,
-  QueuedNotice,
-  recipientSubjectKind,
-  subjects,
-} from '@herald/proto';
+import { HeraldError, QueuedNotice, recipientSubjectKind, subjects } from '@herald/proto';
 import type { DevicePositions } from '@herald/queue';
 import { JSONCodec, type Msg, type NatsConnection, type Subscription } from 'nats';
-import { LiveDelivery } from './live-delivery.js';
+import { LiveDelivery, liveReply } from './live-delivery.js';
 import type { EdgeMetrics } from './metrics.js';
 import { QueueDrainer, type QueueDrainerDeps } from './queue/queue-drainer.js';
 import { type EdgeEvent, edgeEventOf } from './socket/edge-event.js';
@@ -28,19 +22,10 @@ const json = JSONCodec();
 
 /**
  * Most live requests held for a session whose subscription is up but whose first socket has not
- * opened yet (a window of about one NATS round trip). Beyond it a request gets no reply, and the
+ * opened yet (a window of about one NATS round trip). Beyond it a request is answered 0, and the
  * sender queues the event: nothing is lost.
  */
 const EARLY_LIVE_MAX = 1000;
-
-/** The encoded replies `{v:1, sockets}` for the common socket counts, built once. */
-const LIVE_REPLIES = Array.from({ length: 8 }, (_, sockets) =>
-  json.encode({ v: 1, sockets } satisfies LiveReply),
-);
-
-function liveReply(sockets: number): Uint8Array {
-  return LIVE_REPLIES[sockets] ?? json.encode({ v: 1, sockets } satisfies LiveReply);
-}
 
 /** What every session of the edge shares: its deps but the recipient's own. */
 export interface RecipientSessionDeps
@@ -174,8 +159,8 @@ export class RecipientSession {
   settle(socket?: EdgeSocket): void {
     this.#pending = Math.max(0, this.#pending - 1);
     if (!socket || this.#closed) {
-      // Unanswered, the held requests time out at the sender, which queues them.
-      if (this.idle) this.#early = undefined;
+      // Answered 0, the held requests are queued by their senders at once.
+      if (this.idle) this.#refuseEarly();
       return;
     }
     // concat and a literal size the array exactly; a spread would leave room for 16 more.
@@ -227,7 +212,7 @@ export class RecipientSession {
     if (this.#closed) return;
     this.#closed = true;
     clearTimeout(this.#recheck);
-    this.#early = undefined;
+    this.#refuseEarly();
     this.#sub?.unsubscribe();
     await Promise.all([this.#drainer.stop(), ...(this.#feedStops?.values() ?? [])]);
   }
@@ -257,12 +242,22 @@ export class RecipientSession {
     }
   }
 
+  /** Answers the held live requests 0 (no socket of this session will take them): queued at once. */
+  #refuseEarly(): void {
+    const early = this.#early;
+    this.#early = undefined;
+    for (const msg of early ?? []) {
+      if (msg.reply) this.#deps.publisher.publish(msg.reply, liveReply(0));
+    }
+  }
+
   #onLive(msg: Msg): void {
     if (this.#sockets.length === 0 && this.#pending > 0 && !this.#closed) {
       // The first socket is being opened: hold the event instead of letting the sender wait for a
       // reply that would not come (and queue it a timeout later).
       this.#early ??= [];
       if (this.#early.length < EARLY_LIVE_MAX) this.#early.push(msg);
+      else if (msg.reply) this.#deps.publisher.publish(msg.reply, liveReply(0));
       return;
     }
     this.#deliverLive(msg);
@@ -270,16 +265,21 @@ export class RecipientSession {
 
   /**
    * Writes a live event to every socket and replies {v:1, sockets} as soon as one socket proved
-   * receipt, `sockets` being how many sockets the frame was handed to. No reply when none does:
-   * the sender then times out and queues the event (see {@link LiveDelivery}).
+   * receipt, `sockets` being how many sockets the frame was handed to; {v:1, sockets: 0} as soon as
+   * no socket can prove it any more (none took it, each closed or failed it, or its proof went
+   * overdue after LIVE_PROOF_TIMEOUT_MS), and the sender queues it. A proof coming after the 0 is
+   * not answered: the queued copy has the same id (see {@link LiveDelivery}).
    */
   #deliverLive(msg: Msg): void {
     const event = edgeEventOf(msg.headers, msg.data, () => ({ id: randomUUID(), ts: Date.now() }));
-    this.pushLive(event, {
-      sent: (sockets) => {
-        if (msg.reply) this.#deps.publisher.publish(msg.reply, liveReply(sockets));
-      },
-    });
+    const { reply } = msg;
+    let answered = false;
+    const answer = (sockets: number) => {
+      if (answered || !reply) return;
+      answered = true;
+      this.#deps.publisher.publish(reply, liveReply(sockets));
+    };
+    this.pushLive(event, { sent: answer, unsent: () => answer(0) });
   }
 
   /**

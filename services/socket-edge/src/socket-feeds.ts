@@ -7,7 +7,6 @@ import type { InboxClient } from './inbox/inbox-client.js';
 import { InboxFeed } from './inbox/inbox-feed.js';
 import { DeviceFeed } from './queue/device-feed.js';
 import type { QueueDrainerDeps } from './queue/queue-drainer.js';
-import type { RecipientSessionDeps } from './recipient-session.js';
 import type { EdgeSocket } from './socket/edge-socket.js';
 
 const json = JSONCodec();
@@ -51,7 +50,7 @@ export function forwardUnread(sockets: Iterable<EdgeSocket>, msg: Msg, logger: L
 export function newFeed(
   socket: EdgeSocket,
   device: string,
-  deps: RecipientSessionDeps & QueueDrainerDeps,
+  deps: QueueDrainerDeps & { devicePositions?: DevicePositions; inbox?: InboxSessionDeps },
 ): { feed: InboxFeed | DeviceFeed; stopKey: string } {
   const inbox = deps.inbox;
   if (socket.inbox && inbox) {

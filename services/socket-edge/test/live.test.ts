@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { EventHeaders, subjects } from '@herald/proto';
+import { createInbox, headers } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ACCOUNT_A,
@@ -90,7 +92,7 @@ describe('live events, plain framing', () => {
     client.ws.close();
     await client.closed;
     // Between the client's close and the edge's, a request finds the subscription but no writable
-    // socket and gets no reply (a timeout); after it, no responders.
+    // socket and is answered 0 (not sent: the sender queues it); after it, no responders.
     await waitUntil('the live subscription to go', async () => {
       try {
         await sendLive(stack.nc, ACCOUNT_A, recipient, '2', randomUUID(), 100);
@@ -178,5 +180,59 @@ describe('ops endpoints', () => {
     });
     // Readable from any page: the SDK's probe tells a live edge from a wrong URL by it.
     expect(noUpgrade.headers['access-control-allow-origin']).toBe('*');
+  });
+});
+
+describe('a live event no socket proves', () => {
+  let slowEdge: RunningEdge;
+  beforeAll(async () => {
+    slowEdge = await startEdge(stack, { LIVE_PROOF_TIMEOUT_MS: '300' });
+  });
+  afterAll(async () => {
+    await slowEdge?.close();
+  });
+
+  it('is answered 0 once its proof is overdue, and its late proof is not answered', async () => {
+    const recipient = randomUUID();
+    const client = openClient(stack, slowEdge.port, { recipient, v1: true, autoAck: false });
+    await client.opened;
+    // Every answer to the first event, on an inbox of its own.
+    const inbox = createInbox();
+    const answers: unknown[] = [];
+    const sub = stack.nc.subscribe(inbox, { callback: (_e, m) => answers.push(m.json()) });
+    const id = randomUUID();
+    const h = headers();
+    h.set(EventHeaders.id, id);
+    h.set(EventHeaders.ts, String(Date.now()));
+    stack.nc.publish(subjects.live(ACCOUNT_A, recipient), new TextEncoder().encode('{"n":1}'), {
+      reply: inbox,
+      headers: h,
+    });
+    // The answer that lets the sender queue it, instead of its request timing out.
+    await waitUntil('the 0 answer', () => answers.length === 1);
+    expect(answers).toEqual([{ v: 1, sockets: 0 }]);
+    expect(client.events.map((e) => e.id)).toEqual([id]);
+    // Its proof now, then a second event proven after it on the same socket: by the second's
+    // answer the edge has handled the first's proof, and answered nothing more for it.
+    client.ack(id);
+    const next = randomUUID();
+    const proven = sendLive(stack.nc, ACCOUNT_A, recipient, '{"n":2}', next, 5000);
+    await waitUntil('the second event', () => client.events.length === 2);
+    client.ack(next);
+    expect(await proven).toEqual({ v: 1, sockets: 1 });
+    await stack.nc.flush();
+    expect(answers).toEqual([{ v: 1, sockets: 0 }]);
+    sub.unsubscribe();
+    client.ws.close();
+  });
+
+  it('is answered 0 at once when the socket that took it closes before proving it', async () => {
+    const recipient = randomUUID();
+    const client = openClient(stack, edge.port, { recipient, v1: true, autoAck: false });
+    await client.opened;
+    const pending = sendLive(stack.nc, ACCOUNT_A, recipient, '{"n":1}', randomUUID(), 5000);
+    await waitUntil('the event', () => client.events.length === 1);
+    client.ws.close();
+    expect(await pending).toEqual({ v: 1, sockets: 0 });
   });
 });

@@ -7,11 +7,13 @@
  * producers send since they coalesce a turn's records); 1, the single-record form. `cpu_ms` is
  * this process's CPU while the writer drains the stream (the writer, plus the 50 ms polls of the
  * stream's size), not Postgres's; `nats_cpu_ms` is the private nats-server's CPU (from
- * /proc, Linux) while the records are published and stored, and while the writer drains them.
+ * /proc, Linux) while the records are published and stored, and while the writer drains them;
+ * `pg_cpu_ms` is Postgres's (the postmaster and its backends) while the writer drains them.
  *
  *   node --conditions=herald-source --import tsx services/status/test/measure/writer-rate.ts
  */
 import { randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createDb, createLogger } from '@herald/kit';
 import { childCpuMs, startNatsServer, startPostgres } from '@herald/testkit';
 import { connect } from 'nats';
@@ -28,6 +30,33 @@ const PER_MESSAGE = Number(process.env.PER_MESSAGE ?? 1);
 
 /** CPU ms of the nats-server this process started (its child). */
 const natsCpuMs = () => childCpuMs('nats-server');
+
+/** CPU ms of the Postgres this process started: its postmaster and every backend it forked. */
+function pgCpuMs(): number {
+  const stats = readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .flatMap((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        return [{ pid: Number(pid), name: stat.includes('(postgres)'), fields }];
+      } catch {
+        return []; // ended while listing
+      }
+    });
+  const parentOf = new Map(stats.map((s) => [s.pid, Number(s.fields[1])]));
+  // Its child, or its grandchild when started through runuser (as root).
+  const master = stats.find((s) => {
+    const parent = Number(s.fields[1]);
+    return s.name && (parent === process.pid || parentOf.get(parent) === process.pid);
+  });
+  if (!master) return 0;
+  // utime, stime, then cutime, cstime (backends that exited); one tick is 10 ms.
+  const ticks = (f: string[], from: number) => Number(f[from]) + Number(f[from + 1]);
+  let total = ticks(master.fields, 11) + ticks(master.fields, 13);
+  for (const s of stats) if (Number(s.fields[1]) === master.pid) total += ticks(s.fields, 11);
+  return total * 10;
+}
 
 const [nats, pg] = await Promise.all([startNatsServer(), startPostgres()]);
 const db = createDb<StatusDb>(pg.url, 5);
@@ -103,6 +132,7 @@ const messages = info.state.messages;
 const started = performance.now();
 const cpuBefore = process.cpuUsage();
 const natsBeforeDrain = natsCpuMs();
+const pgBeforeDrain = pgCpuMs();
 const service = createStatusService(config, { nc, db, logger });
 await service.start();
 for (;;) {
@@ -113,6 +143,7 @@ for (;;) {
 const seconds = (performance.now() - started) / 1000;
 const cpu = process.cpuUsage(cpuBefore);
 const natsDrainMs = natsCpuMs() - natsBeforeDrain;
+const pgDrainMs = pgCpuMs() - pgBeforeDrain;
 const rows = await db
   .selectFrom('status_events')
   .select((eb) => eb.fn.countAll<string>().as('n'))
@@ -128,6 +159,7 @@ process.stdout.write(
     records_per_s: Math.round(records / seconds),
     cpu_ms: Math.round((cpu.user + cpu.system) / 1000),
     nats_cpu_ms: { publish: natsPublishMs, drain: natsDrainMs },
+    pg_cpu_ms: pgDrainMs,
   })}\n`,
 );
 await service.close();
