@@ -5,7 +5,7 @@ import { build as esbuild } from 'esbuild';
 import { build } from './build.js';
 
 /** What the bell adds to an app that already has React, min+gzip: itself, its icons, the SDK. */
-export const BUDGET_BYTES = 12.75 * 1024;
+export const BUDGET_BYTES = 14.25 * 1024;
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 

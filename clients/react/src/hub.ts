@@ -1,4 +1,5 @@
 import { type ConnectionState, Herald, HeraldError, type HeraldEvent } from '@herald/sdk';
+import { type InboxOp, InboxRelay, type InboxResult } from './inbox-relay.js';
 import { runForLeader } from './leader.js';
 import { type BellState, PersistedState, SEEN_CAPACITY, safeGet, safeSet } from './persisted.js';
 import { Ringer } from './ringer.js';
@@ -49,6 +50,7 @@ export class BellHub {
   #snapshot: Snapshot;
   #leading = false;
   #resign: (() => void) | undefined;
+  #relay: InboxRelay | undefined;
 
   constructor(config: HubConfig) {
     this.#config = config;
@@ -66,6 +68,7 @@ export class BellHub {
     const { apikey, wsUrl, userID } = this.#config;
     // One leader per socket: tabs of the same user with different keys each need their own.
     const name = `${PREFIX}:${wsUrl ?? ''}:${userID.toLowerCase()}:${keyTag(apikey)}`;
+    this.#relay = new InboxRelay(`${name}:inbox`);
     this.#resign = runForLeader(name, () => this.#lead());
   }
 
@@ -73,6 +76,7 @@ export class BellHub {
     globalThis.removeEventListener?.('storage', this.#onStorage);
     this.#resign?.();
     this.#resign = undefined;
+    this.#relay?.close();
     this.ringer.dispose();
   }
 
@@ -110,10 +114,19 @@ export class BellHub {
     return () => this.#errorListeners.delete(listener);
   }
 
-  /** Opening the dropdown reads everything, in every tab. */
+  /**
+   * Opening the dropdown reads everything, in every tab; with an inbox key on the server too, so
+   * on every device (the server's next count confirms it).
+   */
   markRead(): void {
     this.#store.markRead();
     this.#refresh({ state: this.#store.read() });
+    if (this.#snapshot.state.inbox) this.inbox({ read: true }).catch(() => {});
+  }
+
+  /** Inbox mode: a history page or read marks, through this tab's socket or the leader's. */
+  inbox(op: InboxOp): Promise<InboxResult> {
+    return this.#relay?.run(op) ?? Promise.reject(new TypeError('Herald: the hub is not started'));
   }
 
   #lead(): () => void {
@@ -128,7 +141,14 @@ export class BellHub {
       herald = new Herald({ apiKey: apikey, client: 'web', baseUrl, wsUrl, getToken });
       herald.onConnectionChange((state) => this.#setConnection(state));
       herald.onError((error) => this.#report(error));
-      herald.subscribe(userID).listen((_payload, event) => this.#receive(event));
+      const sub = herald.subscribe(userID);
+      sub.listen((_payload, event) => this.#receive(event));
+      // An inbox key's server sends the count before anything else: none by then, a plain key.
+      sub.onInbox((n) => this.#count(n, true));
+      sub.onConnectionChange((s) => {
+        if (s === 'connected' && sub.unread() === undefined) this.#count(0, false);
+      });
+      this.#relay?.serve(sub);
     } catch (err) {
       // A bad userID or URL: the bell stays red and says why, it never breaks the page.
       console.error(err);
@@ -136,10 +156,19 @@ export class BellHub {
       this.#report(this.#failure);
     }
     return () => {
+      this.#relay?.serve(undefined);
       herald?.disconnect();
       this.#leading = false;
       this.#setConnection('disconnected');
     };
+  }
+
+  /** The server's count (inbox), or none: a plain key, whose count stays local. */
+  #count(unread: number, inbox: boolean): void {
+    const state = this.#store.read();
+    if (!inbox && !state.inbox) return;
+    this.#store.count(inbox ? unread : state.unread, inbox || undefined);
+    this.#refresh({ state: this.#store.read() });
   }
 
   #report(error: HeraldError): void {

@@ -3,3 +3,9 @@
  */
 export { CONNECTED_COLOR, DISCONNECTED_COLOR, NotificationBell } from './NotificationBell.js';
 export type { BellItem, NotificationBellProps } from './types.js';
+export {
+  type NotificationItem,
+  type Notifications,
+  type UseNotificationsOptions,
+  useNotifications,
+} from './use-notifications.js';

@@ -8,6 +8,8 @@ export interface BellState {
   unread: number;
   /** Recent event ids, so a redelivery (after a leader tab closed) is never counted twice. */
   seen: string[];
+  /** Inbox mode: `unread` is the server's count, the same on every device. */
+  inbox?: boolean;
 }
 
 /** How many ids are remembered for deduplication across tabs and reloads. */
@@ -39,7 +41,10 @@ export class PersistedState {
     return parse(raw) ?? EMPTY_STATE;
   }
 
-  /** Adds the events not seen before (newest first); returns the ones that were new. */
+  /**
+   * Adds the events not seen before (newest first); returns the ones that were new. In inbox mode
+   * the server counts them (its next count follows), so `unread` stays.
+   */
   add(events: BellItem[], maxItems: number): BellItem[] {
     const state = this.read();
     const seen = new Set(state.seen);
@@ -52,16 +57,22 @@ export class PersistedState {
     if (fresh.length === 0) return fresh;
     this.#write({
       items: [...fresh.slice().reverse(), ...state.items].slice(0, maxItems),
-      unread: state.unread + fresh.length,
+      unread: state.unread + (state.inbox ? 0 : fresh.length),
       seen: [...state.seen, ...fresh.map((e) => e.id)].slice(-SEEN_CAPACITY),
+      inbox: state.inbox,
     });
     return fresh;
   }
 
   markRead(): void {
+    this.count(0, this.read().inbox);
+  }
+
+  /** Sets the unread count: the server's (`inbox`), or the local one. */
+  count(unread: number, inbox: boolean | undefined): void {
     const state = this.read();
-    if (state.unread === 0) return;
-    this.#write({ ...state, unread: 0 });
+    if (state.unread === unread && state.inbox === inbox) return;
+    this.#write({ ...state, unread, inbox });
   }
 
   #write(state: BellState): void {
@@ -76,7 +87,7 @@ function parse(raw: string): BellState | undefined {
     if (!Array.isArray(v.items) || typeof v.unread !== 'number' || !Array.isArray(v.seen)) {
       return undefined;
     }
-    return { items: v.items, unread: v.unread, seen: v.seen };
+    return { items: v.items, unread: v.unread, seen: v.seen, inbox: v.inbox === true || undefined };
   } catch {
     return undefined;
   }

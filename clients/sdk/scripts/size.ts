@@ -5,7 +5,7 @@ import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { build } from './build.js';
 
 /** The browser bundle's budget, minified + gzipped (see README). */
-export const BUDGET_BYTES = 6.5 * 1024;
+export const BUDGET_BYTES = 7.5 * 1024;
 
 const BUNDLE = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'browser.js');
 

@@ -4,13 +4,15 @@ import { closeAction } from './close-action.js';
 import { diagnose } from './diagnose.js';
 import { HeraldError } from './errors.js';
 import { closeError, type ErrorDetail, parseFrame } from './frames.js';
+import { Inbox } from './inbox.js';
 import { Listeners } from './listeners.js';
 import { reportListenerError } from './logger.js';
 import type { Resolved } from './options.js';
 import { RecentIds } from './recent-ids.js';
 import { TokenSupply } from './token.js';
 import type { ConnectionState, HeraldEvent } from './types.js';
-import { closeQuietly, OPEN, type WebSocketConstructor, type WebSocketLike } from './websocket.js';
+import { closeQuietly, sendQuietly } from './websocket.js';
+import type { WebSocketConstructor, WebSocketLike } from './websocket-like.js';
 
 /**
  * - `connecting`: a socket is opening, or is open but not yet known to be accepted;
@@ -43,6 +45,7 @@ export class Connection {
   readonly events: Listeners<[unknown, HeraldEvent]>;
   readonly errors: Listeners<[HeraldError]>;
   readonly states: Listeners<[ConnectionState]>;
+  readonly inbox: Inbox;
   readonly #deps: ConnectionDeps;
   readonly #recent: RecentIds;
   #phase: Phase = 'connecting';
@@ -70,6 +73,10 @@ export class Connection {
     this.errors = new Listeners(onThrow);
     this.states = new Listeners(onThrow);
     this.#recent = new RecentIds(deps.options.dedupCapacity);
+    this.inbox = new Inbox(
+      (text) => this.#phase === 'open' && sendQuietly(this.#ws, text),
+      onThrow,
+    );
     const get = deps.options.getToken;
     this.#tokens = get ? new TokenSupply(get, deps.recipient) : undefined;
     void this.#connect();
@@ -97,6 +104,7 @@ export class Connection {
     this.events.clear();
     this.errors.clear();
     this.states.clear();
+    this.inbox.counts.clear();
     if (wasOpen) this.#deps.onStateChange();
   }
 
@@ -177,11 +185,15 @@ export class Connection {
       this.#log('warn', 'herald: skipped a frame that is not a herald.v1 envelope');
       return;
     }
+    // An error while an inbox request waits is its answer; otherwise a refusal before a close.
     if (frame.type === 'error') {
-      this.#refusal = frame.error;
+      if (!this.inbox.answer(frame.error)) this.#refusal = frame.error;
       return;
     }
+    if (frame.type === 'inbox') this.inbox.count(frame.unread); // before 'connected' is told
     if (this.#phase === 'connecting') this.#accept();
+    if (frame.type === 'history') this.inbox.answer({ events: frame.events, next: frame.next });
+    if (frame.type !== 'event') return;
     const { id } = frame;
     if (!this.#recent.has(id)) {
       this.#recent.add(id);
@@ -189,14 +201,8 @@ export class Connection {
       this.events.emit(frame.payload, { id, ts: frame.ts, payload: frame.payload });
       this.#delivering = false;
     }
-    // A duplicate is acked again: it came back because the edge never saw the first ack.
-    if (ws.readyState === OPEN) {
-      try {
-        ws.send(JSON.stringify({ type: 'ack', id }));
-      } catch {
-        // The socket is going; the edge redelivers and the copy is dropped here.
-      }
-    }
+    // A duplicate is acked again: the edge never saw the first ack (or the socket is going).
+    sendQuietly(ws, JSON.stringify({ type: 'ack', id }));
     // A listener unsubscribed: the socket was left open for this ack, close it now.
     if (ws !== this.#ws) closeQuietly(ws);
   }
@@ -285,6 +291,7 @@ export class Connection {
   /** Lets go of the current socket so none of its events reach us again, and closes it. */
   #detach(): void {
     this.#tokens?.cancel();
+    this.inbox.drop();
     const ws = this.#ws;
     if (!ws) return;
     this.#ws = undefined;
@@ -299,13 +306,7 @@ export class Connection {
 
   /** A fresh recipient token, in-band; false when this socket is no longer the one to take it. */
   #sendToken(ws: WebSocketLike, token: string): boolean {
-    if (ws !== this.#ws || ws.readyState !== OPEN) return false;
-    try {
-      ws.send(JSON.stringify({ type: 'token', token }));
-      return true;
-    } catch {
-      return false; // the socket is going; the reconnect asks again
-    }
+    return ws === this.#ws && sendQuietly(ws, JSON.stringify({ type: 'token', token }));
   }
 
   #clearTimer(): void {

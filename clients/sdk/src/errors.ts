@@ -11,7 +11,9 @@ import type { ErrorCode } from '@herald/proto/wire';
  * - `endpoint_unverified`: a socket failed before opening and its URL answered HTTP with a status
  *   this page may not read (cross-origin, without CORS: a proxy while the edge restarts, or a
  *   `wsUrl` on another server); the SDK keeps retrying;
- * - `token_unavailable`: `options.getToken` threw or gave no token; the SDK retries with backoff.
+ * - `token_unavailable`: `options.getToken` threw or gave no token; the SDK retries with backoff;
+ * - `not_connected`: an inbox `history` request while the socket is not open, or that it closed
+ *   before answering; retry once connected.
  */
 export type ClientErrorCode =
   | 'wrong_endpoint'
@@ -20,7 +22,8 @@ export type ClientErrorCode =
   | 'timeout'
   | 'unexpected_response'
   | 'websocket_unavailable'
-  | 'token_unavailable';
+  | 'token_unavailable'
+  | 'not_connected';
 
 /**
  * A server code from the catalogue, or one of the SDK's own. A newer server may send a code this
@@ -89,6 +92,7 @@ function kindOf(code: string, httpStatus: number, closeCode: number | undefined)
       return 'unavailable';
     case 'network_error':
     case 'timeout':
+    case 'not_connected':
       return 'network';
     case 'websocket_unavailable':
       return 'runtime';

@@ -1,4 +1,5 @@
 import { HeraldError } from './errors.js';
+import type { InboxEvent } from './types.js';
 
 export interface ErrorDetail {
   code: string;
@@ -6,15 +7,18 @@ export interface ErrorDetail {
   field?: string | undefined;
 }
 
-/** The herald.v1 frames a client receives (proto's EventFrame and ErrorFrame, checked by hand). */
+/** The herald.v1 frames a client receives (proto's ServerFrame, checked by hand). */
 export type ServerFrame =
   | { type: 'event'; id: string; ts: number; payload: unknown }
-  | { type: 'error'; error: ErrorDetail };
+  | { type: 'error'; error: ErrorDetail }
+  | { type: 'inbox'; unread: number }
+  | { type: 'history'; events: InboxEvent[]; next: string | null };
 
 /** Parses a text frame; undefined for anything else, which a newer edge may send and we skip. */
 export function parseFrame(data: unknown): ServerFrame | undefined {
   if (typeof data !== 'string') return undefined;
-  let f: { type?: unknown; id?: unknown; ts?: unknown; payload?: unknown; error?: unknown };
+  // biome-ignore lint/suspicious/noExplicitAny: checked field by field below
+  let f: any;
   try {
     f = JSON.parse(data);
   } catch {
@@ -23,6 +27,18 @@ export function parseFrame(data: unknown): ServerFrame | undefined {
   if (typeof f !== 'object' || f === null) return undefined;
   if (f.type === 'event' && typeof f.id === 'string' && f.id !== '' && typeof f.ts === 'number') {
     return { type: 'event', id: f.id, ts: f.ts, payload: f.payload };
+  }
+  if (f.type === 'inbox' && typeof f.unread === 'number')
+    return { type: 'inbox', unread: f.unread };
+  if (
+    f.type === 'history' &&
+    Array.isArray(f.events) &&
+    (f.next === null || typeof f.next === 'string')
+  ) {
+    const events = f.events.filter(
+      (e: InboxEvent) => e && typeof e.id === 'string' && typeof e.ts === 'number',
+    );
+    return { type: 'history', events, next: f.next };
   }
   if (f.type === 'error') {
     const detail = errorDetail(f.error);

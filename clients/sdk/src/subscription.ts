@@ -3,6 +3,8 @@ import type {
   ConnectionListener,
   ErrorListener,
   EventListener,
+  HistoryOptions,
+  HistoryPage,
   Subscription,
   Unsubscribe,
 } from './types.js';
@@ -35,6 +37,26 @@ export class SubscriptionHandle<TPayload = unknown> implements Subscription<TPay
 
   connected(): boolean {
     return this.#active && this.#connection.connected;
+  }
+
+  onInbox(listener: (unread: number) => void): Unsubscribe {
+    return this.#track(this.#connection.inbox.counts.add(listener));
+  }
+
+  unread(): number | undefined {
+    return this.#connection.inbox.unread;
+  }
+
+  markRead(ids: readonly string[]): Promise<number> {
+    return this.#connection.inbox.read(ids);
+  }
+
+  markAllRead(): Promise<number> {
+    return this.#connection.inbox.read(true);
+  }
+
+  history(options?: HistoryOptions): Promise<HistoryPage<TPayload>> {
+    return this.#connection.inbox.history(options) as Promise<HistoryPage<TPayload>>;
   }
 
   unsubscribe(): void {

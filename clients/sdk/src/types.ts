@@ -51,6 +51,49 @@ export interface Subscription<TPayload = unknown> {
   connected(): boolean;
   /** Removes this subscription's listeners; closes the socket if no other uses it. Idempotent. */
   unsubscribe(): void;
+  /**
+   * Inbox mode (a key made with `--inbox-days`): calls `listener(unread)` with the recipient's
+   * unread count, sent by the server on connect and after any change on any device. Never called
+   * for a key without inbox mode.
+   */
+  onInbox(listener: (unread: number) => void): Unsubscribe;
+  /** The last unread count the server sent; undefined until one came (no inbox mode, not yet). */
+  unread(): number | undefined;
+  /**
+   * Marks these events (1 to 100 ids) read on the server, for every device; resolves to the
+   * unread count after it, which every socket of the recipient also gets through `onInbox`.
+   * Rejects as `history` does.
+   */
+  markRead(ids: readonly string[]): Promise<number>;
+  /** Marks every event of the inbox read; as `markRead`. */
+  markAllRead(): Promise<number>;
+  /**
+   * One page of the inbox, newest first: `before` is the `next` of the page before (null or
+   * absent: the newest), `limit` 1-100 (default 20). Inbox requests (these and read marks) go
+   * one at a time on the socket, in call order. Rejects with a `TypeError` for a bad argument, or
+   * a `HeraldError`: `not_connected` when the socket is not open or goes before the answer; the
+   * server's code for a refused request (`inbox_disabled`: the key keeps no inbox).
+   */
+  history(options?: HistoryOptions): Promise<HistoryPage<TPayload>>;
+}
+
+/** One event of the inbox, as `history` returns it. */
+export interface InboxEvent<TPayload = unknown> extends HeraldEvent<TPayload> {
+  /** Marked read on any device. */
+  read: boolean;
+}
+
+export interface HistoryOptions {
+  /** The `next` of the page before; null or absent for the newest page. */
+  before?: string | null;
+  /** 1 to 100; default 20. */
+  limit?: number;
+}
+
+/** One page of history: newest first; `next` fetches the older page, null at the end. */
+export interface HistoryPage<TPayload = unknown> {
+  events: InboxEvent<TPayload>[];
+  next: string | null;
 }
 
 export interface NotifyInput {

@@ -27,3 +27,14 @@ export function closeQuietly(ws: WebSocketLike): void {
     // Already closed or closing: nothing to release.
   }
 }
+
+/** Sends a frame; false when the socket is not open or is going (a reconnect makes up for it). */
+export function sendQuietly(ws: WebSocketLike | undefined, text: string): boolean {
+  if (ws?.readyState !== OPEN) return false;
+  try {
+    ws.send(text);
+    return true;
+  } catch {
+    return false;
+  }
+}

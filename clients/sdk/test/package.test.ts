@@ -71,8 +71,8 @@ describe('the package as built', () => {
     expect(imports(read('dist/index.cjs'))).toEqual(['ws']);
   });
 
-  it('keeps the minified browser bundle under 6.5 KB gzipped', () => {
+  it('keeps the minified browser bundle under 7.5 KB gzipped', () => {
     const size = gzipSync(readFileSync(join(ROOT, 'dist', 'browser.js')), { level: 9 }).length;
-    expect(size).toBeLessThan(6.5 * 1024);
+    expect(size).toBeLessThan(7.5 * 1024);
   });
 });

@@ -3,12 +3,14 @@ import './app.css';
 import { NotificationBell } from '@herald/react';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
+import { NotificationsPage } from './notifications-page.js';
 
 /**
  * A page with the bell. `make example` serves it configured for one user of the make dev stack
  * (serve.ts sets the VITE_HERALD_* defaults); the query string overrides them, so the browser
  * tests (and you) can point it at any stack: ?apikey=hk_...&user=UUID&base=https://...&ws=wss://...
- * The key must be a web key whose domain is this page's origin.
+ * The key must be a web key whose domain is this page's origin. `/notifications` (the bell's
+ * `path`) is the full page, on useNotifications; `page=N` sets its page size.
  */
 const q = new URLSearchParams(location.search);
 const defaults = (import.meta as { env?: Record<string, string | undefined> }).env ?? {};
@@ -24,6 +26,23 @@ interface Payload {
 }
 
 function App() {
+  return (
+    <>
+      <Bar />
+      {location.pathname === '/notifications' && (
+        <NotificationsPage
+          apikey={apikey}
+          userID={userID}
+          baseUrl={baseUrl}
+          wsUrl={wsUrl}
+          pageSize={Number(q.get('page') ?? 20)}
+        />
+      )}
+    </>
+  );
+}
+
+function Bar() {
   return (
     <header className="bar">
       <strong>Acme</strong>

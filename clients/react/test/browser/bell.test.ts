@@ -1,60 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import https from 'node:https';
-import type { AddressInfo } from 'node:net';
-import { dirname, extname, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DispatchStatus, Herald } from '@herald/sdk';
-import { type KeyObject, makeCerts, type Stack, startStack } from '@herald/testkit';
+import { type KeyObject, type Stack, startStack } from '@herald/testkit';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '@herald/testkit/browser';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
-import { build as viteBuild } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tlsRuntime } from '../../../sdk/test/stack/tls-runtime.js';
-import { build } from '../../scripts/build.js';
+import { serveExample } from './example-site.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const EXAMPLE = join(HERE, '..', '..', 'example');
 /** Screenshots of each state, for people (gitignored; one is copied into the README). */
 const ARTIFACTS = join(HERE, '..', '..', 'test-artifacts');
 /** Generous: two cores shared by several test runs and a browser. */
 const UI_TIMEOUT = 60_000;
-
-const TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-};
-
-/** The built example app over HTTPS (a secure context: Web Locks, and the web key's origin). */
-async function serveExample(): Promise<{ origin: string; close: () => Promise<void> }> {
-  await build({ ifStale: true });
-  await viteBuild({ configFile: join(EXAMPLE, 'vite.config.ts'), logLevel: 'error' });
-  const certs = await makeCerts();
-  const dist = join(EXAMPLE, 'dist');
-  const server = https.createServer(
-    { cert: readFileSync(certs.certFile), key: readFileSync(certs.keyFile) },
-    (req, res) => {
-      const path = new URL(req.url ?? '/', 'https://x').pathname;
-      const file = path.startsWith('/assets/') ? join(dist, path) : join(dist, 'index.html');
-      try {
-        const body = readFileSync(file);
-        res
-          .writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' })
-          .end(body);
-      } catch {
-        res.writeHead(404).end();
-      }
-    },
-  );
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    origin: `https://127.0.0.1:${port}`,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
-}
 
 describe('@herald/react in headless Chromium against the real stack', () => {
   let stack: Stack;

@@ -1,7 +1,20 @@
 // @vitest-environment node
-import { NotificationBell } from '@herald/react';
+import { NotificationBell, useNotifications } from '@herald/react';
 import { renderToString } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
+
+/** A notifications page on the hook, as an app would render it on the server. */
+function Page() {
+  const n = useNotifications({
+    apikey: 'hk_test_ssr-key',
+    userID: '3b241101-e2bb-4255-8caf-4136c566a962',
+  });
+  return (
+    <main data-unread={n.unread} data-connected={n.connected} data-more={n.hasMore}>
+      {n.items.length}
+    </main>
+  );
+}
 
 describe('server rendering (react-dom/server, no DOM globals)', () => {
   it('renders the red bell and its label without touching window, document or storage', () => {
@@ -22,5 +35,11 @@ describe('server rendering (react-dom/server, no DOM globals)', () => {
     expect(html).toContain('stroke="#dc2626"');
     // The key never reaches the markup.
     expect(html).not.toContain('hk_test_ssr-key');
+  });
+
+  it('renders a page on useNotifications: empty, disconnected, nothing touched', () => {
+    expect(renderToString(<Page />)).toBe(
+      '<main data-unread="0" data-connected="false" data-more="false">0</main>',
+    );
   });
 });
