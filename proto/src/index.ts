@@ -115,6 +115,8 @@ export {
   MAX_TOKEN_LENGTH,
   parseConnectParams,
   ReadFrame,
+  REQUEST_REF_FORMAT,
+  RequestRef,
   ServerFrame,
   TokenFrame,
 } from './socket.js';
