@@ -5,8 +5,8 @@ import {
   type HistoryFrame,
   HistoryRequestFrame,
   type InboxFrame,
-  ReadFrame,
   REQUEST_REF_FORMAT,
+  ReadFrame,
 } from '@herald/proto';
 import { WebSocket } from 'ws';
 import type { InboxClient } from './inbox-client.js';
