@@ -114,7 +114,9 @@ export {
   MAX_DEVICE_LENGTH,
   MAX_TOKEN_LENGTH,
   parseConnectParams,
+  REQUEST_REF_FORMAT,
   ReadFrame,
+  RequestRef,
   ServerFrame,
   TokenFrame,
 } from './socket.js';

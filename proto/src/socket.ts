@@ -14,6 +14,17 @@ export const MAX_DEVICE_LENGTH = 64;
 export const DEVICE_FORMAT = /^[A-Za-z0-9_-]{1,64}$/;
 const DEVICE_HINT = `device must be 1 to ${MAX_DEVICE_LENGTH} characters of A-Z, a-z, 0-9, _ and -: send one id per installation, or leave device out`;
 
+/**
+ * The optional `ref` of an inbox request (herald.v1 `read`, `history`): 1 to 64 characters of
+ * `[A-Za-z0-9_-]`, chosen by the client; the edge echoes it on the frame that answers that
+ * request (`inbox`, `history` or `error`), so answers are told from unread notices. Without it
+ * requests are answered as before, in order, with no ref.
+ */
+export const REQUEST_REF_FORMAT = /^[A-Za-z0-9_-]{1,64}$/;
+export const RequestRef = z
+  .string()
+  .regex(REQUEST_REF_FORMAT, 'ref must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -');
+
 /** Query parameters of `wss {ws_url}/ws/connect`. */
 export const ConnectParams = z.object({
   api_key: z.string({ error: 'api_key is required in the query string' }).regex(API_KEY_FORMAT),
@@ -44,18 +55,27 @@ export const EventFrame = z.object({
 });
 export type EventFrame = z.infer<typeof EventFrame>;
 
-/** herald.v1, server to client, sent just before a rejection close (4400/4401/4403/4429). */
+/**
+ * herald.v1, server to client, sent just before a rejection close (4400/4401/4403/4429); also
+ * in-band, the refusal of an inbox request (with that request's `ref`, when it had a good one).
+ */
 export const ErrorFrame = z.object({
   type: z.literal('error'),
   error: z.object({ code: z.string(), message: z.string(), field: z.string().optional() }),
+  ref: RequestRef.optional(),
 });
 export type ErrorFrame = z.infer<typeof ErrorFrame>;
 
 /**
  * herald.v1, server to client, inbox keys only: the recipient's unread count, on connect and
- * after every change on any device (proto/inbox.ts).
+ * after every change on any device (proto/inbox.ts). `ref`: the answer to that `read` request;
+ * a notice (connect, another socket's change) has none.
  */
-export const InboxFrame = z.object({ type: z.literal('inbox'), unread: z.number().int().min(0) });
+export const InboxFrame = z.object({
+  type: z.literal('inbox'),
+  unread: z.number().int().min(0),
+  ref: RequestRef.optional(),
+});
 export type InboxFrame = z.infer<typeof InboxFrame>;
 
 /** herald.v1, server to client, inbox keys only: the page a `history` request asked for. */
@@ -63,6 +83,8 @@ export const HistoryFrame = z.object({
   type: z.literal('history'),
   events: z.array(InboxEvent),
   next: z.string().nullable(),
+  /** The `ref` of the request this page answers, when it had one. */
+  ref: RequestRef.optional(),
 });
 export type HistoryFrame = z.infer<typeof HistoryFrame>;
 
@@ -93,8 +115,9 @@ export const ReadFrame = z.union([
   z.object({
     type: z.literal('read'),
     ids: z.array(z.string().min(1).max(64)).min(1).max(INBOX_MAX_READ_IDS),
+    ref: RequestRef.optional(),
   }),
-  z.object({ type: z.literal('read'), all: z.literal(true) }),
+  z.object({ type: z.literal('read'), all: z.literal(true), ref: RequestRef.optional() }),
 ]);
 export type ReadFrame = z.infer<typeof ReadFrame>;
 
@@ -103,6 +126,7 @@ export const HistoryRequestFrame = z.object({
   type: z.literal('history'),
   before: InboxCursor.nullable(),
   limit: z.number().int().min(1).max(INBOX_MAX_PAGE),
+  ref: RequestRef.optional(),
 });
 export type HistoryRequestFrame = z.infer<typeof HistoryRequestFrame>;
 

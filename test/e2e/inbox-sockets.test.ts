@@ -168,8 +168,15 @@ describe('inbox mode on sockets, end to end', () => {
       await notify(s, tenant, to, { n: 2 });
       await unreadIs(here, 2, 'two new, this edge');
       await unreadIs(there, 2, 'two new, the other edge');
-      here.ws.send(JSON.stringify({ type: 'read', ids: [first.body.id] }));
+      here.ws.send(JSON.stringify({ type: 'read', ids: [first.body.id], ref: 'mark-1' }));
       await unreadIs(there, 1, 'one read on the other edge');
+      // The read's answer carries its ref; the same change reaches the other socket as a notice.
+      await eventually(
+        () => framesOf(here, 'inbox').some((f) => f.ref === 'mark-1'),
+        "the read's answer, with its ref",
+      );
+      expect(framesOf(here, 'inbox').find((f) => f.ref === 'mark-1')?.unread).toBe(1);
+      expect(framesOf(there, 'inbox').every((f) => f.ref === undefined)).toBe(true);
       there.ws.send(JSON.stringify({ type: 'read', all: true }));
       await unreadIs(here, 0, 'all read on the other edge');
       await unreadIs(there, 0, 'all read here');
@@ -196,7 +203,12 @@ describe('inbox mode on sockets, end to end', () => {
     ];
     reader.ws.send(JSON.stringify({ type: 'read', ids: [ids[2]] }));
     await unreadIs(reader, 6, 'seven kept, one read');
-    const page2 = await ask(reader, { type: 'history', before: page1.next, limit: 2 }, 'history');
+    const page2 = await ask(
+      reader,
+      { type: 'history', before: page1.next, limit: 2, ref: 'p2' },
+      'history',
+    );
+    expect(page2.ref, 'the page carries its request ref').toBe('p2');
     expect(page2.events).toEqual([
       expect.objectContaining({ id: ids[2], payload: { n: 2 }, read: true }),
       expect.objectContaining({ id: ids[1], payload: { n: 1 }, read: false }),

@@ -185,14 +185,15 @@ export class Connection {
       this.#log('warn', 'herald: skipped a frame that is not a herald.v1 envelope');
       return;
     }
-    // An error while an inbox request waits is its answer; otherwise a refusal before a close.
+    // An error with an inbox request's ref is its answer; without one, a refusal before a close.
     if (frame.type === 'error') {
-      if (!this.inbox.answer(frame.error)) this.#refusal = frame.error;
+      if (!this.inbox.answer(frame.error, frame.ref)) this.#refusal = frame.error;
       return;
     }
-    if (frame.type === 'inbox') this.inbox.count(frame.unread); // before 'connected' is told
+    if (frame.type === 'inbox') this.inbox.count(frame.unread, frame.ref); // before 'connected'
     if (this.#phase === 'connecting') this.#accept();
-    if (frame.type === 'history') this.inbox.answer({ events: frame.events, next: frame.next });
+    if (frame.type === 'history')
+      this.inbox.answer({ events: frame.events, next: frame.next }, frame.ref);
     if (frame.type !== 'event') return;
     const { id } = frame;
     if (!this.#recent.has(id)) {

@@ -7,12 +7,15 @@ export interface ErrorDetail {
   field?: string | undefined;
 }
 
-/** The herald.v1 frames a client receives (proto's ServerFrame, checked by hand). */
+/**
+ * The herald.v1 frames a client receives (proto's ServerFrame, checked by hand). `ref`: the inbox
+ * request the frame answers.
+ */
 export type ServerFrame =
   | { type: 'event'; id: string; ts: number; payload: unknown }
-  | { type: 'error'; error: ErrorDetail }
-  | { type: 'inbox'; unread: number }
-  | { type: 'history'; events: InboxEvent[]; next: string | null };
+  | { type: 'error'; error: ErrorDetail; ref?: string | undefined }
+  | { type: 'inbox'; unread: number; ref?: string | undefined }
+  | { type: 'history'; events: InboxEvent[]; next: string | null; ref?: string | undefined };
 
 /** Parses a text frame; undefined for anything else, which a newer edge may send and we skip. */
 export function parseFrame(data: unknown): ServerFrame | undefined {
@@ -25,11 +28,12 @@ export function parseFrame(data: unknown): ServerFrame | undefined {
     return undefined;
   }
   if (typeof f !== 'object' || f === null) return undefined;
+  const ref = typeof f.ref === 'string' ? f.ref : undefined;
   if (f.type === 'event' && typeof f.id === 'string' && f.id !== '' && typeof f.ts === 'number') {
     return { type: 'event', id: f.id, ts: f.ts, payload: f.payload };
   }
   if (f.type === 'inbox' && typeof f.unread === 'number')
-    return { type: 'inbox', unread: f.unread };
+    return { type: 'inbox', unread: f.unread, ref };
   if (
     f.type === 'history' &&
     Array.isArray(f.events) &&
@@ -38,11 +42,11 @@ export function parseFrame(data: unknown): ServerFrame | undefined {
     const events = f.events.filter(
       (e: InboxEvent) => e && typeof e.id === 'string' && typeof e.ts === 'number',
     );
-    return { type: 'history', events, next: f.next };
+    return { type: 'history', events, next: f.next, ref };
   }
   if (f.type === 'error') {
     const detail = errorDetail(f.error);
-    if (detail) return { type: 'error', error: detail };
+    if (detail) return { type: 'error', error: detail, ref };
   }
   return undefined;
 }

@@ -7,24 +7,21 @@ import type { HistoryOptions, HistoryPage } from './types.js';
 const MAX = 100;
 const CURSOR = /^\d{1,20}$/;
 const ID = /^.{1,64}$/s;
-/** A request the edge refused as `rate_limited` (busy, or its per-socket rate) goes again after this. */
-const RETRY_MS = 250;
 
-/** A request and what answers it: a `history` frame, or (a read) the `inbox` count after it. */
+/** A request and its `ref`, which the edge echoes on the frame that answers it. */
 type Pending = {
-  frame: string;
-  answer: 'history' | 'inbox';
+  frame: object;
+  ref: string;
   resolve: (result: HistoryPage | number) => void;
   reject: (e: Error) => void;
 };
 
 /**
  * One connection's inbox side (keys made with `--inbox-days`): the unread count the edge pushes,
- * read marks, and history pages. Answers carry no request id and the edge takes one request at a
- * time per socket, so requests go one at a time: a read is answered by the next count, a history
- * request by the next page, either by an error frame. The edge's counts after other devices'
- * changes come unasked and can be taken for a read's answer; a request sent too soon after is
- * refused `rate_limited` and sent again. Whatever waits when the socket goes is rejected.
+ * read marks, and history pages. Each request carries a `ref` (a counter) and is settled by the
+ * frame that echoes it: a read by its `inbox` count, a history request by its page, either by an
+ * error frame; counts without a ref are other devices' news. Requests go one at a time, in call
+ * order, as the edge answers them. Whatever waits when the socket goes is rejected.
  */
 export class Inbox {
   readonly counts: Listeners<[number]>;
@@ -33,7 +30,7 @@ export class Inbox {
   readonly #send: (frame: string) => boolean;
   readonly #queue: Pending[] = [];
   #waiting: Pending | undefined;
-  #retry: ReturnType<typeof setTimeout> | undefined;
+  #refs = 0;
 
   constructor(send: (frame: string) => boolean, onThrow: (err: unknown) => void) {
     this.#send = send;
@@ -49,7 +46,7 @@ export class Inbox {
       return Promise.reject(
         new TypeError('Herald: history needs before: a next or null, limit: 1-100'),
       );
-    return this.#ask({ type: 'history', before, limit }, 'history') as Promise<HistoryPage>;
+    return this.#ask({ type: 'history', before, limit }) as Promise<HistoryPage>;
   }
 
   /** A read mark; resolves to the count after it. TypeError for ids the edge would refuse. */
@@ -57,44 +54,42 @@ export class Inbox {
     if (ids !== true && !(ids.length && ids.length <= MAX && ids.every((id) => ID.test(id))))
       return Promise.reject(new TypeError('Herald: markRead needs 1-100 event ids'));
     const frame = ids === true ? { type: 'read', all: true } : { type: 'read', ids };
-    return this.#ask(frame, 'inbox') as Promise<number>;
+    return this.#ask(frame) as Promise<number>;
   }
 
-  /** The edge's count: a read's answer, or news from any device. */
-  count(unread: number): void {
+  /** The edge's count: the answer to the read that sent `ref`, or news from any device. */
+  count(unread: number, ref: string | undefined): void {
     this.unread = unread;
     this.counts.emit(unread);
-    if (this.#waiting?.answer === 'inbox') this.#settle(unread);
+    this.answer(unread, ref);
   }
 
-  /** A history page, or an error frame: the answer to the waiting request, if any. */
-  answer(page: HistoryPage | ErrorDetail): boolean {
-    const waiting = this.#waiting;
-    if (!waiting || this.#retry) return false;
-    if (!('code' in page)) {
-      if (waiting.answer === 'history') this.#settle(page);
-    } else if (page.code === 'rate_limited') {
-      this.#retry = setTimeout(() => {
-        this.#retry = undefined;
-        this.#go(waiting);
-      }, RETRY_MS);
-    } else this.#settle(new HeraldError(page.code, page.message, page));
+  /**
+   * A count, page or error frame that echoes a request's `ref`: that request's answer. False
+   * for a frame without one (an error then is a refusal before a close).
+   */
+  answer(result: HistoryPage | number | ErrorDetail, ref: string | undefined): boolean {
+    if (ref === undefined) return false;
+    if (ref === this.#waiting?.ref)
+      this.#settle(
+        typeof result === 'object' && 'code' in result
+          ? new HeraldError(result.code, result.message, result)
+          : result,
+      );
     return true;
   }
 
   /** The socket went: every request waiting or queued fails. */
   drop(): void {
-    clearTimeout(this.#retry);
-    this.#retry = undefined;
     const all = this.#waiting ? [this.#waiting, ...this.#queue] : [...this.#queue];
     this.#waiting = undefined;
     this.#queue.length = 0;
     for (const p of all) p.reject(notConnected());
   }
 
-  #ask(frame: object, answer: Pending['answer']): Promise<HistoryPage | number> {
+  #ask(frame: object): Promise<HistoryPage | number> {
     return new Promise((resolve, reject) => {
-      const p = { frame: JSON.stringify(frame), answer, resolve, reject };
+      const p = { frame, ref: `r${++this.#refs}`, resolve, reject };
       if (this.#waiting) this.#queue.push(p);
       else this.#go(p);
     });
@@ -111,7 +106,7 @@ export class Inbox {
 
   #go(p: Pending): void {
     this.#waiting = p;
-    if (!this.#send(p.frame)) this.#settle(notConnected());
+    if (!this.#send(JSON.stringify({ ...p.frame, ref: p.ref }))) this.#settle(notConnected());
   }
 }
 

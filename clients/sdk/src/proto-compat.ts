@@ -21,6 +21,9 @@ export type FramesMatch = Assert<Same<Extract<ServerFrame, { type: 'event' }>, E
 export type ErrorFrameFits = Assert<
   ErrorFrame extends Extract<ServerFrame, { type: 'error' }> ? true : false
 >;
+export type ErrorRefMatches = Assert<
+  Same<Extract<ServerFrame, { type: 'error' }>['ref'], ErrorFrame['ref']>
+>;
 export type InboxFrameMatches = Assert<Same<Extract<ServerFrame, { type: 'inbox' }>, InboxFrame>>;
 export type HistoryFrameMatches = Assert<
   Same<Extract<ServerFrame, { type: 'history' }>, HistoryFrame>

@@ -15,13 +15,21 @@ import {
   waitFor,
 } from './helpers.js';
 
-const frames = (sock: FakeSocket) =>
+const sentRequests = (sock: FakeSocket) =>
   sock.sent.map((s) => JSON.parse(s)).filter((f) => f.type !== 'ack');
+/** The requests sent, without the ref each carries (the SDK's counter). */
+const frames = (sock: FakeSocket) => sentRequests(sock).map(({ ref: _, ...f }) => f);
 const send = (sock: FakeSocket, frame: object) =>
   act(async () => {
     if (sock.readyState === 0) sock.open();
     sock.raw(JSON.stringify(frame));
   });
+/** The edge's answer to the last request sent on `sock`: it echoes that request's ref. */
+const reply = (sock: FakeSocket, frame: object) => {
+  const ref = sentRequests(sock).at(-1)?.ref;
+  if (typeof ref !== 'string') throw new Error('the last request carried no ref');
+  return send(sock, { ...frame, ref });
+};
 const ev = (id: string, read = false) => ({
   id,
   ts: Number(id.slice(1)),
@@ -138,7 +146,7 @@ describe('inbox mode in the bell and useNotifications (jsdom, fake sockets)', ()
     // This device's catch-up arrives as events, older than the page: listed at their place only.
     const catchUp = (id: string) => ({ type: 'event', ...ev(id), read: undefined });
     await send(sock, catchUp('e3'));
-    await send(sock, { type: 'history', events: [ev('e4'), ev('e3', true)], next: '3' });
+    await reply(sock, { type: 'history', events: [ev('e4'), ev('e3', true)], next: '3' });
     await waitFor(() => expect(listed(container)).toEqual(['e4', 'e3✓']));
     await send(sock, catchUp('e2'));
     expect(listed(container)).toEqual(['e4', 'e3✓']);
@@ -149,13 +157,13 @@ describe('inbox mode in the bell and useNotifications (jsdom, fake sockets)', ()
     expect(frames(sock), 'one page at a time').toHaveLength(2);
     // An event arrives while the page is on its way; the page holds it too (stored first).
     await deliver(sock, 'e5', { title: 'e5' });
-    await send(sock, { type: 'history', events: [ev('e2'), ev('e1')], next: null });
+    await reply(sock, { type: 'history', events: [ev('e2'), ev('e1')], next: null });
     await waitFor(() => expect(listed(container)).toEqual(['e5', 'e4', 'e3✓', 'e2', 'e1']));
     expect(page.hasMore).toBe(false);
     await act(async () => page.markRead('e4'));
     expect(frames(sock).at(-1)).toEqual({ type: 'read', ids: ['e4'] });
     expect(listed(container)).toEqual(['e5', 'e4✓', 'e3✓', 'e2', 'e1']);
-    await send(sock, { type: 'inbox', unread: 3 }); // the read's answer: the next may go
+    await reply(sock, { type: 'inbox', unread: 3 }); // the read's answer: the next may go
     await act(async () => page.markAllRead());
     expect(frames(sock).at(-1)).toEqual({ type: 'read', all: true });
     expect(listed(container)).toEqual(['e5✓', 'e4✓', 'e3✓', 'e2✓', 'e1✓']);
@@ -176,7 +184,7 @@ describe('inbox mode in the bell and useNotifications (jsdom, fake sockets)', ()
     await waitFor(() =>
       expect(frames(second)).toEqual([{ type: 'history', before: null, limit: 2 }]),
     );
-    await send(second, { type: 'history', events: [ev('e2'), ev('e1')], next: null });
+    await reply(second, { type: 'history', events: [ev('e2'), ev('e1')], next: null });
     await waitFor(() => expect(listed(container)).toEqual(['e2', 'e1']));
     expect(page.error).toBeUndefined();
     await send(second, { type: 'inbox', unread: 0 });
@@ -198,8 +206,8 @@ describe('inbox mode in the bell and useNotifications (jsdom, fake sockets)', ()
     await waitFor(() =>
       expect(frames(second)).toEqual([{ type: 'history', before: null, limit: 2 }]),
     );
-    await send(first, { type: 'history', events: [ev('e1')], next: null });
-    await send(second, { type: 'history', events: [ev('e9')], next: null });
+    await reply(first, { type: 'history', events: [ev('e1')], next: null });
+    await reply(second, { type: 'history', events: [ev('e9')], next: null });
     await waitFor(() => expect(listed(m.container)).toEqual(['e9']));
     expect(page.error).toBeUndefined();
   });

@@ -3,10 +3,12 @@ import { afterEach, beforeEach, describe, expect, expectTypeOf, it, vi } from 'v
 import type { FakeSocket } from './fake-websocket.js';
 import { accept, settle, setup, uuid } from './helpers.js';
 
-const inbox = (sock: FakeSocket, unread: number) =>
-  sock.raw(JSON.stringify({ type: 'inbox', unread }));
-const page = (sock: FakeSocket, events: unknown[], next: string | null) =>
-  sock.raw(JSON.stringify({ type: 'history', events, next }));
+const inbox = (sock: FakeSocket, unread: number, ref?: string) =>
+  sock.raw(JSON.stringify({ type: 'inbox', unread, ref }));
+const page = (sock: FakeSocket, events: unknown[], next: string | null, ref?: string) =>
+  sock.raw(JSON.stringify({ type: 'history', events, next, ref }));
+const refuse = (sock: FakeSocket, code: string, ref?: string) =>
+  sock.raw(JSON.stringify({ type: 'error', error: { code, message: code, field: 'type' }, ref }));
 const sentFrames = (sock: FakeSocket) =>
   sock.sent.map((s) => JSON.parse(s)).filter((f) => f.type !== 'ack');
 
@@ -49,13 +51,13 @@ describe('inbox mode over herald.v1 (fake timers)', () => {
     inbox(last(), 3);
     const some = sub.markRead(['a', 'b']);
     const all = sub.markAllRead();
-    expect(sentFrames(last()), 'one request at a time').toEqual([
-      { type: 'read', ids: ['a', 'b'] },
+    expect(sentFrames(last()), 'one request at a time, each with its ref').toEqual([
+      { type: 'read', ids: ['a', 'b'], ref: 'r1' },
     ]);
-    inbox(last(), 1);
+    inbox(last(), 1, 'r1');
     await expect(some).resolves.toBe(1);
-    expect(sentFrames(last()).at(-1)).toEqual({ type: 'read', all: true });
-    inbox(last(), 0);
+    expect(sentFrames(last()).at(-1)).toEqual({ type: 'read', all: true, ref: 'r2' });
+    inbox(last(), 0, 'r2');
     await expect(all).resolves.toBe(0);
     await expect(sub.markRead([])).rejects.toThrow(TypeError);
     const many = Array.from({ length: 101 }, (_, i) => `e${i}`);
@@ -78,54 +80,47 @@ describe('inbox mode over herald.v1 (fake timers)', () => {
     await settle();
     await accept(last());
     const read = sub.markAllRead();
-    last().raw(
-      JSON.stringify({
-        type: 'error',
-        error: { code: 'inbox_disabled', message: 'this key keeps no inbox', field: 'type' },
-      }),
-    );
+    refuse(last(), 'inbox_disabled', 'r1');
     await expect(read).rejects.toMatchObject({ code: 'inbox_disabled', kind: 'refused' });
     expect(sub.connected()).toBe(true);
     expect(sub.unread()).toBeUndefined();
     herald.disconnect();
   });
 
-  it('sends a request again when the edge says rate_limited (busy with the one before)', async () => {
+  it("tells a read's answer from other devices' counts by its ref; rate_limited rejects", async () => {
     const { herald, last } = setup();
     const sub = herald.subscribe(uuid());
+    const counts: number[] = [];
+    sub.onInbox((n) => counts.push(n));
     await settle();
     await accept(last());
     inbox(last(), 2);
     const read = sub.markAllRead();
     const history = sub.history();
-    // Another device's change: a count that is not the read's answer, taken for it.
-    inbox(last(), 3);
-    await expect(read).resolves.toBe(3);
-    expect(sentFrames(last())).toHaveLength(2);
-    last().raw(
-      JSON.stringify({
-        type: 'error',
-        error: { code: 'rate_limited', message: 'one inbox request at a time', field: 'type' },
-      }),
-    );
-    inbox(last(), 0); // the read's own answer, late: no request takes it
-    await vi.advanceTimersByTimeAsync(249);
-    expect(sentFrames(last())).toHaveLength(2);
-    await vi.advanceTimersByTimeAsync(1);
-    expect(sentFrames(last())).toEqual([
-      { type: 'read', all: true },
-      { type: 'history', before: null, limit: 20 },
-      { type: 'history', before: null, limit: 20 },
-    ]);
-    page(last(), [], null);
-    await expect(history).resolves.toEqual({ events: [], next: null });
-    // A retry pending when the socket goes is rejected, and no timer sends it later.
-    const again = sub.history();
-    last().raw(
-      JSON.stringify({ type: 'error', error: { code: 'rate_limited', message: 'slow down' } }),
-    );
-    last().serverClose(1006);
-    await expect(again).rejects.toMatchObject({ code: 'not_connected' });
+    let settled = false;
+    read.then(() => (settled = true));
+    inbox(last(), 3); // another device's change, no ref: news, not the answer
+    refuse(last(), 'unavailable'); // no ref: not an answer either
+    inbox(last(), 9, 'r7'); // a ref no request waits on
+    await settle();
+    expect(settled).toBe(false);
+    expect(sentFrames(last())).toEqual([{ type: 'read', all: true, ref: 'r1' }]);
+    inbox(last(), 0, 'r1');
+    await expect(read).resolves.toBe(0);
+    expect(counts, 'every count reaches onInbox').toEqual([2, 3, 9, 0]);
+    expect(sentFrames(last()).at(-1)).toEqual({
+      type: 'history',
+      before: null,
+      limit: 20,
+      ref: 'r2',
+    });
+    refuse(last(), 'rate_limited', 'r2');
+    await expect(history).rejects.toMatchObject({ code: 'rate_limited', field: 'type' });
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(sentFrames(last()), 'not sent again: the caller decides').toHaveLength(2);
+    const next = sub.history({ limit: 1 });
+    page(last(), [], null, 'r3');
+    await expect(next).resolves.toEqual({ events: [], next: null });
     herald.disconnect();
   });
 
@@ -139,22 +134,28 @@ describe('inbox mode over herald.v1 (fake timers)', () => {
     const second = sub.history({ before: '41', limit: 100 });
     expectTypeOf(first).toEqualTypeOf<Promise<HistoryPage<{ t: string }>>>();
     expect(sentFrames(last()), 'the second waits for the first answer').toEqual([
-      { type: 'history', before: null, limit: 2 },
+      { type: 'history', before: null, limit: 2, ref: 'r1' },
     ]);
     const newest = [
       { id: 'b', ts: 2, payload: { t: 'b' }, read: false },
       { id: 'a', ts: 1, payload: { t: 'a' }, read: true },
     ];
-    page(last(), newest, '41');
+    page(last(), newest, '41', 'r1');
     await expect(first).resolves.toEqual({ events: newest, next: '41' });
-    expect(sentFrames(last()).at(-1)).toEqual({ type: 'history', before: '41', limit: 100 });
-    page(last(), [], null);
+    expect(sentFrames(last()).at(-1)).toEqual({
+      type: 'history',
+      before: '41',
+      limit: 100,
+      ref: 'r2',
+    });
+    page(last(), [], null, 'r2');
     await expect(second).resolves.toEqual({ events: [], next: null });
     const third = sub.history();
     expect(sentFrames(last()).at(-1), 'default: the newest 20').toEqual({
       type: 'history',
       before: null,
       limit: 20,
+      ref: 'r3',
     });
     herald.disconnect();
     await expect(third).rejects.toMatchObject({ code: 'not_connected' });
@@ -169,15 +170,10 @@ describe('inbox mode over herald.v1 (fake timers)', () => {
     await accept(last());
     const refused = sub.history();
     const next = sub.history();
-    last().raw(
-      JSON.stringify({
-        type: 'error',
-        error: { code: 'inbox_disabled', message: 'not an inbox key', field: 'type' },
-      }),
-    );
+    refuse(last(), 'inbox_disabled', 'r1');
     await expect(refused).rejects.toMatchObject({ code: 'inbox_disabled', field: 'type' });
     expect(sentFrames(last())).toHaveLength(2);
-    page(last(), [], null);
+    page(last(), [], null, 'r2');
     await expect(next).resolves.toEqual({ events: [], next: null });
     expect(sub.connected()).toBe(true);
     expect(sockets).toHaveLength(1);

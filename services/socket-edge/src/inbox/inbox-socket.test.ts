@@ -121,13 +121,51 @@ describe('InboxSocket', () => {
     expect(h.asked).toHaveLength(2);
   });
 
+  it("echoes a request's ref on its answer, its refusal and its rate_limited; notices carry none", async () => {
+    const h = harness({ perSecond: 1, burst: 4 });
+    h.socket.handle({ type: 'read', ids: ['e1'], ref: 'r-1' });
+    h.socket.handle({ type: 'history', before: null, limit: 1, ref: 'r_2' });
+    h.socket.unread(7); // another device's change, fanned out while the read runs
+    await h.settle(3);
+    await h.settle({ events: [], next: null });
+    h.socket.handle({ type: 'read', ids: [], ref: 'r3' });
+    h.socket.handle({ type: 'history', before: null, limit: 1, ref: 'x'.repeat(65) });
+    expect(h.sent).toEqual([
+      { type: 'inbox', unread: 7 },
+      { type: 'inbox', unread: 3, ref: 'r-1' },
+      { type: 'history', events: [], next: null, ref: 'r_2' },
+      { type: 'error', error: expect.objectContaining({ field: 'ids' }), ref: 'r3' },
+      { type: 'error', error: expect.objectContaining({ code: 'invalid_field', field: 'ref' }) },
+    ]);
+    expect(h.asked).toHaveLength(2);
+    h.socket.handle({ type: 'read', all: true, ref: 'r5' });
+    expect(h.sent.at(-1)).toEqual({
+      type: 'error',
+      error: expect.objectContaining({ code: 'rate_limited' }),
+      ref: 'r5',
+    });
+    const store = harness({ perSecond: 100, burst: 100 });
+    store.socket.handle({ type: 'history', before: null, limit: 1, ref: 'r6' });
+    store.pending.shift()?.reject(new HeraldError('unavailable', 'store down'));
+    await new Promise((r) => setImmediate(r));
+    expect(store.sent).toEqual([
+      { type: 'error', error: expect.objectContaining({ code: 'unavailable' }), ref: 'r6' },
+    ]);
+  });
+
   it('refuses read and history on a socket whose key keeps no inbox', () => {
     const sent: unknown[] = [];
     const ws = { readyState: WebSocket.OPEN, send: (t: string) => sent.push(JSON.parse(t)) };
     expect(refuseInboxFrame(ws as unknown as WebSocket, { type: 'history' })).toBe(true);
     expect(refuseInboxFrame(ws as unknown as WebSocket, { type: 'other' })).toBe(false);
+    expect(refuseInboxFrame(ws as unknown as WebSocket, { type: 'read', ref: 'q1' })).toBe(true);
     expect(sent).toEqual([
       { type: 'error', error: expect.objectContaining({ code: 'inbox_disabled', field: 'type' }) },
+      {
+        type: 'error',
+        error: expect.objectContaining({ code: 'inbox_disabled', field: 'type' }),
+        ref: 'q1',
+      },
     ]);
   });
 });

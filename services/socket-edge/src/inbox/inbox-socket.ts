@@ -5,6 +5,7 @@ import {
   type HistoryFrame,
   HistoryRequestFrame,
   type InboxFrame,
+  REQUEST_REF_FORMAT,
   ReadFrame,
 } from '@herald/proto';
 import { WebSocket } from 'ws';
@@ -24,7 +25,8 @@ export interface InboxRequestLimits {
  * answered in-band. A bad request gets an `error` frame naming the field and the socket stays
  * open. Work per socket is bounded: one request at the store at a time (the others wait their
  * turn, answered in order), and a token bucket of `burst` requests refilled at `perSecond`; past
- * it the request is refused with `rate_limited` (field `type`).
+ * it the request is refused with `rate_limited` (field `type`). A request's well-formed `ref` is
+ * echoed on the frame that answers it (the count, the page or the refusal); notices carry none.
  */
 export class InboxSocket {
   readonly #ws: WebSocket;
@@ -35,7 +37,7 @@ export class InboxSocket {
   readonly #logger: Logger;
   #running = false;
   /** Requests admitted while one runs: answered in order, one at a time (at most `burst`). */
-  #waiting: (() => Promise<void>)[] = [];
+  #waiting: { ref: string | undefined; run: () => Promise<void> }[] = [];
   #tokens: number;
   #refilledAt = Date.now();
 
@@ -68,9 +70,9 @@ export class InboxSocket {
     }
   }
 
-  /** Forwards a count (an unread notice, or a read's answer). */
-  unread(unread: number): void {
-    this.#send({ type: 'inbox', unread } satisfies InboxFrame);
+  /** Forwards a count: an unread notice (no ref), or the answer to the read that sent `ref`. */
+  unread(unread: number, ref?: string): void {
+    this.#send({ type: 'inbox', unread, ...withRef(ref) } satisfies InboxFrame);
   }
 
   /**
@@ -79,32 +81,39 @@ export class InboxSocket {
    */
   handle(frame: Record<string, unknown>): boolean {
     if (frame.type !== 'read' && frame.type !== 'history') return false;
-    if (!this.#admit()) return true;
+    const ref = refOf(frame);
+    if (!this.#admit(ref)) return true;
+    if (frame.ref !== undefined && ref === undefined) return this.#invalid('ref', REF_HINT);
     if (frame.type === 'read') {
       const parsed = ReadFrame.safeParse(frame);
       // A union names no path: the field at fault is `all` when given, else `ids`.
-      if (!parsed.success) return this.#invalid('all' in frame ? 'all' : 'ids', READ_HINT);
+      if (!parsed.success) return this.#invalid('all' in frame ? 'all' : 'ids', READ_HINT, ref);
       const mark = 'all' in parsed.data ? { all: true as const } : { ids: parsed.data.ids };
-      this.#run(async () =>
-        this.unread(await this.#client.read(this.#account, this.#recipient, mark)),
+      this.#run(ref, async () =>
+        this.unread(await this.#client.read(this.#account, this.#recipient, mark), ref),
       );
       return true;
     }
     const parsed = HistoryRequestFrame.safeParse(frame);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      return this.#invalid(String(issue?.path[0] ?? 'limit'), HISTORY_HINT, issue?.message);
+      return this.#invalid(String(issue?.path[0] ?? 'limit'), HISTORY_HINT, ref, issue?.message);
     }
     const { before, limit } = parsed.data;
-    this.#run(async () => {
+    this.#run(ref, async () => {
       const page = await this.#client.history(this.#account, this.#recipient, before, limit);
-      this.#send({ type: 'history', events: page.events, next: page.next } satisfies HistoryFrame);
+      this.#send({
+        type: 'history',
+        events: page.events,
+        next: page.next,
+        ...withRef(ref),
+      } satisfies HistoryFrame);
     });
     return true;
   }
 
   /** The token bucket, and the bound on requests waiting their turn. */
-  #admit(): boolean {
+  #admit(ref: string | undefined): boolean {
     const now = Date.now();
     const { perSecond, burst } = this.#limits;
     this.#tokens = Math.min(burst, this.#tokens + ((now - this.#refilledAt) / 1000) * perSecond);
@@ -116,6 +125,7 @@ export class InboxSocket {
           `at most ${burst} inbox requests at once, then ${perSecond} per second, per socket: slow down`,
           { field: 'type', retryAfter: Math.max(1, Math.ceil((1 - this.#tokens) / perSecond)) },
         ),
+        ref,
       );
       return false;
     }
@@ -124,8 +134,8 @@ export class InboxSocket {
   }
 
   /** Runs requests one at a time, in the order they came. */
-  #run(request: () => Promise<void>): void {
-    this.#waiting.push(request);
+  #run(ref: string | undefined, run: () => Promise<void>): void {
+    this.#waiting.push({ ref, run });
     if (!this.#running) void this.#drain();
   }
 
@@ -138,21 +148,21 @@ export class InboxSocket {
         break;
       }
       try {
-        await next();
+        await next.run();
       } catch (err) {
-        this.#error(asHeraldError(err));
+        this.#error(asHeraldError(err), next.ref);
       }
     }
     this.#running = false;
   }
 
-  #invalid(field: string, hint: string, why = 'invalid value'): true {
-    this.#error(new HeraldError('invalid_field', `${field}: ${why}; send ${hint}`, { field }));
+  #invalid(field: string, hint: string, ref?: string, why = 'invalid value'): true {
+    this.#error(new HeraldError('invalid_field', `${field}: ${why}; send ${hint}`, { field }), ref);
     return true;
   }
 
-  #error(err: HeraldError): void {
-    this.#send({ type: 'error', error: err.toBody().error } satisfies ErrorFrame);
+  #error(err: HeraldError, ref?: string): void {
+    this.#send({ type: 'error', error: err.toBody().error, ...withRef(ref) } satisfies ErrorFrame);
   }
 
   #send(frame: InboxFrame | HistoryFrame | ErrorFrame): void {
@@ -168,13 +178,28 @@ export function refuseInboxFrame(ws: WebSocket, frame: Record<string, unknown>):
     'this key keeps no inbox: read and history need a key created with --inbox-days',
     { field: 'type' },
   );
-  if (ws.readyState === WebSocket.OPEN)
-    ws.send(JSON.stringify({ type: 'error', error: err.toBody().error } satisfies ErrorFrame));
+  const error = {
+    type: 'error',
+    error: err.toBody().error,
+    ...withRef(refOf(frame)),
+  } satisfies ErrorFrame;
+  if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(error));
   return true;
+}
+
+/** The request's `ref` when it is well-formed (then echoed), else undefined. */
+function refOf(frame: Record<string, unknown>): string | undefined {
+  const { ref } = frame;
+  return typeof ref === 'string' && REQUEST_REF_FORMAT.test(ref) ? ref : undefined;
+}
+
+function withRef(ref: string | undefined): { ref?: string } {
+  return ref === undefined ? {} : { ref };
 }
 
 const READ_HINT =
   'ids (1 to 100 event ids) or all (true): {"type":"read","ids":["…"]} or {"type":"read","all":true}';
+const REF_HINT = 'ref as 1 to 64 characters of A-Z, a-z, 0-9, _ and -, or no ref';
 const HISTORY_HINT =
   'before (a `next` cursor, or null) and limit (1 to 100): {"type":"history","before":null,"limit":20}';
 
