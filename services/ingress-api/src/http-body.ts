@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { HeraldError } from '@herald/proto';
 import getRawBody from 'raw-body';
+import type { z } from 'zod';
 
 /**
  * Checks that the request declares a JSON body Herald can read: `application/json`, UTF-8 (the
@@ -78,4 +79,37 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
     throw err;
   }
   return buffer;
+}
+
+/**
+ * Parses a JSON body read by {@link readJsonBody} against `schema`: `invalid_json` when it is not
+ * JSON (showing `example`, the body to send), `missing_api_key` when `api_key` is absent, else
+ * `invalid_field` naming the first field at fault.
+ */
+export function parseJsonBody<S extends z.ZodType>(
+  schema: S,
+  raw: string,
+  example: string,
+): z.infer<S> {
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    throw new HeraldError('invalid_json', `The body is not valid JSON: send ${example}`, {
+      field: 'body',
+    });
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = String(issue?.path[0] ?? 'body');
+    throw new HeraldError(
+      field === 'api_key' && json !== null && typeof json === 'object' && !('api_key' in json)
+        ? 'missing_api_key'
+        : 'invalid_field',
+      `${field}: ${issue?.message ?? `bad value: send ${example}`}`,
+      { field },
+    );
+  }
+  return parsed.data;
 }

@@ -16,7 +16,10 @@ import { InboxClient } from '@herald/status-client';
 import type { Context, Middleware } from 'koa';
 import type { NatsConnection } from 'nats';
 import type { z } from 'zod';
-import { checkJsonRequest, readJsonBody } from './http-body.js';
+import { checkJsonRequest, parseJsonBody, readJsonBody } from './http-body.js';
+
+const INBOX_BODY_EXAMPLE = '{"api_key": "...", "recipient": "<uuid>", ...}';
+
 import { refuseWhileDown } from './nats-outage.js';
 
 export interface InboxRouteOptions {
@@ -93,7 +96,7 @@ function route<
         ctx.get('Content-Encoding') || undefined,
       );
       const raw = new TextDecoder().decode(await readJsonBody(ctx.req, BODY_LIMIT_BYTES));
-      const body = parse(schema, raw);
+      const body = parseJsonBody(schema, raw, INBOX_BODY_EXAMPLE);
       refuseWhileDown(opts.link, 'the inbox could not be read');
       const key = await opts.verifier.verify(body.api_key);
       authorizeKeyUse(key, {
@@ -118,30 +121,4 @@ function route<
       if (err.retryAfter !== undefined) ctx.set('Retry-After', String(err.retryAfter));
     }
   };
-}
-
-function parse<S extends z.ZodType>(schema: S, raw: string): z.infer<S> {
-  let json: unknown;
-  try {
-    json = JSON.parse(raw);
-  } catch {
-    throw new HeraldError(
-      'invalid_json',
-      'The body is not valid JSON: send {"api_key": "...", "recipient": "<uuid>", ...}',
-      { field: 'body' },
-    );
-  }
-  const parsed = schema.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const field = String(issue?.path[0] ?? 'body');
-    throw new HeraldError(
-      field === 'api_key' && json !== null && typeof json === 'object' && !('api_key' in json)
-        ? 'missing_api_key'
-        : 'invalid_field',
-      `${field}: ${issue?.message ?? 'bad value'}`,
-      { field },
-    );
-  }
-  return parsed.data;
 }

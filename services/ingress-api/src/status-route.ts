@@ -4,7 +4,7 @@ import { HeraldError, StatusLookupRequest } from '@herald/proto';
 import { StatusClient } from '@herald/status-client';
 import type { Middleware } from 'koa';
 import type { NatsConnection } from 'nats';
-import { checkJsonRequest, readJsonBody } from './http-body.js';
+import { checkJsonRequest, parseJsonBody, readJsonBody } from './http-body.js';
 import { refuseWhileDown } from './nats-outage.js';
 
 export interface StatusRouteOptions {
@@ -67,32 +67,17 @@ function lookupRoute(opts: StatusRouteOptions): Middleware {
 }
 
 function parseLookup(raw: string, maxIds: number): StatusLookupRequest {
-  let json: unknown;
-  try {
-    json = JSON.parse(raw);
-  } catch {
-    throw new HeraldError(
-      'invalid_json',
-      'The body is not valid JSON: send {"api_key": "...", "ids": ["<event id>", ...]}',
-      { field: 'body' },
-    );
-  }
-  const parsed = StatusLookupRequest.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const field = String(issue?.path[0] ?? 'body');
-    throw new HeraldError(
-      field === 'api_key' ? 'missing_api_key' : 'invalid_field',
-      issue?.message ?? 'send {"api_key": "...", "ids": [...]}',
-      { field },
-    );
-  }
-  if (parsed.data.ids.length > maxIds) {
+  const lookup = parseJsonBody(
+    StatusLookupRequest,
+    raw,
+    '{"api_key": "...", "ids": ["<event id>", ...]}',
+  );
+  if (lookup.ids.length > maxIds) {
     throw new HeraldError(
       'invalid_field',
-      `ids names ${parsed.data.ids.length} events but one lookup takes at most ${maxIds} (STATUS_IDS_MAX): split the lookup`,
+      `ids names ${lookup.ids.length} events but one lookup takes at most ${maxIds} (STATUS_IDS_MAX): split the lookup`,
       { field: 'ids' },
     );
   }
-  return parsed.data;
+  return lookup;
 }
