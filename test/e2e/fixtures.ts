@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import {
+  eventually,
   type KeyObject,
   openSocket,
   post,
@@ -84,18 +85,7 @@ export async function connect(stack: Stack, opts: SocketOptions): Promise<TestSo
   return s;
 }
 
-/** Waits until predicate holds, polling; throws with the message after timeoutMs. */
-export async function eventually(
-  predicate: () => boolean | Promise<boolean>,
-  message: string,
-  timeoutMs = 10_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await predicate())) {
-    if (Date.now() > deadline) throw new Error(`timed out: ${message}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+export { eventually };
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

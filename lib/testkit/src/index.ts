@@ -2,6 +2,7 @@
 // (bench and scripts start servers with it).
 export { makeCerts, type TestCerts } from './certs.js';
 export { childCpuMs } from './child-cpu.js';
+export { eventually } from './eventually.js';
 export { which } from './exec.js';
 export { get, type HttpResult, post, request } from './http-client.js';
 export { NATS_USERS, type NatsCredentials, type NatsUser } from './nats-auth.js';

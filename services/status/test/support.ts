@@ -76,15 +76,4 @@ export async function request(nc: NatsConnection, subject: string, body: unknown
   return JSON.parse(new TextDecoder().decode(msg.data));
 }
 
-/** Waits until predicate holds, polling; throws with the message after timeoutMs. */
-export async function eventually(
-  predicate: () => boolean | Promise<boolean>,
-  message: string,
-  timeoutMs = 10_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await predicate())) {
-    if (Date.now() > deadline) throw new Error(`timed out: ${message}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+export { eventually } from '@herald/testkit';
