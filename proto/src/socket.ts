@@ -43,6 +43,12 @@ export const ConnectParams = z.object({
    * "Per-device delivery"). Absent: the socket shares the recipient's queue as before.
    */
   device: z.string().regex(DEVICE_FORMAT, DEVICE_HINT).optional(),
+  /**
+   * `batch=1`: the client reads {@link EventsFrame} (herald.v1 only), so the edge may send several
+   * queued events in one frame, acked with one {@link AckFrame} listing their ids. Absent: one
+   * `event` frame per event, as the spec says. Plain framing ignores it (one frame per event).
+   */
+  batch: z.literal('1', { error: 'batch must be 1, or left out' }).optional(),
 });
 export type ConnectParams = z.infer<typeof ConnectParams>;
 
@@ -54,6 +60,28 @@ export const EventFrame = z.object({
   payload: z.unknown(),
 });
 export type EventFrame = z.infer<typeof EventFrame>;
+
+/**
+ * The most events one {@link EventsFrame} carries, and so the most ids one {@link AckFrame} lists:
+ * 128 UUIDs fit the edge's default client frame limit (8,192 bytes) with room to spare. An edge
+ * configured with a smaller frame limit sends fewer per frame, so every ack it asks for fits.
+ */
+export const MAX_EVENTS_PER_FRAME = 128;
+
+/** One event inside an {@link EventsFrame}: an {@link EventFrame} without its `type`. */
+export const BatchedEvent = z.object({ id: z.string(), ts: z.number(), payload: z.unknown() });
+export type BatchedEvent = z.infer<typeof BatchedEvent>;
+
+/**
+ * herald.v1, server to client, only on sockets that connected with `batch=1`: queued events that
+ * were ready together, in queue order, 1 to {@link MAX_EVENTS_PER_FRAME} of them. Each counts as
+ * delivered only when its id is acked, as with `event`; live events still come one per frame.
+ */
+export const EventsFrame = z.object({
+  type: z.literal('events'),
+  events: z.array(BatchedEvent).min(1).max(MAX_EVENTS_PER_FRAME),
+});
+export type EventsFrame = z.infer<typeof EventsFrame>;
 
 /**
  * herald.v1, server to client, sent just before a rejection close (4400/4401/4403/4429); also
@@ -90,14 +118,25 @@ export type HistoryFrame = z.infer<typeof HistoryFrame>;
 
 export const ServerFrame = z.discriminatedUnion('type', [
   EventFrame,
+  EventsFrame,
   ErrorFrame,
   InboxFrame,
   HistoryFrame,
 ]);
 export type ServerFrame = z.infer<typeof ServerFrame>;
 
-/** herald.v1, client to server: the event with this id was handled. */
-export const AckFrame = z.object({ type: z.literal('ack'), id: z.string().min(1).max(64) });
+/**
+ * herald.v1, client to server: the event with this id was handled; or, with `ids`, every event
+ * listed (1 to {@link MAX_EVENTS_PER_FRAME}, the answer to an {@link EventsFrame}). An id the edge
+ * is not waiting for is ignored, as a single ack's is.
+ */
+export const AckFrame = z.union([
+  z.object({ type: z.literal('ack'), id: z.string().min(1).max(64) }),
+  z.object({
+    type: z.literal('ack'),
+    ids: z.array(z.string().min(1).max(64)).min(1).max(MAX_EVENTS_PER_FRAME),
+  }),
+]);
 export type AckFrame = z.infer<typeof AckFrame>;
 
 /**
@@ -141,6 +180,16 @@ export function encodeEventFrame(id: string, ts: number, payloadJson: string): s
   return `{"type":"event","id":${JSON.stringify(id)},"ts":${ts},"payload":${payloadJson}}`;
 }
 
+/** Builds an {@link EventsFrame} the same way: every payload's JSON text copied in untouched. */
+export function encodeEventsFrame(
+  events: readonly { id: string; ts: number; payloadJson: string }[],
+): string {
+  const parts = events.map(
+    (e) => `{"id":${JSON.stringify(e.id)},"ts":${e.ts},"payload":${e.payloadJson}}`,
+  );
+  return `{"type":"events","events":[${parts.join(',')}]}`;
+}
+
 const REQUIRED = ['recipient', 'api_key', 'client'] as const;
 
 const HINTS: Record<(typeof REQUIRED)[number], string> = {
@@ -178,6 +227,13 @@ export function parseConnectParams(query: URLSearchParams): ConnectParams {
     });
   }
   if (device[0] !== undefined) raw.device = device[0];
+  const batch = query.getAll('batch');
+  if (batch.length > 1) {
+    throw new HeraldError('invalid_field', 'batch must be given once, as batch=1', {
+      field: 'batch',
+    });
+  }
+  if (batch[0] !== undefined) raw.batch = batch[0];
   const parsed = ConnectParams.safeParse(raw);
   if (parsed.success) return parsed.data;
   const field = String(parsed.error.issues[0]?.path[0] ?? 'query');
@@ -193,6 +249,13 @@ export function parseConnectParams(query: URLSearchParams): ConnectParams {
   }
   if (field === 'api_key') throw invalidApiKey();
   if (field === 'device') throw new HeraldError('invalid_field', DEVICE_HINT, { field });
+  if (field === 'batch') {
+    throw new HeraldError(
+      'invalid_field',
+      'batch must be 1 (this client reads "events" frames), or left out',
+      { field },
+    );
+  }
   throw new HeraldError(
     'invalid_field',
     `${field}: ${parsed.error.issues[0]?.message ?? 'invalid value'}`,

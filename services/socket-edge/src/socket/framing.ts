@@ -91,7 +91,7 @@ export function parseAck(data: RawData, isBinary: boolean): string | undefined {
     if (id !== undefined) return id;
   }
   const parsed = AckFrame.safeParse(clientFrameJson(data));
-  return parsed.success ? parsed.data.id : undefined;
+  return parsed.success && 'id' in parsed.data ? parsed.data.id : undefined;
 }
 
 /** A text client frame's JSON value; undefined when it is not JSON. */
