@@ -48,6 +48,37 @@ describe('offline queue and delivery on connect', () => {
     await sock.close();
   });
 
+  it('delivers queued events to a batch=1 client in events frames, in order, each id once, and again what it did not ack', async () => {
+    const s = stack();
+    const tenant = await newTenant(s);
+    const to = recipient();
+    const ids: string[] = [];
+    for (let i = 0; i < 60; i++) {
+      const res = await notify(s, tenant, to, { seq: i });
+      expect(res.status).toBe(202);
+      ids.push(res.body.id);
+    }
+    const opts = { apiKey: tenant.key.key, recipient: to, v1: true, batch: true };
+    const first = await connect(s, { ...opts, autoAck: false });
+    const got = await first.waitForEvents(60, 20_000);
+    expect(got.map((e) => e.id)).toEqual(ids);
+    expect(got.map((e) => (e.payload as { seq: number }).seq)).toEqual([...Array(60).keys()]);
+    expect(first.frames.some((f) => f.envelope?.type === 'events')).toBe(true);
+    // Half acked in one list ack, then a clean close: the acks are read before the close.
+    first.ackList(ids.slice(0, 30));
+    await first.close();
+    const again = await connect(s, opts);
+    const rest = await again.waitForEvents(30, 20_000);
+    expect(rest.map((e) => e.id)).toEqual(ids.slice(30));
+    const marker = await notify(s, tenant, to, 'marker');
+    expect(marker.status).toBe(200);
+    await eventually(() => again.events().some((e) => e.payload === 'marker'), 'the marker');
+    const seen = again.events();
+    expect(seen.map((e) => e.id).slice(0, 30)).toEqual(ids.slice(30));
+    expect(seen).toHaveLength(31);
+    await again.close();
+  });
+
   it('loses nothing when a herald.v1 socket drops mid-drain: unacked events come again with the same ids', async () => {
     const s = stack();
     const tenant = await newTenant(s);

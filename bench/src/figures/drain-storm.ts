@@ -6,7 +6,7 @@ import { waitUntil } from '../load/pace.js';
 import { WsFleet } from '../load/ws-fleet.js';
 import { seqOf, seqOfValue } from '../payload.js';
 import { type BenchContext, type CentrifugoPeer, HANDSHAKE_TIMEOUT_MS } from './context.js';
-import { connectUrl, rawWsUrl } from './herald-wire.js';
+import { ackFrame, connectUrl, rawWsUrl } from './herald-wire.js';
 import { queueLayout } from './queue-prep.js';
 
 /* Figure 4 (b)'s reconnect storms: Herald's, the design floor's and Centrifugo's, and the replay baseline. */
@@ -47,7 +47,10 @@ export interface StormHandlers {
   onEvent: (i: number, id: string) => void;
 }
 
-/** Opens one herald.v1 socket per recipient, all at once, acking every event as the SDK does. */
+/**
+ * Opens one herald.v1 socket per recipient, all at once, with `batch=1`, acking every event as the
+ * SDK does (an `events` frame with one list ack).
+ */
 export function reconnect(
   ctx: BenchContext,
   recipients: string[],
@@ -59,15 +62,12 @@ export function reconnect(
     each,
     (on) =>
       new WsFleet({
-        url: (i) => connectUrl(ctx.stack, recipients[i] as string),
+        url: (i) => connectUrl(ctx.stack, recipients[i] as string, true),
         protocols: [SUBPROTOCOL],
         ...stormSettings(ctx, recipients.length),
         onOpen: on.onOpen,
         onMessage: (i, data, ws) => {
-          const frame = JSON.parse(data.toString('utf8')) as { type: string; id: string };
-          if (frame.type !== 'event') return;
-          ws.send(`{"type":"ack","id":${JSON.stringify(frame.id)}}`);
-          on.onEvent(i, frame.id);
+          for (const id of ackFrame(data, (ack) => ws.send(ack))) on.onEvent(i, id);
         },
       }),
   );

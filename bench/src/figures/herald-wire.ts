@@ -10,9 +10,34 @@ export function notifyBody(stack: HeraldStack, recipient: string, payloadJson: s
   return `{"recipient":"${recipient}","payload":${payloadJson},"api_key":"${stack.apiKey}","client":"mobile"}`;
 }
 
-export function connectUrl(stack: HeraldStack, recipient: string): string {
+/**
+ * `batch`: the socket asks for `events` frames (herald.v1 `batch=1`), as the SDK does: queued
+ * events ready together come in one frame, answered with one list ack.
+ */
+export function connectUrl(stack: HeraldStack, recipient: string, batch = false): string {
   const q = new URLSearchParams({ api_key: stack.apiKey, recipient, client: 'mobile' });
+  if (batch) q.set('batch', '1');
   return `${stack.wsUrl}${CONNECT_PATH}?${q}`;
+}
+
+/**
+ * Acks a herald.v1 server frame as the SDK does and returns the event ids it carried (none for a
+ * frame that is not an event): `event` gets `{"type":"ack","id":…}`, `events` one list ack.
+ */
+export function ackFrame(data: Buffer, send: (ack: string) => void): string[] {
+  const frame = JSON.parse(data.toString('utf8')) as {
+    type: string;
+    id?: string;
+    events?: Array<{ id: string }>;
+  };
+  if (frame.type === 'event' && frame.id !== undefined) {
+    send(`{"type":"ack","id":${JSON.stringify(frame.id)}}`);
+    return [frame.id];
+  }
+  if (frame.type !== 'events' || !frame.events) return [];
+  const ids = frame.events.map((e) => e.id);
+  send(`{"type":"ack","ids":${JSON.stringify(ids)}}`);
+  return ids;
 }
 
 export function dispatchSubject(stack: HeraldStack): string {

@@ -6,8 +6,10 @@ export interface SocketOptions {
   client?: 'web' | 'mobile';
   /** Offer the herald.v1 subprotocol (envelopes and acks). */
   v1?: boolean;
-  /** Answer herald.v1 events with an ack automatically. Default true. */
+  /** Answer herald.v1 events with an ack automatically (an `events` frame: one list ack). Default true. */
   autoAck?: boolean;
+  /** Connect with `batch=1`: queued events may come several to an `events` frame. */
+  batch?: boolean;
   origin?: string;
   /** Extra raw query string appended (for bad-parameter tests). */
   query?: string;
@@ -29,6 +31,8 @@ export interface Frame {
     ts: number;
     payload: unknown;
     error?: { code: string; message: string };
+    /** An `events` frame's events (batch=1 sockets). */
+    events?: Array<{ id: string; ts: number; payload: unknown }>;
   };
 }
 
@@ -51,6 +55,7 @@ export class TestSocket {
         recipient: opts.recipient,
         client: opts.client ?? 'mobile',
         ...(opts.token === undefined ? {} : { token: opts.token }),
+        ...(opts.batch ? { batch: '1' } : {}),
       }).toString();
     const pongDelayMs = opts.pongDelayMs ?? 0;
     this.ws = new WebSocket(`${wsUrl}/ws/connect?${q}`, opts.v1 ? ['herald.v1'] : [], {
@@ -72,6 +77,8 @@ export class TestSocket {
       if (opts.v1) {
         frame.envelope = JSON.parse(text);
         if (autoAck && frame.envelope?.type === 'event') this.ack(frame.envelope.id);
+        if (autoAck && frame.envelope?.type === 'events' && frame.envelope.events)
+          this.ackList(frame.envelope.events.map((e) => e.id));
       }
       this.frames.push(frame);
       for (const w of this.#waiters.splice(0)) w();
@@ -103,6 +110,11 @@ export class TestSocket {
     this.ws.send(JSON.stringify({ type: 'ack', id }));
   }
 
+  /** Acks every listed id in one frame (the answer to an `events` frame). */
+  ackList(ids: string[]): void {
+    this.ws.send(JSON.stringify({ type: 'ack', ids }));
+  }
+
   /** Sends a fresh recipient token in-band (herald.v1). */
   sendToken(token: string): void {
     this.ws.send(JSON.stringify({ type: 'token', token }));
@@ -125,9 +137,25 @@ export class TestSocket {
     return this.frames.slice(0, n);
   }
 
-  /** Events only (herald.v1), in arrival order. */
+  /** Resolves when at least n events arrived (herald.v1, counting each of an `events` frame's). */
+  async waitForEvents(n: number, timeoutMs = 10_000): Promise<NonNullable<Frame['envelope']>[]> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.events().length < n) {
+      if (Date.now() > deadline)
+        throw new Error(`expected ${n} events, got ${this.events().length}`);
+      await this.waitForFrames(this.frames.length + 1, Math.max(1, deadline - Date.now()));
+    }
+    return this.events().slice(0, n);
+  }
+
+  /** Events only (herald.v1), in arrival order: each `event` frame, and each of an `events` frame. */
   events(): NonNullable<Frame['envelope']>[] {
-    return this.frames.flatMap((f) => (f.envelope?.type === 'event' ? [f.envelope] : []));
+    return this.frames.flatMap((f) => {
+      if (f.envelope?.type === 'event') return [f.envelope];
+      if (f.envelope?.type === 'events' && f.envelope.events)
+        return f.envelope.events.map((e) => ({ type: 'event', ...e }));
+      return [];
+    });
   }
 
   close(): Promise<void> {

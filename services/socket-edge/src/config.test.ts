@@ -1,6 +1,6 @@
 import { ConfigError } from '@herald/kit';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from './config.js';
+import { loadConfig, queueFrameLimits } from './config.js';
 
 const tls = { TLS_CERT_FILE: '/tmp/cert.pem', TLS_KEY_FILE: '/tmp/key.pem' };
 
@@ -152,5 +152,44 @@ describe('QUEUE_PARTITIONS', () => {
     for (const bad of ['0', '257', '2.5', 'many']) {
       expect(() => loadConfig({ ...tls, QUEUE_PARTITIONS: bad })).toThrow(/QUEUE_PARTITIONS/);
     }
+  });
+
+  it('takes the events-frame settings at their bounds, and clamps the events to what a list ack fits', () => {
+    expect(loadConfig(tls)).toMatchObject({ QUEUE_FRAME_EVENTS: 64, QUEUE_FRAME_BYTES: 65_536 });
+    for (const [name, low, high] of [
+      ['QUEUE_FRAME_EVENTS', 1, 128],
+      ['QUEUE_FRAME_BYTES', 1024, 16 * 1024 * 1024],
+    ] as const) {
+      expect(loadConfig({ ...tls, [name]: String(low) })[name]).toBe(low);
+      expect(loadConfig({ ...tls, [name]: String(high) })[name]).toBe(high);
+      expect(() => loadConfig({ ...tls, [name]: String(low - 1) })).toThrow(new RegExp(name));
+      expect(() => loadConfig({ ...tls, [name]: String(high + 1) })).toThrow(new RegExp(name));
+    }
+    const clamps: unknown[] = [];
+    const limits = (events: number, clientBytes: number) =>
+      queueFrameLimits(
+        {
+          QUEUE_FRAME_EVENTS: events,
+          QUEUE_FRAME_BYTES: 4096,
+          MAX_CLIENT_FRAME_BYTES: clientBytes,
+        },
+        (message, fields) => clamps.push({ message, fields }),
+      );
+    // A list ack of n UUIDs is 22 + 39·n bytes: 128 of them are exactly 5014.
+    const uuids = Array.from({ length: 128 }, () => crypto.randomUUID());
+    expect(JSON.stringify({ type: 'ack', ids: uuids }).length).toBe(5014);
+    expect(limits(128, 5014)).toEqual({ events: 128, bytes: 4096, ackBytes: 5014 });
+    expect(clamps).toEqual([]);
+    expect(limits(128, 5013).events).toBe(127);
+    expect(clamps).toEqual([
+      {
+        message: expect.stringMatching(/QUEUE_FRAME_EVENTS.*MAX_CLIENT_FRAME_BYTES/),
+        fields: { QUEUE_FRAME_EVENTS: 128, MAX_CLIENT_FRAME_BYTES: 5013, events: 127 },
+      },
+    ]);
+    // The smallest client frame limit still lets 2 ids through; 1 is never clamped.
+    expect(limits(128, 128).events).toBe(2);
+    expect(limits(1, 128).events).toBe(1);
+    expect(clamps).toHaveLength(2);
   });
 });

@@ -8,8 +8,14 @@ import {
   parseEnv,
   requireTls,
 } from '@herald/kit';
+import { MAX_EVENTS_PER_FRAME } from '@herald/proto';
 import { DEFAULT_QUEUE_PARTITIONS, MAX_QUEUE_PARTITIONS } from '@herald/queue';
 import type { z } from 'zod';
+import {
+  LIST_ACK_BYTES_PER_UUID,
+  LIST_ACK_OVERHEAD,
+  type QueueFrameLimits,
+} from './socket/queue-frame.js';
 
 const MIB = 1024 * 1024;
 
@@ -75,6 +81,19 @@ export const Env = CommonEnv.extend({
    * Default 32 (figure 4a drained ~1.5× faster than with 8, with fewer pull requests).
    */
   QUEUE_BATCH: envInt(32, 1, 256),
+  /**
+   * Most queued events the edge puts in one herald.v1 `events` frame, to sockets that connected
+   * with `batch=1` (one frame, and one list ack back, for the events ready together: never held to
+   * fill). 1: never batch. Clamped at start (with a log line) to what a list ack of UUIDs can carry
+   * within MAX_CLIENT_FRAME_BYTES, 22 + 39 bytes per id: (MAX_CLIENT_FRAME_BYTES - 22) / 39. Default 64 (= the default
+   * MAX_ACK_PENDING: more are never in flight per recipient).
+   */
+  QUEUE_FRAME_EVENTS: envInt(64, 1, MAX_EVENTS_PER_FRAME),
+  /**
+   * Most bytes of one `events` frame (batch=1 sockets): events are added while the frame stays
+   * within it; a single event larger than it goes alone. Default 65536.
+   */
+  QUEUE_FRAME_BYTES: envInt(64 * 1024, 1024, 16 * MIB),
   /** Delay after a recipient's first socket opens before the queue is checked once more, ms. Default 500. */
   QUEUE_RECHECK_MS: envInt(500, 1, 60_000),
   /**
@@ -177,6 +196,34 @@ export const Env = CommonEnv.extend({
 export type Env = z.infer<typeof Env>;
 
 export type EdgeConfig = Env;
+
+/**
+ * What one `events` frame may carry: QUEUE_FRAME_EVENTS, lowered (and `onClamp` told why) to the
+ * most UUIDs whose list ack fits MAX_CLIENT_FRAME_BYTES, so every ack the edge asks for is one the
+ * edge accepts; QUEUE_FRAME_BYTES; and the client frame limit, which the socket checks again per
+ * frame against the ids it actually carries.
+ */
+export function queueFrameLimits(
+  config: Pick<Env, 'QUEUE_FRAME_EVENTS' | 'QUEUE_FRAME_BYTES' | 'MAX_CLIENT_FRAME_BYTES'>,
+  onClamp: (message: string, fields: Record<string, number>) => void,
+): QueueFrameLimits {
+  const fit = Math.max(
+    1,
+    Math.floor((config.MAX_CLIENT_FRAME_BYTES - LIST_ACK_OVERHEAD) / LIST_ACK_BYTES_PER_UUID),
+  );
+  const events = Math.min(config.QUEUE_FRAME_EVENTS, fit);
+  if (events < config.QUEUE_FRAME_EVENTS) {
+    onClamp(
+      'QUEUE_FRAME_EVENTS lowered: a list ack of that many ids would not fit MAX_CLIENT_FRAME_BYTES (raise it, or lower QUEUE_FRAME_EVENTS)',
+      {
+        QUEUE_FRAME_EVENTS: config.QUEUE_FRAME_EVENTS,
+        MAX_CLIENT_FRAME_BYTES: config.MAX_CLIENT_FRAME_BYTES,
+        events,
+      },
+    );
+  }
+  return { events, bytes: config.QUEUE_FRAME_BYTES, ackBytes: config.MAX_CLIENT_FRAME_BYTES };
+}
 
 /** Reads the edge's configuration; throws one ConfigError naming every bad variable. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): EdgeConfig {

@@ -16,7 +16,7 @@ import { bindCountsInBackground } from './admit/counts-binding.js';
 import { watchRevocations } from './admit/revocation.js';
 import { SocketBudget } from './admit/socket-budget.js';
 import { createUpgradeHandler } from './admit/upgrade-handler.js';
-import type { EdgeConfig } from './config.js';
+import { type EdgeConfig, queueFrameLimits } from './config.js';
 import { RecipientRegistry } from './connection-registry.js';
 import { InboxClient } from './inbox/inbox-client.js';
 import { createEdgeMetrics } from './metrics.js';
@@ -166,6 +166,7 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
         maxBytes: config.MAX_UNPROVEN_BYTES,
         liveProofTimeoutMs: config.LIVE_PROOF_TIMEOUT_MS,
       },
+      queueFrames: queueFrameLimits(config, (msg, fields) => logger.warn(fields, msg)),
       closing,
     }),
   });

@@ -306,14 +306,20 @@ export interface ConnectOptions {
   /** Raw query string instead of the one built from apiKey/recipient/client. */
   query?: string;
   path?: string;
+  /** Connect with `batch=1` (herald.v1 `events` frames, answered by one list ack when auto-acking). */
+  batch?: boolean;
 }
 
 export interface TestClient {
   ws: WebSocket;
   /** Every text frame received, in order. */
   frames: string[];
-  /** Parsed herald.v1 event frames, in order. */
+  /** Parsed herald.v1 events, in order: each `event` frame, and each event of an `events` frame. */
   events: Array<{ type: string; id: string; ts: number; payload: unknown }>;
+  /** The ids of each event frame, in order: one for an `event` frame, all of an `events` frame's. */
+  frameIds: string[][];
+  /** herald.v1: acks a list of ids in one frame (the answer to an `events` frame). */
+  ackList(ids: string[]): void;
   opened: Promise<void>;
   closed: Promise<{ code: number; reason: string }>;
   ack(id: string): void;
@@ -328,6 +334,7 @@ export function connectUrl(port: number, opts: ConnectOptions = {}): string {
       api_key: opts.apiKey ?? keys.mobileA,
       recipient: opts.recipient ?? randomUUID(),
       client: opts.client ?? 'mobile',
+      ...(opts.batch ? { batch: '1' } : {}),
     }).toString();
   return `wss://127.0.0.1:${port}${opts.path ?? '/ws/connect'}?${query}`;
 }
@@ -340,15 +347,27 @@ export function openClient(stack: Stack, port: number, opts: ConnectOptions = {}
   });
   const frames: string[] = [];
   const events: TestClient['events'] = [];
+  const frameIds: string[][] = [];
   const ack = (id: string) => ws.send(JSON.stringify({ type: 'ack', id }));
+  const ackList = (ids: string[]) => ws.send(JSON.stringify({ type: 'ack', ids }));
   let autoAck = opts.autoAck ?? true;
   ws.on('message', (data) => {
     const frame = data.toString();
     frames.push(frame);
     if (!opts.v1) return;
-    const parsed = JSON.parse(frame) as TestClient['events'][number];
+    const parsed = JSON.parse(frame) as TestClient['events'][number] & {
+      events?: Array<{ id: string; ts: number; payload: unknown }>;
+    };
+    if (parsed.type === 'events' && parsed.events) {
+      const batch = parsed.events.map((e) => ({ type: 'event', ...e }));
+      events.push(...batch);
+      frameIds.push(batch.map((e) => e.id));
+      if (autoAck) ackList(batch.map((e) => e.id));
+      return;
+    }
     if (parsed.type !== 'event') return;
     events.push(parsed);
+    frameIds.push([parsed.id]);
     if (autoAck) ack(parsed.id);
   });
   const opened = new Promise<void>((resolve, reject) => {
@@ -364,7 +383,7 @@ export function openClient(stack: Stack, port: number, opts: ConnectOptions = {}
     autoAck = true;
     for (const e of events) ack(e.id);
   };
-  return { ws, frames, events, opened, closed, ack, ackAllFromNowOn };
+  return { ws, frames, events, frameIds, opened, closed, ack, ackList, ackAllFromNowOn };
 }
 
 /** A plain upgrade that the edge refuses: the HTTP status and JSON body it answered with. */

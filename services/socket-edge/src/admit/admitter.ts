@@ -9,6 +9,7 @@ import type { EdgeMetrics } from '../metrics.js';
 import { EdgeSocket } from '../socket/edge-socket.js';
 import { clientFrameJson, parseAck } from '../socket/framing.js';
 import type { ProofLedgerOptions } from '../socket/proof-ledger.js';
+import type { QueueFrameLimits } from '../socket/queue-frame.js';
 import type { TokenPolicy } from './recipient-token.js';
 import { watchToken } from './token-refresh.js';
 import type { Admission } from './upgrade-handler.js';
@@ -20,6 +21,8 @@ export function socketAdmitter(deps: {
   logger: Logger;
   /** The caps on what a socket holds written and unproven, and the live proof deadline. */
   proof: ProofLedgerOptions;
+  /** What one `events` frame may carry, for sockets that connected with `batch=1`. */
+  queueFrames?: QueueFrameLimits | undefined;
   closing: () => boolean;
   /** Re-reads a key's signing secrets for an in-band token refresh. */
   verifier: KeyVerifier;
@@ -46,6 +49,7 @@ export function socketAdmitter(deps: {
       device: params.device,
       origin,
       proof: deps.proof,
+      queueFrames: params.batch === '1' ? deps.queueFrames : undefined,
       hold,
       onClosed,
       onGone: (s) => sessions.detach(session, s),

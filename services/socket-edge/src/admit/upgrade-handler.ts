@@ -219,6 +219,7 @@ function ownedParams(params: ConnectParams): ConnectParams {
     ...(params.device === undefined
       ? {}
       : { device: Buffer.from(params.device, 'latin1').toString('latin1') }),
+    ...(params.batch === undefined ? {} : { batch: params.batch }),
   };
 }
 

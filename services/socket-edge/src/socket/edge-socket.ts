@@ -7,6 +7,7 @@ import type { Delivery } from './delivery.js';
 import type { EventFrames, Framing } from './framing.js';
 import { PingProof } from './ping-proof.js';
 import { ProofLedger, type ProofLedgerOptions } from './proof-ledger.js';
+import { QueueFrame, type QueueFrameLimits } from './queue-frame.js';
 import { corkUntilTickEnd } from './tick-cork.js';
 
 /** A device socket's queued events (queue/device-feed.ts), as the drain and the session use it. */
@@ -38,6 +39,11 @@ export interface EdgeSocketInit {
   origin: string | undefined;
   /** The caps on what is written and unproven, and the live proof deadline. */
   proof: ProofLedgerOptions;
+  /**
+   * herald.v1 sockets that connected with `batch=1`: what one `events` frame of queued events may
+   * carry. Undefined (or at most one event per frame): one `event` frame per event.
+   */
+  queueFrames?: QueueFrameLimits | undefined;
   /** What the connect holds (MAX_SOCKETS slot, gate admission), released once the socket closed. */
   hold: { release(): void };
   /** Called once the WebSocket closed, before the socket is gone; shared by every socket. */
@@ -68,6 +74,9 @@ export class EdgeSocket {
   heartbeatSlot: number | undefined;
   readonly #apiKey: string;
   readonly #proof: ProofLedgerOptions;
+  readonly #queueFrames: QueueFrameLimits | undefined;
+  /** The queued events of this tick, for one `events` frame (batch=1; created at the first). */
+  #queueFrame: QueueFrame | undefined;
   /** What was written and not proven, created at the first write (an idle socket never needs one). */
   #ledger: ProofLedger | undefined;
   /** Plain framing's proof of receipt, created at the first write (an idle socket never needs one). */
@@ -92,6 +101,10 @@ export class EdgeSocket {
     this.feed = undefined;
     this.heartbeatSlot = undefined;
     this.#proof = init.proof;
+    this.#queueFrames =
+      init.framing !== 'plain' && init.queueFrames && init.queueFrames.events > 1
+        ? init.queueFrames
+        : undefined;
     this.#hold = init.hold;
     this.#onClosed = init.onClosed;
     this.#onGone = init.onGone;
@@ -151,6 +164,15 @@ export class EdgeSocket {
       return false;
     }
     this.#ledger.add(frames.event.id, bytes, delivery);
+    if (this.#queueFrames) {
+      // batch=1: a queued event joins the tick's `events` frame; a live one goes alone, after it.
+      if (!delivery.live) {
+        this.#queueFrame ??= new QueueFrame(this.ws, this.#queueFrames);
+        this.#queueFrame.add(data as Buffer, frames.event.id, delivery);
+        return true;
+      }
+      this.#queueFrame?.flush();
+    }
     // Plain framing proves receipt with a ping sent after the frame: the transport stays corked
     // until the tick ends, when the ping is sent, so the tick's frames and their ping leave in one
     // TLS write (a write each cost the edge as much as the frame's own in figure 2's profile).
@@ -166,9 +188,15 @@ export class EdgeSocket {
     return true;
   }
 
-  /** A herald.v1 client acked an event id: its writes to this socket are proven. */
-  acked(id: string): void {
-    this.#ledger?.proveId(id);
+  /**
+   * A herald.v1 client acked an event id, or a list of them (the answer to an `events` frame): the
+   * writes of each to this socket are proven. Ids it is not waiting for are ignored.
+   */
+  acked(ids: string | readonly string[]): void {
+    const ledger = this.#ledger;
+    if (!ledger) return;
+    if (typeof ids === 'string') ledger.proveId(ids);
+    else for (const id of ids) ledger.proveId(id);
   }
 
   /**

@@ -79,4 +79,30 @@ describe('parseAck', () => {
     expect(parseAck(Buffer.from('{"type":"ack","id":"x"} '), false)).toBe('x');
     expect(parseAck(Buffer.from('{"type":"ack","id":"x"}}'), false)).toBeUndefined();
   });
+
+  it('reads the ids of a list ack, canonical or not, within 1 to 128 ids of 1 to 64 characters', () => {
+    const acks = (ids: string[]) => Buffer.from(JSON.stringify({ type: 'ack', ids }));
+    const uuids = Array.from(
+      { length: 128 },
+      (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+    );
+    expect(parseAck(acks(['a']), false)).toEqual(['a']);
+    expect(parseAck(acks(uuids), false)).toEqual(uuids);
+    expect(parseAck(acks([...uuids, 'one-more']), false)).toBeUndefined();
+    expect(parseAck(acks(['é'.repeat(64), 'b']), false)).toEqual(['é'.repeat(64), 'b']);
+    expect(parseAck(acks(['x'.repeat(65)]), false)).toBeUndefined();
+    expect(parseAck(acks(['a', '']), false)).toBeUndefined();
+    expect(parseAck(acks(['', 'a']), false)).toBeUndefined();
+    expect(parseAck(acks([]), false)).toBeUndefined();
+    expect(parseAck(acks(['a"b', 'c\\d']), false)).toEqual(['a"b', 'c\\d']);
+    expect(parseAck(Buffer.from('{"type":"ack","ids":["a", "b"]}'), false)).toEqual(['a', 'b']);
+    expect(parseAck(Buffer.from('{ "ids":["a"],"type":"ack"}'), false)).toEqual(['a']);
+    expect(parseAck(Buffer.from('{"type":"ack","ids":["a","b"]'), false)).toBeUndefined();
+    expect(parseAck(Buffer.from('{"type":"ack","ids":["a",1]}'), false)).toBeUndefined();
+    expect(parseAck(Buffer.from('{"type":"ack","ids":["a\tb"]}'), false)).toBeUndefined();
+    expect(parseAck(Buffer.from('{"type":"ack","ids":"a"}'), false)).toBeUndefined();
+    expect(parseAck([Buffer.from('{"type":"ack",'), Buffer.from('"ids":["a"]}')], false)).toEqual([
+      'a',
+    ]);
+  });
 });

@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import { AckFrame, encodeEventFrame, SUBPROTOCOL } from '@herald/proto';
+import { AckFrame, encodeEventFrame, MAX_EVENTS_PER_FRAME, SUBPROTOCOL } from '@herald/proto';
 import type { RawData } from 'ws';
 import type { EdgeEvent } from './edge-event.js';
 
@@ -81,17 +81,21 @@ function v1Frame(event: EdgeEvent): Buffer {
 }
 
 /**
- * Reads a herald.v1 client frame: the acked event id, or undefined when the frame is not a valid
- * ack (binary, not JSON, wrong shape). The caller counts and ignores those.
+ * Reads a herald.v1 client frame: the acked event id, the ids of a list ack (the answer to an
+ * `events` frame), or undefined when the frame is not a valid ack (binary, not JSON, wrong
+ * shape). The caller counts and ignores those.
  */
-export function parseAck(data: RawData, isBinary: boolean): string | undefined {
+export function parseAck(data: RawData, isBinary: boolean): string | string[] | undefined {
   if (isBinary) return undefined;
   if (Buffer.isBuffer(data)) {
     const id = canonicalAckId(data);
     if (id !== undefined) return id;
+    const ids = canonicalAckIds(data);
+    if (ids !== undefined) return ids;
   }
   const parsed = AckFrame.safeParse(clientFrameJson(data));
-  return parsed.success && 'id' in parsed.data ? parsed.data.id : undefined;
+  if (!parsed.success) return undefined;
+  return 'id' in parsed.data ? parsed.data.id : parsed.data.ids;
 }
 
 /** A text client frame's JSON value; undefined when it is not JSON. */
@@ -131,4 +135,38 @@ function canonicalAckId(data: Buffer): string | undefined {
   }
   const id = data.toString('utf8', ACK_HEAD.length, end);
   return id.length <= 64 ? id : undefined;
+}
+
+const ACKS_HEAD = Buffer.from('{"type":"ack","ids":["');
+const ACKS_TAIL = Buffer.from('"]}');
+const COMMA = 0x2c;
+
+/**
+ * The ids of a list ack written exactly as the SDK writes it, `{"type":"ack","ids":["<id>",…]}`
+ * (no spaces, ids of 1 to 64 characters without escapes, 1 to MAX_EVENTS_PER_FRAME of them), read
+ * in one pass without JSON.parse and zod: one per `events` frame, the batched drain's ack path.
+ * Anything else is undefined here and goes through the full parse, which decides.
+ */
+function canonicalAckIds(data: Buffer): string[] | undefined {
+  const end = data.length - ACKS_TAIL.length;
+  if (end <= ACKS_HEAD.length) return undefined;
+  if (data.compare(ACKS_HEAD, 0, ACKS_HEAD.length, 0, ACKS_HEAD.length) !== 0) return undefined;
+  if (data.compare(ACKS_TAIL, 0, ACKS_TAIL.length, end) !== 0) return undefined;
+  const ids: string[] = [];
+  let start = ACKS_HEAD.length;
+  for (let i = start; i <= end; i++) {
+    const byte = i === end ? QUOTE : (data[i] as number);
+    if (byte === BACKSLASH || byte < 0x20) return undefined;
+    if (byte !== QUOTE) continue;
+    // An id ends here: `"` then `,"` before the next one, or the tail.
+    if (i === start || ids.length === MAX_EVENTS_PER_FRAME) return undefined;
+    const id = data.toString('utf8', start, i);
+    if (id.length > 64) return undefined;
+    ids.push(id);
+    if (i === end) break;
+    if (data[i + 1] !== COMMA || data[i + 2] !== QUOTE) return undefined;
+    i += 2;
+    start = i + 1;
+  }
+  return ids;
 }
