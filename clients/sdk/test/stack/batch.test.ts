@@ -44,6 +44,9 @@ describe('@herald/sdk events frames and list acks against the real stack', () =>
       WebSocket: rt.WebSocket,
       fetch: rt.fetch,
       backoff: { baseMs: 50, capMs: 400 },
+      // The recipient's shared queue, whose drain hands the edge many queued events per read. A
+      // device's catch-up reads its events one by one, so the edge sends them one per frame.
+      device: false,
     });
     heralds.push(h);
     return { h, rt };
