@@ -39,6 +39,7 @@ interface SocketFrame {
   type: string;
   id?: string;
   payload?: { type?: string; payment_id?: string; status?: string };
+  events?: Array<Omit<SocketFrame, 'type' | 'events'>>;
 }
 
 /**
@@ -103,7 +104,11 @@ describe('dashboard checkout in headless Chromium', () => {
     page = await browser.newPage({ viewport: { width: 1200, height: 1000 } });
     page.on('websocket', (ws) =>
       ws.on('framereceived', ({ payload }) => {
-        frames.push(JSON.parse(String(payload)) as SocketFrame);
+        const f = JSON.parse(String(payload)) as SocketFrame;
+        // The SDK's socket is batch=1: queued notices may come several to an `events` frame.
+        frames.push(
+          ...(f.type === 'events' ? (f.events ?? []).map((e) => ({ ...e, type: 'event' })) : [f]),
+        );
       }),
     );
     page.on('request', (req) => {

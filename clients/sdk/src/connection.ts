@@ -3,7 +3,7 @@ import { backoffDelay, limitedDelay } from './backoff.js';
 import { closeAction } from './close-action.js';
 import { diagnose } from './diagnose.js';
 import { HeraldError } from './errors.js';
-import { closeError, type ErrorDetail, parseFrame } from './frames.js';
+import { closeError, deliver, type ErrorDetail, parseFrame } from './frames.js';
 import { Inbox } from './inbox.js';
 import { Listeners } from './listeners.js';
 import { reportListenerError } from './logger.js';
@@ -37,9 +37,10 @@ export interface ConnectionDeps {
 }
 
 /**
- * One recipient's socket in herald.v1 framing: acks each event after the listeners ran, drops
- * redeliveries by id, and reconnects with backoff until closed or refused for good. Shared by
- * every subscription handle of that recipient on one Herald instance.
+ * One recipient's socket in herald.v1 framing, `batch=1` (queued events may come several to a
+ * frame): acks each frame after the listeners ran, drops redeliveries by id, and reconnects with
+ * backoff until closed or refused for good. Shared by every subscription handle of that recipient
+ * on one Herald instance.
  */
 export class Connection {
   readonly events: Listeners<[unknown, HeraldEvent]>;
@@ -194,16 +195,12 @@ export class Connection {
     if (this.#phase === 'connecting') this.#accept();
     if (frame.type === 'history')
       this.inbox.answer({ events: frame.events, next: frame.next }, frame.ref);
-    if (frame.type !== 'event') return;
-    const { id } = frame;
-    if (!this.#recent.has(id)) {
-      this.#recent.add(id);
-      this.#delivering = true;
-      this.events.emit(frame.payload, { id, ts: frame.ts, payload: frame.payload });
-      this.#delivering = false;
-    }
-    // A duplicate is acked again: the edge never saw the first ack (or the socket is going).
-    sendQuietly(ws, JSON.stringify({ type: 'ack', id }));
+    if (frame.type !== 'event' && frame.type !== 'events') return;
+    this.#delivering = true;
+    const ack = deliver(frame, this.#recent, this.events, () => ws === this.#ws);
+    this.#delivering = false;
+    // Duplicates are acked again: the edge never saw the first ack (or the socket is going).
+    sendQuietly(ws, ack);
     // A listener unsubscribed: the socket was left open for this ack, close it now.
     if (ws !== this.#ws) closeQuietly(ws);
   }

@@ -1,5 +1,6 @@
 import { HeraldError } from './errors.js';
-import type { InboxEvent } from './types.js';
+import type { RecentIds } from './recent-ids.js';
+import type { HeraldEvent, InboxEvent } from './types.js';
 
 export interface ErrorDetail {
   code: string;
@@ -9,10 +10,11 @@ export interface ErrorDetail {
 
 /**
  * The herald.v1 frames a client receives (proto's ServerFrame, checked by hand). `ref`: the inbox
- * request the frame answers.
+ * request the frame answers. `events`: queued events sent together, on a `batch=1` socket.
  */
 export type ServerFrame =
   | { type: 'event'; id: string; ts: number; payload: unknown }
+  | { type: 'events'; events: HeraldEvent[] }
   | { type: 'error'; error: ErrorDetail; ref?: string | undefined }
   | { type: 'inbox'; unread: number; ref?: string | undefined }
   | { type: 'history'; events: InboxEvent[]; next: string | null; ref?: string | undefined };
@@ -29,8 +31,17 @@ export function parseFrame(data: unknown): ServerFrame | undefined {
   }
   if (typeof f !== 'object' || f === null) return undefined;
   const ref = typeof f.ref === 'string' ? f.ref : undefined;
-  if (f.type === 'event' && typeof f.id === 'string' && f.id !== '' && typeof f.ts === 'number') {
+  if (f.type === 'event' && isEvent(f))
     return { type: 'event', id: f.id, ts: f.ts, payload: f.payload };
+  // All or nothing, as a bad single event frame is skipped: what is not acked comes again.
+  if (
+    f.type === 'events' &&
+    Array.isArray(f.events) &&
+    f.events.length &&
+    f.events.every(isEvent)
+  ) {
+    const events = f.events.map((e: HeraldEvent) => ({ id: e.id, ts: e.ts, payload: e.payload }));
+    return { type: 'events', events };
   }
   if (f.type === 'inbox' && typeof f.unread === 'number')
     return { type: 'inbox', unread: f.unread, ref };
@@ -49,6 +60,40 @@ export function parseFrame(data: unknown): ServerFrame | undefined {
     if (detail) return { type: 'error', error: detail, ref };
   }
   return undefined;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: checks a parsed frame's fields
+const isEvent = (e: any): boolean =>
+  typeof e === 'object' &&
+  e !== null &&
+  typeof e.id === 'string' &&
+  e.id !== '' &&
+  typeof e.ts === 'number';
+
+/**
+ * Hands each event of an `event` or `events` frame to the listeners, in order, but for those whose
+ * id `recent` holds (redeliveries), and returns the ack answering the frame: `{id}` for an `event`,
+ * `{ids}` listing the ids of an `events` frame, duplicates too (the edge waits for them). Stops
+ * when `live` turns false (a listener closed the connection): the events not handed over are not
+ * acked, so the edge keeps them queued.
+ */
+export function deliver(
+  frame: Extract<ServerFrame, { type: 'event' | 'events' }>,
+  recent: RecentIds,
+  listeners: { emit(payload: unknown, event: HeraldEvent): void },
+  live: () => boolean,
+): string {
+  const ids: string[] = [];
+  for (const e of frame.type === 'event' ? [frame] : frame.events) {
+    if (!live()) break;
+    ids.push(e.id);
+    if (recent.has(e.id)) continue;
+    recent.add(e.id);
+    listeners.emit(e.payload, { id: e.id, ts: e.ts, payload: e.payload });
+  }
+  return JSON.stringify(
+    frame.type === 'event' ? { type: 'ack', id: frame.id } : { type: 'ack', ids },
+  );
 }
 
 /** `{code, message, field?}` from a frame, a close reason or a response body. */

@@ -57,7 +57,8 @@ export class Herald {
     let entry = this.#connections.get(id);
     if (!entry) {
       const { wsUrl, apiKey, client, device } = this.#options;
-      const query = new URLSearchParams({ api_key: apiKey, recipient: id, client });
+      // batch=1: this SDK reads `events` frames (frames.ts), so a drain takes fewer frames and acks.
+      const query = new URLSearchParams({ api_key: apiKey, recipient: id, client, batch: '1' });
       if (device) query.set('device', device);
       entry = {
         connection: new Connection({

@@ -3,6 +3,7 @@
 import type {
   ErrorFrame,
   EventFrame,
+  EventsFrame,
   HistoryFrame,
   HistoryRequestFrame,
   InboxFrame,
@@ -18,6 +19,9 @@ type Assert<T extends true> = T;
 export type ClientMatches = Assert<Same<Client, ProtoClient>>;
 export type EventMatches = Assert<Same<Omit<EventFrame, 'type'>, HeraldEvent>>;
 export type FramesMatch = Assert<Same<Extract<ServerFrame, { type: 'event' }>, EventFrame>>;
+export type EventsFrameMatches = Assert<
+  Same<Extract<ServerFrame, { type: 'events' }>, EventsFrame>
+>;
 export type ErrorFrameFits = Assert<
   ErrorFrame extends Extract<ServerFrame, { type: 'error' }> ? true : false
 >;

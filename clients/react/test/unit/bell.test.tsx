@@ -92,6 +92,8 @@ describe('NotificationBell (jsdom, fake sockets)', () => {
       api_key: KEY,
       recipient: user,
       client: 'web',
+      // The SDK reads batched queued events ("events" frames, list acks).
+      batch: '1',
       // The SDK's id for this browser (issue 32), kept in the origin's localStorage.
       device: localStorage.getItem('herald.device'),
     });

@@ -2,10 +2,11 @@ import type { WebSocketConstructor } from '@herald/sdk';
 import { Agent, fetch as undiciFetch } from 'undici';
 import WebSocket from 'ws';
 
-/** What one SDK socket saw on the wire: every text frame, in order. */
+/** What one SDK socket saw on the wire: every text frame, in order, and what the SDK sent. */
 export interface WireLog {
   socket: WebSocket;
-  frames: Array<{ type: string; id?: string }>;
+  frames: Array<{ type: string; id?: string; events?: Array<{ id: string }> }>;
+  sent: string[];
 }
 
 /**
@@ -17,11 +18,19 @@ export interface WireLog {
 export function tlsRuntime(ca: string) {
   const wire: WireLog[] = [];
   class CaWebSocket extends WebSocket {
+    readonly #log: WireLog;
     constructor(url: string, protocols?: string | string[]) {
       super(url, protocols, { ca });
-      const log: WireLog = { socket: this, frames: [] };
+      const log: WireLog = { socket: this, frames: [], sent: [] };
+      this.#log = log;
       wire.push(log);
       this.on('message', (data) => log.frames.push(JSON.parse(data.toString())));
+    }
+
+    /** The SDK sends text only (acks, tokens, inbox requests). */
+    override send(data: string): void {
+      this.#log.sent.push(data);
+      super.send(data);
     }
   }
   const agent = new Agent({ connect: { ca } });
@@ -35,9 +44,17 @@ export function tlsRuntime(ca: string) {
     WebSocket: WebSocketCtor,
     fetch,
     wire,
-    /** Every event id seen on the wire, over all sockets, in order. */
+    /** Every event id seen on the wire, over all sockets, in order: `events` frames' too. */
     wireEventIds: () =>
-      wire.flatMap((w) => w.frames.filter((f) => f.type === 'event').map((f) => f.id)),
+      wire.flatMap((w) =>
+        w.frames.flatMap((f) =>
+          f.type === 'event'
+            ? [f.id]
+            : f.type === 'events'
+              ? (f.events ?? []).map((e) => e.id)
+              : [],
+        ),
+      ),
     close: () => agent.close(),
   };
 }

@@ -12,7 +12,7 @@ describe('herald.v1 events, acks and dedup (fake timers)', () => {
     vi.restoreAllMocks();
   });
 
-  it('offers herald.v1 on {wsUrl}/ws/connect with api_key, lower-case recipient, client and device', async () => {
+  it('offers herald.v1 on {wsUrl}/ws/connect with api_key, lower-case recipient, client, batch=1 and device', async () => {
     const { herald, last } = setup({ wsUrl: 'wss://edge.test/base/' });
     const r = uuid();
     herald.subscribe(r.toUpperCase());
@@ -23,6 +23,7 @@ describe('herald.v1 events, acks and dedup (fake timers)', () => {
       api_key: KEY,
       recipient: r,
       client: 'web',
+      batch: '1',
       device: expect.stringMatching(/^[A-Za-z0-9_-]{1,64}$/),
     });
     expect(last().protocols).toBe('herald.v1');

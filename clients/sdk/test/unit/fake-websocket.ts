@@ -30,9 +30,11 @@ export class FakeSocket {
     this.readyState = 3;
   }
 
-  /** The ids this socket acked, in order. */
+  /** The ids this socket acked, in order, those of list acks (`ids`) included. */
   acks(): string[] {
-    return this.sent.map((s) => JSON.parse(s)).flatMap((f) => (f.type === 'ack' ? [f.id] : []));
+    return this.sent
+      .map((s) => JSON.parse(s))
+      .flatMap((f) => (f.type === 'ack' ? (f.ids ?? [f.id]) : []));
   }
 
   // What the edge would do:
@@ -43,6 +45,12 @@ export class FakeSocket {
 
   event(id: string, payload: unknown, ts = 1_700_000_000_000): void {
     this.onmessage?.({ data: JSON.stringify({ type: 'event', id, ts, payload }) });
+  }
+
+  /** An `events` frame (a `batch=1` socket): `[id, payload]` pairs, ts 1_700_000_000_000 + index. */
+  events(events: Array<[string, unknown]>): void {
+    const list = events.map(([id, payload], i) => ({ id, ts: 1_700_000_000_000 + i, payload }));
+    this.onmessage?.({ data: JSON.stringify({ type: 'events', events: list }) });
   }
 
   raw(data: unknown): void {
