@@ -114,7 +114,7 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
     },
     recheckMs: config.QUEUE_RECHECK_MS,
     recheckNeeded: recheckWanted(config.QUEUE_RECHECK, nc),
-    subscribeFlushed: sharedFlush(nc),
+    flush: sharedFlush(nc),
     metrics,
     logger,
     limitChecks: queueCheckLimiter(config.QUEUE_CHECK_CONCURRENCY, metrics),

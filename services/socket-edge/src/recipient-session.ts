@@ -44,11 +44,8 @@ export interface RecipientSessionDeps
    * is connected to is standalone (see {@link recheckWanted}).
    */
   recheckNeeded: () => boolean;
-  /**
-   * Runs a session's subscribe at the end of the loop turn with the turn's others, and resolves once
-   * nats-server holds them: one write and one PING per turn (shared-flush.ts).
-   */
-  subscribeFlushed: (subscribe: () => void) => Promise<void>;
+  /** The edge's one flush shared by the sessions subscribing in a loop turn (shared-flush.ts). */
+  flush: () => Promise<void>;
   metrics: EdgeMetrics;
   logger: Logger;
   /** Where device sockets' positions are kept (lib/queue device-positions.ts). */
@@ -231,21 +228,17 @@ export class RecipientSession {
   async #subscribe(): Promise<void> {
     const { nc, account, recipient } = this.#deps;
     try {
-      // Made at the end of the turn with the turn's other sessions' (one write, one PING), unless
-      // the session closed meanwhile (a cancelled connect): then it holds no subscription to drop.
-      await this.#deps.subscribeFlushed(() => {
-        if (this.#closed) return;
-        this.#sub = nc.subscribe(subjects.recipient(account, recipient), {
-          callback: (err, msg) => {
-            if (err) return;
-            const kind = recipientSubjectKind(msg.subject);
-            if (kind === 'live') this.#onLive(msg);
-            else if (kind === 'queued') this.#onNotice(msg);
-            // The inbox store's count after a change: to the session's herald.v1 inbox sockets.
-            else if (kind === 'unread') forwardUnread(this.#sockets, msg, this.#deps.logger);
-          },
-        });
+      this.#sub = nc.subscribe(subjects.recipient(account, recipient), {
+        callback: (err, msg) => {
+          if (err) return;
+          const kind = recipientSubjectKind(msg.subject);
+          if (kind === 'live') this.#onLive(msg);
+          else if (kind === 'queued') this.#onNotice(msg);
+          // The inbox store's count after a change: to the session's herald.v1 inbox sockets.
+          else if (kind === 'unread') forwardUnread(this.#sockets, msg, this.#deps.logger);
+        },
       });
+      await this.#deps.flush();
     } catch (err) {
       this.#broken = true;
       this.#deps.logger.error({ err: String(err) }, 'could not subscribe a recipient session');

@@ -15,38 +15,31 @@ function countingFlush() {
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 describe('SharedFlush', () => {
-  it("runs a turn's subscribes at its end, then one PING for them all, and settles them on its PONG", async () => {
+  it('sends one PING for every flush asked in the same loop turn, and settles them all on its PONG', async () => {
     const nc = countingFlush();
     const shared = new SharedFlush(nc);
-    const made: number[] = [];
     const settled: number[] = [];
-    for (let i = 0; i < 5; i++) void shared.after(() => made.push(i)).then(() => settled.push(i));
-    expect(made).toEqual([]);
+    for (let i = 0; i < 5; i++) void shared.flush().then(() => settled.push(i));
+    expect(nc.pings()).toBe(0);
     await turn();
-    expect(made).toEqual([0, 1, 2, 3, 4]);
     expect(nc.pings()).toBe(1);
-    expect(settled).toEqual([]);
     nc.pong();
     await turn();
     expect(settled).toEqual([0, 1, 2, 3, 4]);
   });
 
-  it('gives a subscribe handed over after the PING left a PING of its own (its SUB came after the first)', async () => {
+  it('gives a flush asked after the PING left a PING of its own (its SUB is not covered by the first)', async () => {
     const nc = countingFlush();
     const shared = new SharedFlush(nc);
     let first = false;
     let second = false;
-    void shared
-      .after(() => undefined)
-      .then(() => {
-        first = true;
-      });
+    void shared.flush().then(() => {
+      first = true;
+    });
     await turn();
-    void shared
-      .after(() => undefined)
-      .then(() => {
-        second = true;
-      });
+    void shared.flush().then(() => {
+      second = true;
+    });
     await turn();
     expect(nc.pings()).toBe(2);
     nc.pong();
@@ -57,20 +50,11 @@ describe('SharedFlush', () => {
     expect(second).toBe(true);
   });
 
-  it('rejects only the subscribe that threw; the flush error reaches every other waiter', async () => {
-    const nc = countingFlush();
-    const shared = new SharedFlush(nc);
-    const threw = shared.after(() => {
-      throw new Error('connection closed');
-    });
-    const fine = shared.after(() => undefined);
-    await expect(threw).rejects.toThrow('connection closed');
-    nc.pong();
-    await expect(fine).resolves.toBeUndefined();
-    const failing = new SharedFlush({ flush: () => Promise.reject(new Error('closed')) });
-    await expect(
-      Promise.all([failing.after(() => undefined), failing.after(() => undefined)]),
-    ).rejects.toThrow('closed');
+  it("rejects every waiter with the connection's error", async () => {
+    const shared = new SharedFlush({ flush: () => Promise.reject(new Error('closed')) });
+    const both = [shared.flush(), shared.flush()];
+    await expect(Promise.all(both)).rejects.toThrow('closed');
+    await expect(both[1]).rejects.toThrow('closed');
   });
 });
 
