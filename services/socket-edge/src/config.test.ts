@@ -20,7 +20,6 @@ describe('loadConfig', () => {
       INBOX_REQUEST_BURST: 10,
       QUEUE_BATCH: 32,
       QUEUE_RECHECK_MS: 500,
-      QUEUE_RECHECK: 'auto',
       QUEUE_CHECK_CONCURRENCY: 32,
       ACK_WAIT_MS: 1000,
       MAX_ACK_PENDING: 64,
@@ -76,11 +75,6 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ ...tls, QUEUE_CHECK_CONCURRENCY: '4097' })).toThrow(
       /QUEUE_CHECK_CONCURRENCY/,
     );
-  });
-
-  it('takes QUEUE_RECHECK auto or always, and names the field for anything else', () => {
-    expect(loadConfig({ ...tls, QUEUE_RECHECK: 'always' }).QUEUE_RECHECK).toBe('always');
-    expect(() => loadConfig({ ...tls, QUEUE_RECHECK: 'never' })).toThrow(/QUEUE_RECHECK/);
   });
 
   it('takes the inbox settings at their bounds and refuses them past either', () => {

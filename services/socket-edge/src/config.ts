@@ -9,7 +9,7 @@ import {
   requireTls,
 } from '@herald/kit';
 import { DEFAULT_QUEUE_PARTITIONS, MAX_QUEUE_PARTITIONS } from '@herald/queue';
-import { z } from 'zod';
+import type { z } from 'zod';
 
 const MIB = 1024 * 1024;
 
@@ -77,13 +77,6 @@ export const Env = CommonEnv.extend({
   QUEUE_BATCH: envInt(32, 1, 256),
   /** Delay after a recipient's first socket opens before the queue is checked once more, ms. Default 500. */
   QUEUE_RECHECK_MS: envInt(500, 1, 60_000),
-  /**
-   * Whether that second look is taken: `auto` (default) only while the NATS server the edge is
-   * connected to is clustered (the look is for a notice that crossed the cluster before the
-   * session's interest did), `always` on every connect (NATS leaf nodes between the edge's server
-   * and ingress's, which a server's INFO does not show).
-   */
-  QUEUE_RECHECK: z.enum(['auto', 'always']).default('auto'),
   /**
    * Queue checks (JetStream API calls: consumer lookup, stream lookup, consumer create) this edge
    * runs at once; the rest wait their turn. Without a bound, thousands of recipients reconnecting

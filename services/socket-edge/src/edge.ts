@@ -22,9 +22,8 @@ import { InboxClient } from './inbox/inbox-client.js';
 import { createEdgeMetrics } from './metrics.js';
 import { queueCheckLimiter } from './queue/check-limiter.js';
 import { natsReadiness } from './readiness.js';
-import { RecipientSession, type RecipientSessionDeps, recheckWanted } from './recipient-session.js';
+import { RecipientSession, type RecipientSessionDeps } from './recipient-session.js';
 import { edgeService, type Shutdown } from './service.js';
-import { sharedFlush } from './shared-flush.js';
 import { selectProtocol } from './socket/framing.js';
 
 /** The NATS connection is the caller's: it drains it after close(). */
@@ -113,8 +112,6 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
       memoryState: config.QUEUE_CONSUMER_MEMORY,
     },
     recheckMs: config.QUEUE_RECHECK_MS,
-    recheckNeeded: recheckWanted(config.QUEUE_RECHECK, nc),
-    flush: sharedFlush(nc),
     metrics,
     logger,
     limitChecks: queueCheckLimiter(config.QUEUE_CHECK_CONCURRENCY, metrics),

@@ -38,14 +38,6 @@ export interface RecipientSessionDeps
   publisher: Pick<TurnPublisher, 'publish'>;
   /** Delay after the start before the queue is checked once more, ms. */
   recheckMs: number;
-  /**
-   * Whether a session takes that second look (QUEUE_RECHECK): it is for a notice that crossed a
-   * NATS cluster before the session's interest did, so `auto` skips it while the server the edge
-   * is connected to is standalone (see {@link recheckWanted}).
-   */
-  recheckNeeded: () => boolean;
-  /** The edge's one flush shared by the sessions subscribing in a loop turn (shared-flush.ts). */
-  flush: () => Promise<void>;
   metrics: EdgeMetrics;
   logger: Logger;
   /** Where device sockets' positions are kept (lib/queue device-positions.ts). */
@@ -159,9 +151,8 @@ export class RecipientSession {
   /**
    * Ends a reservation: with the socket that opened, or without one when the upgrade failed. The
    * first socket starts the queue drain: the queue is checked now (after the flush in ready(), so
-   * an event queued after this check is announced by a notice the session receives) and, when
-   * `recheckNeeded()`, once more after QUEUE_RECHECK_MS, for a notice that crossed the cluster
-   * before the interest did.
+   * an event queued after this check is announced by a notice the session receives) and once more
+   * after QUEUE_RECHECK_MS, for a notice that crossed the cluster before the interest did.
    */
   settle(socket?: EdgeSocket): void {
     this.#pending = Math.max(0, this.#pending - 1);
@@ -181,7 +172,6 @@ export class RecipientSession {
     if (this.#activated) return;
     this.#activated = true;
     this.#drainer.kick();
-    if (!this.#deps.recheckNeeded()) return;
     this.#recheck = setTimeout(() => {
       // A fired Timeout kept in a field stays on the heap as long as the session: drop it.
       this.#recheck = undefined;
@@ -238,7 +228,7 @@ export class RecipientSession {
           else if (kind === 'unread') forwardUnread(this.#sockets, msg, this.#deps.logger);
         },
       });
-      await this.#deps.flush();
+      await nc.flush();
     } catch (err) {
       this.#broken = true;
       this.#deps.logger.error({ err: String(err) }, 'could not subscribe a recipient session');
@@ -326,22 +316,4 @@ export class RecipientSession {
     // An inbox feed reads on at the unread notice that the same event's store publishes.
     for (const socket of this.#sockets) if (!socket.inbox) socket.feed?.kick();
   }
-}
-
-/**
- * QUEUE_RECHECK `auto`: the second look is taken only when the NATS server the edge is connected
- * to is part of a cluster (its INFO names one, or lists other servers), or when its INFO is not
- * known. On a standalone server a SUB the flush proved is in place before the connect's queue
- * check, so an event stored after that check has its notice delivered to the session: the second
- * look found nothing a notice did not announce, and cost a JetStream API call per connect.
- */
-export function recheckWanted(
-  mode: 'auto' | 'always',
-  nc: Pick<NatsConnection, 'info'>,
-): () => boolean {
-  if (mode === 'always') return () => true;
-  return () => {
-    const info = nc.info;
-    return info === undefined || info.cluster !== undefined || (info.connect_urls?.length ?? 0) > 0;
-  };
 }

@@ -206,8 +206,7 @@ describe('the race between "no responders" and the connect', () => {
   it('re-checks the queue shortly after the connect, for an event whose notice never reached the edge', async () => {
     // A notice published through another cluster node can miss a subscription made an instant
     // before (interest propagates asynchronously); only the re-check finds such an event.
-    // `always`: the test's nats-server is standalone, where `auto` takes no second look.
-    const lateEdge = await startEdge(stack, { QUEUE_RECHECK_MS: '1000', QUEUE_RECHECK: 'always' });
+    const lateEdge = await startEdge(stack, { QUEUE_RECHECK_MS: '1000' });
     try {
       const recipient = randomUUID();
       const client = openClient(stack, lateEdge.port, { recipient, v1: true });
@@ -230,41 +229,10 @@ describe('the race between "no responders" and the connect', () => {
     }
   });
 
-  it('takes no second look on a standalone nats-server (QUEUE_RECHECK=auto): one queue lookup per connect', async () => {
-    const autoEdge = await startEdge(stack, { QUEUE_RECHECK_MS: '200' });
-    const recipient = randomUUID();
-    const lookups: string[] = [];
-    const watch = stack.nc.subscribe('$JS.API.STREAM.MSG.GET.>', {
-      callback: (_err, msg) => {
-        if (new TextDecoder().decode(msg.data).includes(recipient)) lookups.push(msg.subject);
-      },
-    });
-    try {
-      await stack.nc.flush();
-      const client = openClient(stack, autoEdge.port, { recipient, v1: true });
-      await client.opened;
-      await waitUntil('the connect-time lookup', () => lookups.length === 1);
-      // Past QUEUE_RECHECK_MS: a second look would have been sent by now.
-      await sleep(600);
-      await stack.nc.flush();
-      expect(lookups).toHaveLength(1);
-      // An event queued while connected is still announced and drained.
-      const id = randomUUID();
-      await queueEvent(stack, ACCOUNT_A, recipient, '{"after":"connect"}', id);
-      await waitUntil('the queued event', () => client.events.length === 1);
-      expect(client.events[0]?.id).toBe(id);
-      client.ws.close();
-    } finally {
-      watch.unsubscribe();
-      await autoEdge.close();
-    }
-  });
-
   it('does not look the consumer up again at the re-check when the drain is already running', async () => {
     // File-state consumers: a memory consumer's floor record reads the consumer's info as well.
     const rechecking = await startEdge(stack, {
       QUEUE_RECHECK_MS: '300',
-      QUEUE_RECHECK: 'always',
       QUEUE_CONSUMER_MEMORY: 'false',
     });
     const recipient = randomUUID();
