@@ -33,7 +33,7 @@ export function createDispatch(
       pipeline.refuseWhileDown();
       const key = await authorise(request, input);
       // After every check of the request, so a refused request spends no token.
-      await rateLimiter?.take(key);
+      if (rateLimiter && !rateLimiter.takeNow(key)) await rateLimiter.take(key);
       const target = { key, account: key.account_id, recipient: request.recipient, payload };
       // What the Idempotency-Key promises to repeat: a reuse with another body is a 422.
       const fingerprint = () => fingerprintOf({ ...target, client: request.client });

@@ -58,8 +58,11 @@ export interface PipelineDeps {
 export interface Pipeline {
   /** The key's checks (auth, account, client, Origin, recipient), without its rate. */
   authorise: Authorise;
-  /** The per-key dispatch rate: one token per event, taken after every check of the request. */
-  rateLimiter: Pick<DispatchRateLimiter, 'take'> | undefined;
+  /**
+   * The per-key dispatch rate: one token per event, taken after every check of the request
+   * (`takeNow` first: a leased token is spent without a promise; else `take`).
+   */
+  rateLimiter: Pick<DispatchRateLimiter, 'take' | 'takeNow'> | undefined;
   /** The Idempotency-Key claims, across instances. */
   store: IdempotencyStore;
   /** Step 4: (inbox keys: keep first,) push live, else queue; each outcome also a status record. */

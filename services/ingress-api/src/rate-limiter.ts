@@ -92,18 +92,30 @@ export class DispatchRateLimiter {
     this.#now = opts.now ?? Date.now;
   }
 
+  /**
+   * Spends one of the key's tokens at once when this instance's lease holds one (true), with no
+   * promise; false leaves the decision to {@link take}. The busy key's common case: a dispatch,
+   * and every event of a batch, spends a leased token without a microtask turn.
+   */
+  takeNow(key: VerifiedKey): boolean {
+    const lease = this.#leaseOf(key.id);
+    // Dispatches already waiting go first: a newcomer queues behind them.
+    if (lease.waiters.length !== 0) return false;
+    const now = this.#now();
+    if (lease.tokens <= 0 || now >= lease.expiresAt) promoteNext(lease, now);
+    if (lease.tokens <= 0 || now >= lease.expiresAt) return false;
+    lease.tokens--;
+    this.#renewAhead(key, lease, now);
+    return true;
+  }
+
   /** Spends one of the key's tokens, or throws 403 `rate_limited` with its Retry-After. */
   async take(key: VerifiedKey): Promise<void> {
+    if (this.takeNow(key)) return;
     const lease = this.#leaseOf(key.id);
     // Dispatches already waiting go first: a newcomer queues behind them.
     if (lease.waiters.length === 0) {
       const now = this.#now();
-      if (lease.tokens <= 0 || now >= lease.expiresAt) promoteNext(lease, now);
-      if (lease.tokens > 0 && now < lease.expiresAt) {
-        lease.tokens--;
-        this.#renewAhead(key, lease, now);
-        return;
-      }
       if (now < lease.emptyUntil) throw rateLimited(key, lease.emptyUntil - now);
       if (now < this.#fallbackUntil) return this.#local.take(key, now);
     }

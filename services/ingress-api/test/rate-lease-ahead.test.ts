@@ -58,6 +58,31 @@ describe('the dispatch rate lease renewed ahead', () => {
     expect(Math.max(...held)).toBe(15);
   });
 
+  it('spends a leased token at once with takeNow, and leaves a key with no lease to take', async () => {
+    const k = rateKey(100, 1000);
+    const l = limiter({ now: 1_000_000 });
+    // Nothing leased yet: takeNow spends nothing and asks nothing of the shared state.
+    expect(l.takeNow(k)).toBe(false);
+    await l.settled();
+    await expect(kv.get(k.id)).resolves.toBeNull();
+    // take leases (one token, spent), and the lease grows as it is spent.
+    await l.take(k);
+    await l.settled();
+    for (let i = 0; i < 10; i++) {
+      if (!l.takeNow(k)) await l.take(k);
+      await l.settled();
+    }
+    // A leased token is spent synchronously: the shared bucket only ever moved by whole leases.
+    let now = 0;
+    while (l.takeNow(k)) now++;
+    expect(now).toBeGreaterThan(0);
+    await l.settled();
+    // 12 tokens spent in all plus what the instance still holds, never more than maxHeld.
+    const held = 1000 - (await bucketTokens(k.id)) - (11 + now);
+    expect(held).toBeGreaterThanOrEqual(0);
+    expect(held).toBeLessThanOrEqual(maxHeld(k.limits, BATCH_MS));
+  });
+
   it('lets dispatches spend the lease while its renewal waits for the shared state', async () => {
     const k = rateKey(100, 1000);
     const gate = gatedKv(kv);

@@ -139,7 +139,7 @@ export function createBatchDispatch(
         continue;
       }
       try {
-        await rateLimiter.take(key);
+        if (!rateLimiter.takeNow(key)) await rateLimiter.take(key);
         granted++;
         out.push(event);
       } catch (err) {
