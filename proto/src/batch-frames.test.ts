@@ -1,36 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { HeraldError } from './errors.js';
 import {
   AckFrame,
   EventsFrame,
   encodeEventsFrame,
   MAX_EVENTS_PER_FRAME,
-  parseConnectParams,
   ServerFrame,
 } from './socket.js';
 
-const recipient = '3b241101-e2bb-4255-8caf-4136c566a962';
-const base = `api_key=hk_test_0123456789abcdefABCDEF&client=web&recipient=${recipient}`;
 const id = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
 
-function failure(query: string): HeraldError {
-  try {
-    parseConnectParams(new URLSearchParams(query));
-  } catch (err) {
-    if (err instanceof HeraldError) return err;
-    throw err;
-  }
-  throw new Error('expected a HeraldError');
-}
-
 describe('batched herald.v1 frames (batch=1)', () => {
-  it('takes batch=1 on connect, and names the field for anything else', () => {
-    expect(parseConnectParams(new URLSearchParams(`${base}&batch=1`)).batch).toBe('1');
-    expect(parseConnectParams(new URLSearchParams(base)).batch).toBeUndefined();
-    expect(failure(`${base}&batch=yes`)).toMatchObject({ code: 'invalid_field', field: 'batch' });
-    expect(failure(`${base}&batch=1&batch=1`)).toMatchObject({ field: 'batch', status: 400 });
-  });
-
   it('encodes an events frame with each payload byte for byte, and it parses as one', () => {
     const text = encodeEventsFrame([
       { id: id(1), ts: 1, payloadJson: '{"a": 1}' },

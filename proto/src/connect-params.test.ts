@@ -66,4 +66,22 @@ describe('parseConnectParams', () => {
     }
     expect(failure(`${base}&device=a&device=b`)).toMatchObject({ field: 'device' });
   });
+  it('takes batch=1 on connect, and names the field for anything else', () => {
+    expect(
+      parseConnectParams(
+        new URLSearchParams(`api_key=${k}&client=web&recipient=${recipient}&batch=1`),
+      ).batch,
+    ).toBe('1');
+    expect(
+      parseConnectParams(new URLSearchParams(`api_key=${k}&client=web&recipient=${recipient}`))
+        .batch,
+    ).toBeUndefined();
+    expect(failure(`api_key=${k}&client=web&recipient=${recipient}&batch=yes`)).toMatchObject({
+      code: 'invalid_field',
+      field: 'batch',
+    });
+    expect(failure(`api_key=${k}&client=web&recipient=${recipient}&batch=1&batch=1`)).toMatchObject(
+      { field: 'batch', status: 400 },
+    );
+  });
 });
