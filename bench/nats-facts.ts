@@ -2,8 +2,8 @@
  * Re-measures, on the nats-server Herald pins, each NATS fact the code relies on (DESIGN.md
  * section 3 was measured on Debian's 2.9.10). Run: `npm run -s nats-facts -w @herald/bench`
  * (or `node --conditions=herald-source --import tsx bench/nats-facts.ts`). Prints one JSON
- * object; docs/architecture.md records the figures. Bounded: a private server on loopback, a
- * fixed number of operations, stops by itself.
+ * object; docs/architecture-history.md records the figures. Bounded: a private server on
+ * loopback, a fixed number of operations, stops by itself.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';

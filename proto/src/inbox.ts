@@ -7,7 +7,7 @@ import { UUID_V4 } from './uuid.js';
  * key, live ones included, per recipient for N days, with read state on the server. The store
  * lives in the status service (Postgres); ingress writes to it before it answers, the edges and
  * ingress's `/inbox/*` routes query it, and it publishes each recipient's unread count on
- * {@link inboxSubjects.unread} after every change. docs/architecture.md, "Inbox mode".
+ * {@link inboxSubjects.unread} after every change. docs/architecture-history.md, "Inbox mode".
  */
 
 /** Fewest and most days a key may keep its inbox (`--inbox-days`). */

@@ -39,8 +39,9 @@ export const ConnectParams = z.object({
   /** The recipient token (a JWT), for keys that require one; checked by the edge. */
   token: z.string().optional(),
   /**
-   * The client's installation id: each device gets every queued event once (docs/architecture.md,
-   * "Per-device delivery"). Absent: the socket shares the recipient's queue as before.
+   * The client's installation id: each device gets every queued event once
+   * (docs/architecture-history.md, "Per-device delivery"). Absent: the socket shares the
+   * recipient's queue as before.
    */
   device: z.string().regex(DEVICE_FORMAT, DEVICE_HINT).optional(),
   /**

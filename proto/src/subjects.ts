@@ -111,9 +111,9 @@ export const subjects = {
   /**
    * Every subject of one recipient, `rt.*.<account>.<recipient>`: {@link subjects.live} and
    * {@link subjects.queued} in one subscription, which is what an edge holds per connected
-   * recipient (one NATS subscription costs the edge ~1 KB of heap and the server a SUB per
-   * connect). {@link recipientSubjectKind} tells the two apart; the legacy queue subject, the only
-   * other one of this shape, is published to by nobody since partitioning.
+   * recipient (each NATS subscription costs the edge heap per connected recipient, and the server
+   * a SUB per connect). {@link recipientSubjectKind} tells the two apart; the legacy queue
+   * subject, the only other one of this shape, is published to by nobody since partitioning.
    */
   recipient: (account: string, recipient: string) =>
     `rt.*.${assertToken('account', account)}.${assertToken('recipient', recipient)}`,

@@ -82,8 +82,8 @@ export function Checkout({
   }, [paymentId, notice, read]);
 
   // The fallback: while the socket is not connected, re-read the payment every POLL_MS until it
-  // settles (docs/architecture.md, "Dashboard checkout"). A chain of timeouts, so reads never
-  // overlap.
+  // settles (docs/architecture-history.md, "Dashboard checkout"). A chain of timeouts, so reads
+  // never overlap.
   const polling = Boolean(paymentId) && pending && !live.connected;
   useEffect(() => {
     if (!polling || !paymentId) return;

@@ -36,7 +36,10 @@ export interface Subscription {
   payments_enabled: boolean;
 }
 
-/** How often the page re-reads a pending payment, ms (see docs/architecture.md, "live"). */
+/**
+ * How often the page re-reads a pending payment while its socket is not live, ms (see
+ * docs/architecture-history.md, "Dashboard checkout: live over Herald itself").
+ */
 export const POLL_MS = 1000;
 
 export const PHONE_FORMS = '07XXXXXXXX, +2547XXXXXXXX or 2547XXXXXXXX';

@@ -136,7 +136,7 @@ export function startBillingListener({
 /**
  * The dashboard listening to its own account over Herald: asks auth for a dashboard credential
  * (POST /v1/dashboard/listener), opens an @herald/sdk socket to the account's dashboard recipient
- * and collects the billing notices auth dispatches there (docs/architecture.md, "Dashboard
+ * and collects the billing notices auth dispatches there (docs/architecture-history.md, "Dashboard
  * checkout"). The credential is renewed before it expires; a refused socket (expired, logged out)
  * or an unreachable edge leaves `connected` false, which is when the page polls instead.
  */

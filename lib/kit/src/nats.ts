@@ -18,8 +18,8 @@ export async function connectNats(
     // Each attempt on a node, reconnects included: one cut off the network costs this, not 20 s.
     timeout: config.NATS_CONNECT_TIMEOUT_MS ?? 20_000,
     // nats.js otherwise builds an Error per request() to append the caller's stack to a failure;
-    // every offline dispatch fails its live request ("no responders"), and formatting those
-    // stacks was ~1/5 of the ingress's CPU in the offline benchmark (docs/benchmarks-history.md).
+    // every offline dispatch fails its live request ("no responders"), so formatting those stacks
+    // was paid per offline event (docs/architecture-history.md, "Figures behind code comments").
     noAsyncTraces: true,
     ...(config.NATS_USER ? { user: config.NATS_USER, pass: config.NATS_PASSWORD ?? '' } : {}),
   };

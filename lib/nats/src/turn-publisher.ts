@@ -24,18 +24,16 @@ interface Pending {
  * writes every message of a turn to its socket in one write. nats.js flushes its outbound buffer
  * on a microtask, which under concurrent HTTP requests means one socket write per publish: each
  * request's body arrives in its own I/O callback, and its live push, its JetStream publish, its
- * `rt.queued` notice and its status record each ended in their own `write()`. In the offline
- * benchmark those writes were 23 % of ingress's CPU. Deferred to the turn's end, the publishes of
- * every request read in the same I/O phase share one write.
+ * `rt.queued` notice and its status record each ended in their own `write()` syscall. Deferred
+ * to the turn's end, the publishes of every request read in the same I/O phase share one write.
  *
  * Nothing is reordered: messages leave in the order `publish` was called. A message is handed to
  * nats.js at most one turn later, which on an idle process is at once.
  *
  * On a nats.js connection the turn's messages are written as one buffer of the bytes `publish`
- * writes for each (`writeTurn`): nats.js's `publish` (a TextEncoder result per protocol line and
- * per header encode, four chunks per message) was 25 % of ingress's CPU, inclusive, in the figure
- * 3 batch profile. `{ wire: false }` (and any
- * `nc` without nats.js's protocol handler) publishes message by message.
+ * writes for each (`writeTurn`): nats.js's `publish` makes a TextEncoder result per protocol line
+ * and per header encode, four chunks per message, for every message of the dispatch path.
+ * `{ wire: false }` (and any `nc` without nats.js's protocol handler) publishes message by message.
  */
 export class TurnPublisher implements Publisher {
   readonly #nc: Pick<NatsConnection, 'publish'>;

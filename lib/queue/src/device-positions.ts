@@ -5,7 +5,8 @@
  * events after its position, so every device gets each queued event once, while the recipient's
  * durable consumer stays the queue (acked at the first proof from any socket, which makes the
  * status `delivered`). Acked events stay stored until retention's weekly run deletes them, which is
- * the window in which another device still catches up (docs/architecture.md, "Per-device delivery").
+ * the window in which another device still catches up (docs/architecture-history.md, "Per-device
+ * delivery").
  */
 import { NatsRequester, replyJson } from '@herald/nats';
 import { assertToken, DEVICE_FORMAT } from '@herald/proto';

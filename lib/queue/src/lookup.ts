@@ -3,8 +3,8 @@ import { isNotFound, type NatsRequester, replyJson } from '@herald/nats';
 /**
  * Whether the queue stream `stream` holds any message on `subject`: JetStream's `STREAM.MSG.GET` with
  * `last_by_subj`, sent over the NatsRequester because its usual answer on connect, 404 "no message
- * found", costs a NatsError with a captured stack through nats.js (8 % of the edge's CPU per
- * connect in the figure 6 profile). Throws when JetStream does not answer.
+ * found", costs a NatsError with a captured stack through nats.js, on every connect of a
+ * recipient with nothing queued. Throws when JetStream does not answer.
  */
 export async function storesAnythingFor(
   requester: NatsRequester,

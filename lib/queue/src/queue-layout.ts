@@ -11,7 +11,7 @@
  *
  * Why partition at all: JetStream delivers a filtered consumer's messages by walking the stream
  * for its subject, so thousands of recipients draining one interleaved stream at once contend on
- * it (issue 11: 2,000 recipients × 20 events, p99 57 s on one stream, 6.1 s on 16).
+ * it (docs/architecture-history.md, "Partitions: the queue's shape").
  */
 import { QUEUE_SLOTS, queueSlot, subjects } from '@herald/proto';
 

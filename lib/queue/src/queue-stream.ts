@@ -10,8 +10,8 @@ export type QueueStreamChange = 'created' | 'updated' | 'unchanged';
 
 /**
  * Caps whose lowering on a live stream makes the server delete stored events at once, oldest
- * first (measured on 2.9.10: lowering max_msgs_per_subject from 10 to 3 deleted 3 of a 6-event
- * queue). Undelivered events must never vanish, so these only go up unless the caller allows it.
+ * first (docs/architecture-history.md, "Retention: bounded storage"). Undelivered events must
+ * never vanish, so these only go up unless the caller allows it.
  */
 const SHRINKING = ['max_msgs_per_subject', 'max_bytes'] as const;
 

@@ -73,11 +73,11 @@ export interface QueueConsumerOptions {
    * Keep the consumer's state (delivered, ack floor, pending) in nats-server's memory instead of
    * a file beside the stream (JetStream's `mem_storage`). A file-state consumer rewrites its state
    * file (a temporary file, then a rename) up to 10 times a second while deliveries or acks change
-   * it: with 2,000 recipients draining at once that was three quarters of nats-server's CPU
-   * (docs/benchmarks-history.md, "Figure 4b: nats-server's consumer state writes"). The cost: a memory-state
-   * consumer does not survive a nats-server restart; the edge then creates it again, from the
-   * first stored event, so what it had acked and retention had not yet deleted is delivered again
-   * (at least once still holds; clients drop repeats by id). Default false.
+   * it: with thousands of recipients draining at once that was nats-server's largest cost
+   * (docs/architecture-history.md, "Consumer state in memory: the measurement"). The cost: a
+   * memory-state consumer does not survive a nats-server restart; the edge then creates it
+   * again, from the first stored event, so what it had acked and retention had not yet deleted is
+   * delivered again (at least once still holds; clients drop repeats by id). Default false.
    */
   memoryState?: boolean;
 }

@@ -44,7 +44,7 @@ export const Env = CommonEnv.extend({
    * (its own LIVE_PROOF_TIMEOUT_MS, keep it below this); an edge that answers nothing gets its
    * events queued when it passes. Not a part of LIVE_TIMEOUT_MS: under load a written event's proof waits
    * behind the batches ahead of it, and giving up on it then delivers it twice (live, then from the
-   * queue; docs/architecture.md, "No duplicates from overload"). Default 5000.
+   * queue; docs/architecture-history.md, "No duplicates from overload"). Default 5000.
    */
   LIVE_PROOF_WAIT_MS: envInt(5000, 10, 60_000),
   /** How long a queue publish waits for JetStream's ack, ms. Default 5000. */
@@ -77,8 +77,9 @@ export const Env = CommonEnv.extend({
   /**
    * Most recipients the offline queue holds events for at once (the partitions' subjects): a new
    * recipient past it is refused with 507 queue_recipients_full, while recipients who already
-   * hold events are still queued for. Each costs every NATS node ~0.5 KB while waiting and a
-   * durable consumer (~75 KB on each node of a cluster) once it connects, until retention's run.
+   * hold events are still queued for. Each costs every NATS node memory while waiting, and a
+   * durable consumer on each node of a cluster once it connects, until retention's run (sizes:
+   * docs/operations.md, "The ceiling").
    * Default 50000: every one of them draining at once fits nodes giving JetStream 4 GiB.
    */
   QUEUE_MAX_RECIPIENTS: envInt(50_000, 1, 100_000_000),

@@ -73,7 +73,8 @@ export function createDeliver(deps: DeliverDeps) {
   const { publisher, requester, metrics, logger, limits } = deps;
   // Nobody subscribed is known at once (no responders); an edge that holds the recipient answers
   // when a socket proved it or none can, so giving up earlier would only queue what a reader under
-  // load is about to prove, and deliver it twice (docs/architecture.md, "No duplicates from overload").
+  // load is about to prove, and deliver it twice (docs/architecture-history.md, "No duplicates
+  // from overload").
   const liveBudgetMs = limits.liveTimeoutMs + limits.liveProofWaitMs;
 
   return async function deliver(

@@ -63,7 +63,7 @@ interface Waiter {
  *
  * The next lease is taken ahead, in the background, once half of the current one is spent or
  * it has a quarter of `leaseMs` left, so no dispatch waits for the shared state while the key
- * is busy (two KV round trips every lease were figure 1's periodic stall). Dispatches that find
+ * is busy (two KV round trips every lease stalled its dispatches). Dispatches that find
  * the lease spent anyway (a burst arriving at once) queue, first come first served, behind the
  * one renewal in flight; a renewal takes a token for each of them on top of the lease, as many
  * as the shared bucket holds, and hands them out as soon as it lands, and renewals go on while

@@ -174,8 +174,9 @@ function jetStreamError(what: string, err: unknown): Error {
 
 /**
  * Before nats-server 2.10.5 a file-storage stream with `discard: new` near its byte cap drops
- * its oldest events instead of refusing the publish (nats-server#4771; measured on 2.9.10: 100
- * publishes acked, 71 older events gone). A byte cap there would lose undelivered events.
+ * its oldest events instead of refusing the publish (nats-server#4771, reproduced on 2.9.10:
+ * docs/architecture-history.md, "Retention: bounded storage"). A byte cap there would lose
+ * undelivered events.
  */
 function checkByteCapSupported(
   nc: NatsConnection,

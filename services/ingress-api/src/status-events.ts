@@ -36,7 +36,7 @@ export function withStatusEvents<T extends Dispatched, P>(
  * The status record of an outcome as JSON: byte for byte `JSON.stringify` of the StatusEvent
  * literal `{ v, id, account_id, key_id, recipient, at, status, reason? }`, written as one template: every event of every
  * dispatch path writes one record, and stringifying the object was the status path's largest
- * self time in figure 2's ingress profile (~3x this; docs/benchmarks-history.md, branch i31o).
+ * cost (docs/benchmarks-history.md, branch i31o).
  */
 export function statusJson(outcome: Outcome, target: Dispatched, id: string, at: number): string {
   const reason = reasonOf(outcome);

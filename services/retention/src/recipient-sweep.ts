@@ -89,7 +89,7 @@ export async function sweepRecipient(
  * Event by event rather than one purge. On the pinned server a purge below the ack floor is
  * correct (it keeps ack-pending deliveries; < 2.9.15 forgot them), but a filtered purge still
  * scans the stream span under the stream's lock, many times the cost of one delete (figures in
- * docs/architecture.md, "NATS facts on the pinned server", from bench/nats-facts.ts).
+ * docs/architecture-history.md, "NATS facts on the pinned server", from bench/nats-facts.ts).
  * At retention's API rate, purges would hold the lock most of the time and stall ingress's
  * publishes during the weekly run; deletes interleave with them.
  */

@@ -70,7 +70,7 @@ export class StatusWriter {
           const msgs: JsMsg[] = [];
           // Under load a batch fills at once; idle, what came is written when the fetch expires.
           // The fetch is never stopped early: records the server already sent to a stopped fetch
-          // are dropped by the client and only come again after ack_wait (measured: a 30 s stall).
+          // are dropped by the client and only come again after ack_wait, a stall of its length.
           const iter = await consumer.fetch({
             max_messages: this.#opts.batchMax,
             expires: this.#opts.batchWaitMs,

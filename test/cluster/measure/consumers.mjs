@@ -1,6 +1,6 @@
-// The consumer question on the running cluster (docs/architecture.md, "A recipient's consumer on
-// the cluster"): what an R1 and an R3 durable consumer cost on an R3 stream. Runs inside a
-// one-off container of the Herald image on the cluster's network (NATS is not published):
+// The consumer question on the running cluster (docs/architecture-history.md, "A recipient's
+// consumer on the cluster"): what an R1 and an R3 durable consumer cost on an R3 stream. Runs
+// inside a one-off container of the Herald image on the cluster's network (NATS is not published):
 //
 //   NATS_PASSWORD=$(sed -n 's/^HERALD_NATS_PASSWORD_ADMIN=//p' deploy/cluster/.env) \
 //   scripts/cluster.sh run --rm --no-deps -T -v "$PWD/test/cluster/measure:/measure:ro" \

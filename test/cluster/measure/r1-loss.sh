@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# What losing its node does to an R1 consumer (docs/architecture.md, "A recipient's consumer on the
-# cluster"), on a running `make cluster-up`: consumers.mjs makes the consumer and watches it; this
-# kills the node it lives on 10 s later and starts it again 30 s after that.
+# What losing its node does to an R1 consumer (docs/architecture-history.md, "A recipient's
+# consumer on the cluster"), on a running `make cluster-up`: consumers.mjs makes the consumer and
+# watches it; this kills the node it lives on 10 s later and starts it again 30 s after that.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../../.."
 log=$(mktemp)

@@ -2,7 +2,7 @@
  * Measures how long a billing notice takes from auth's decision (the notice's `at`) to the
  * dashboard's socket (frame received), over the whole stack: auth → rt.dispatch → ingress → edge →
  * a herald.v1 socket opened with the dashboard credential. Not a test (no assertions): the figure
- * in docs/architecture.md ("Dashboard checkout") comes from it. One machine, so one clock.
+ * in docs/architecture-history.md ("Dashboard checkout") comes from it. One machine, so one clock.
  *
  *   node --conditions=herald-source --import tsx test/e2e/measure/dashboard-notice-latency.ts
  */

@@ -1,4 +1,5 @@
-// Measurement (docs/architecture.md, "Inbox mode: on the socket"); run from the repository root with
+// Measurement (docs/architecture-history.md, "Inbox mode: on the socket"); run from the repository
+// root with
 //   N=200 ROUNDS=5 node --conditions=herald-source --import tsx test/e2e/measure/inbox-device-cost.ts
 // On the whole stack (auth, ingress, one edge, the status service's inbox store; real nats-server
 // and Postgres): for a key without inbox mode and an inbox key side by side, the time from a

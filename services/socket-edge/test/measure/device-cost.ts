@@ -1,4 +1,5 @@
-// Measurement (docs/architecture.md, "Per-device delivery"); run from the repository root with
+// Measurement (docs/architecture-history.md, "Per-device delivery"); run from the repository root
+// with
 //   N=200 DEVICES=200 node --conditions=herald-source --import tsx services/socket-edge/test/measure/device-cost.ts
 // On one real nats-server and edge (the test fixture): the KV bytes a device position costs, and
 // the time from a connect to its N-th queued event for the recipient's first socket without a

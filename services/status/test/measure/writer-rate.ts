@@ -2,7 +2,8 @@
  * Measures the rows per second the status writer sustains: N status records (half `pending`, then
  * half of those `delivered`, the way real traffic mixes them) are published into the status
  * stream while the writer is stopped, then the writer is started and timed until every record
- * is in Postgres. Not a test (no assertions): the figure in docs/architecture.md comes from it.
+ * is in Postgres. Not a test (no assertions): the figure in docs/architecture-history.md
+ * ("Delivery status: the writer's rate") comes from it.
  * PER_MESSAGE > 1 publishes the records as StatusBatch messages of that many records (what
  * producers send since they coalesce a turn's records); 1, the single-record form. `cpu_ms` is
  * this process's CPU while the writer drains the stream (the writer, plus the 50 ms polls of the
