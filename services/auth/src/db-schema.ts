@@ -30,7 +30,7 @@ export interface SubscriptionsTable {
 export interface ApiKeysTable {
   id: Generated<string>;
   account_id: string;
-  /** kit `hashKey(key)`: SHA-256 hex. The key itself is never stored. */
+  /** `@herald/access` `hashKey(key)`: SHA-256 hex. The key itself is never stored. */
   key_hash: string;
   /** The key's first 12 characters, so a user can tell keys apart in lists. */
   key_prefix: string;
