@@ -16,10 +16,10 @@ import type { BillingService } from './billing/service.js';
 import { createBilling } from './billing/wiring.js';
 import type { AuthConfig } from './config.js';
 import type { AuthDb } from './db-schema.js';
+import { SecretBox } from './keys/secret-box.js';
 import { type AuthMetrics, createAuthMetrics } from './metrics.js';
 import { startCalloutResponder } from './nats-users/callout-responder.js';
 import { loadPlanCatalogue, resolvePlansFile } from './plan-catalogue.js';
-import { SecretBox } from './secret-box.js';
 import { startVerifyResponder } from './verify-responder.js';
 
 export interface AuthServiceDeps extends ServiceDeps {

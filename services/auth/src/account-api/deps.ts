@@ -4,8 +4,8 @@ import type { Kysely } from 'kysely';
 import type { NatsConnection } from 'nats';
 import type { BillingService } from '../billing/service.js';
 import type { AuthDb } from '../db-schema.js';
+import type { SecretBox } from '../keys/secret-box.js';
 import type { AuthMetrics } from '../metrics.js';
-import type { SecretBox } from '../secret-box.js';
 import type { LoginLimiter } from './login-limiter.js';
 
 /** What the account API's routes share. */

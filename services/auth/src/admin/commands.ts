@@ -5,10 +5,9 @@ import {
   INBOX_MIN_DAYS,
   type KeyKind,
 } from '@herald/proto';
-import { iso, keyView } from '../account-api/views.js';
 import { createAccount } from '../accounts.js';
-import { type ApiKeySummary, type CreatedApiKey, listApiKeys, revokeApiKey } from '../api-keys.js';
 import { billingCheckout, billingShow } from '../billing/admin-commands.js';
+import { iso } from '../dates.js';
 import {
   planChangedMessage,
   publishInvalidation,
@@ -16,12 +15,19 @@ import {
   revokedMessage,
   secretRotatedMessage,
 } from '../invalidation.js';
-import { issueKey, resetTestKey } from '../key-issuing.js';
-import type { KeyRequest } from '../keys.js';
+import { issueKey, resetTestKey } from '../keys/issuing.js';
+import type { KeyRequest } from '../keys/key-spec.js';
+import { rotateSigningSecret } from '../keys/signing-secrets.js';
+import {
+  type ApiKeySummary,
+  type CreatedApiKey,
+  listApiKeys,
+  revokeApiKey,
+} from '../keys/store.js';
+import { keyView } from '../keys/views.js';
 import { migrateToLatest } from '../migrate.js';
 import { createNatsUser, natsUserSubjects } from '../nats-users/store.js';
 import { createResetToken } from '../password-resets.js';
-import { rotateSigningSecret } from '../signing-secrets.js';
 import { resolvePlanChange, setSubscription } from '../subscriptions.js';
 import type { CommandName } from './args.js';
 import type { Command, CommandOutput, Flags } from './command-types.js';

@@ -5,7 +5,7 @@ import {
   type RenewalReminder,
 } from '@herald/proto';
 import { JSONCodec, type NatsConnection } from 'nats';
-import { iso } from '../account-api/views.js';
+import { iso } from '../dates.js';
 import type { NoticeForwarder } from './dashboard-dispatch.js';
 import type { PaymentRow } from './tables.js';
 

@@ -1,5 +1,5 @@
 import { maskPhone } from '@herald/payments';
-import { iso } from '../account-api/views.js';
+import { iso } from '../dates.js';
 import type { PaymentEventRow, PaymentRow } from './tables.js';
 
 /** A payment as the account API and the admin tool show it: never its callback token. */

@@ -1,5 +1,10 @@
 import { HeraldError, type PlanCatalogue } from '@herald/proto';
 import type { Kysely } from 'kysely';
+import type { AuthDb } from '../db-schema.js';
+import { parseId } from '../ids.js';
+import { findSubscription, liveKeyStanding } from '../subscriptions.js';
+import { type KeyRequest, resolveKeySpec } from './key-spec.js';
+import type { SecretBox } from './secret-box.js';
 import {
   type ApiKeySummary,
   type CreatedApiKey,
@@ -9,12 +14,7 @@ import {
   noAccount,
   SUMMARY_COLUMNS,
   testKeyExists,
-} from './api-keys.js';
-import type { AuthDb } from './db-schema.js';
-import { parseId } from './ids.js';
-import { type KeyRequest, resolveKeySpec } from './keys.js';
-import type { SecretBox } from './secret-box.js';
-import { findSubscription, liveKeyStanding } from './subscriptions.js';
+} from './store.js';
 
 /** Most unrevoked Live keys an account may hold, unless configured otherwise. */
 export const DEFAULT_MAX_LIVE_KEYS = 25;

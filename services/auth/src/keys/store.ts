@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { hashKey } from '@herald/access';
 import { type Client, HeraldError, type KeyKind, type KeyScope } from '@herald/proto';
 import type { Kysely } from 'kysely';
-import type { AuthDb } from './db-schema.js';
-import { parseId } from './ids.js';
-import { generateApiKey, type KeyRequest, keyPrefixOf, resolveKeySpec } from './keys.js';
-import { isPgError, PgCodes } from './pg-errors.js';
+import type { AuthDb } from '../db-schema.js';
+import { parseId } from '../ids.js';
+import { isPgError, PgCodes } from '../pg-errors.js';
+import { generateApiKey, type KeyRequest, keyPrefixOf, resolveKeySpec } from './key-spec.js';
 import { newSigningSecret, type SecretBox } from './secret-box.js';
 
 /** A key as lists show it: never the key, never its hash. */
