@@ -3,11 +3,11 @@ import { MpesaProvider } from '@herald/payments';
 import { HeraldError } from '@herald/proto';
 import type { CommandOutput, Flags } from '../admin/command-types.js';
 import type { AdminContext } from '../admin/context.js';
+import type { PaymentRow } from '../db-schema.js';
 import { parseId } from '../ids.js';
 import { billingFromEnv, parseBillingEnv } from './config.js';
 import { BillingService } from './service.js';
 import { findPayment, paymentEvents } from './store.js';
-import type { PaymentRow } from './tables.js';
 import { eventView, paymentView } from './views.js';
 
 /**

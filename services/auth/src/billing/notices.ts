@@ -6,8 +6,8 @@ import {
 } from '@herald/proto';
 import { JSONCodec, type NatsConnection } from 'nats';
 import { iso } from '../dates.js';
+import type { PaymentRow } from '../db-schema.js';
 import type { NoticeForwarder } from './dashboard-dispatch.js';
-import type { PaymentRow } from './tables.js';
 
 const codec = JSONCodec<BillingNotice>();
 

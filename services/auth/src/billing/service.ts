@@ -12,7 +12,7 @@ import {
 import { HeraldError, type PlanCatalogue } from '@herald/proto';
 import type { Kysely } from 'kysely';
 import type { NatsConnection } from 'nats';
-import type { AuthDb } from '../db-schema.js';
+import type { AuthDb, PaymentRow } from '../db-schema.js';
 import { parseId } from '../ids.js';
 import { planChangedMessage, publishInvalidation } from '../invalidation.js';
 import { isPgError, PgCodes } from '../pg-errors.js';
@@ -33,7 +33,6 @@ import {
   scheduleNextQuery,
   settlePayment,
 } from './store.js';
-import type { PaymentRow } from './tables.js';
 
 /** Most pending payments one sweep queries, and reminders it sends. */
 const SWEEP_BATCH = 100;
