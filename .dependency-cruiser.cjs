@@ -37,6 +37,38 @@ const onlyBelow = Object.entries(BELOW).map(([pkg, below]) => ({
   to: { path: HERALD, pathNot: `^(${[pkg, ...below].join('|')})/` },
 }));
 
+/**
+ * auth's wings and the wings each may import. A wing plugs in from above (service.ts mounts its
+ * routes, admin/commands.ts lists its command group), so no wing imports the one above it, and the
+ * shared files under them (keys/, migrations/, the files beside the wings) import none: only the
+ * composition (service.ts, config.ts, main.ts, index.ts, admin.ts) reaches every wing.
+ */
+const AUTH = '^services/auth/src/';
+const AUTH_WINGS = {
+  'account-api': [],
+  'nats-users': [],
+  billing: ['account-api'],
+  admin: ['billing', 'nats-users'],
+};
+const authWing = `${AUTH}(${Object.keys(AUTH_WINGS).join('|')})/`;
+const authWings = [
+  ...Object.entries(AUTH_WINGS).map(([wing, below]) => ({
+    name: `auth's ${wing}/ imports ${below.length ? `no wing but ${below.map((w) => `${w}/`).join(', ')}` : 'no other wing'}`,
+    severity: 'error',
+    from: { path: `${AUTH}${wing}/` },
+    to: { path: authWing, pathNot: `${AUTH}(${[wing, ...below].join('|')})/` },
+  })),
+  {
+    name: "auth's shared files import no wing",
+    severity: 'error',
+    from: {
+      path: AUTH,
+      pathNot: `${authWing}|${AUTH}(service|config|main|index|admin)\\.ts$`,
+    },
+    to: { path: authWing },
+  },
+];
+
 module.exports = {
   forbidden: [
     {
@@ -54,6 +86,7 @@ module.exports = {
       from: { path: '^services/([^/]+)/' },
       to: { path: HERALD, pathNot: `^(services/$1|${SERVICES_MAY.join('|')})/` },
     },
+    ...authWings,
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

@@ -1,6 +1,5 @@
-import type { Client, KeyKind, KeyScope } from '@herald/proto';
+import type { Client, KeyKind, KeyScope, PaymentStatus } from '@herald/proto';
 import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
-import type { PaymentEventsTable, PaymentsTable, RenewalRemindersTable } from './billing/tables.js';
 
 /** A `timestamptz` column with a database default: read as a Date, optional on insert. */
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
@@ -30,7 +29,7 @@ export interface SubscriptionsTable {
 export interface ApiKeysTable {
   id: Generated<string>;
   account_id: string;
-  /** kit `hashKey(key)`: SHA-256 hex. The key itself is never stored. */
+  /** `@herald/access` `hashKey(key)`: SHA-256 hex. The key itself is never stored. */
   key_hash: string;
   /** The key's first 12 characters, so a user can tell keys apart in lists. */
   key_prefix: string;
@@ -102,6 +101,63 @@ export interface NatsUsersTable {
   revoked_at: Date | null;
 }
 
+// Billing's tables (billing/): its store.ts, reminders.ts and callback-check.ts read them.
+
+/** One attempt to pay for a plan (migration 0005_billing). */
+export interface PaymentsTable {
+  id: Generated<string>;
+  account_id: string;
+  plan: string;
+  /** The PaymentProvider's name: `mpesa`. */
+  provider: string;
+  /** ISO 4217: `KES`. */
+  currency: string;
+  /** Integer minor units (cents): KES 1,200 is 120000. */
+  amount_minor: number;
+  /** Normalised MSISDN, 2547XXXXXXXX. */
+  phone: string;
+  status: ColumnType<PaymentStatus, PaymentStatus | undefined, PaymentStatus>;
+  /** SHA-256 hex of the callback URL's secret token. */
+  callback_token_hash: string;
+  provider_ref: string | null;
+  merchant_ref: string | null;
+  receipt: string | null;
+  result_code: string | null;
+  reason: string | null;
+  /** Who started it: `account:<id>` (dashboard) or `admin:<user>` (admin CLI). */
+  created_by: string;
+  created_at: Date;
+  /** A payment still pending then is timed out. */
+  expires_at: Date;
+  /** When the scheduler next asks the provider about it. */
+  next_query_at: Date;
+  settled_at: Date | null;
+  /** On success: the paid period end it bought. */
+  period_end: Date | null;
+}
+
+/** The audit trail: one row per thing that happened to a payment. */
+export interface PaymentEventsTable {
+  id: Generated<string>;
+  payment_id: string;
+  at: Date;
+  /** `account:<id>`, `admin:<user>`, `provider:callback`, `provider:query`, `scheduler`. */
+  actor: string;
+  action: string;
+  /** The payment's status after this event. */
+  status: PaymentStatus;
+  result_code: string | null;
+  receipt: string | null;
+  /** Log-safe words: never a token, never a full phone number. */
+  detail: string | null;
+}
+
+export interface RenewalRemindersTable {
+  account_id: string;
+  period_end: Date;
+  sent_at: Date;
+}
+
 /** The tables the auth service owns. */
 export interface AuthDb {
   accounts: AccountsTable;
@@ -122,3 +178,5 @@ export type SubscriptionRow = Selectable<SubscriptionsTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type NewApiKeyRow = Insertable<ApiKeysTable>;
 export type SessionRow = Selectable<SessionsTable>;
+export type PaymentRow = Selectable<PaymentsTable>;
+export type PaymentEventRow = Selectable<PaymentEventsTable>;

@@ -2,8 +2,8 @@ import type { Logger } from '@herald/kit';
 import { AuthInvalidate, subjects } from '@herald/proto';
 import type { Kysely } from 'kysely';
 import { JSONCodec, type NatsConnection } from 'nats';
-import { type ApiKeySummary, revokeApiKey } from './api-keys.js';
 import type { AuthDb } from './db-schema.js';
+import { type ApiKeySummary, revokeApiKey } from './keys/store.js';
 
 const codec = JSONCodec<AuthInvalidate>();
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { hashKey } from '@herald/access';
 import { HeraldError } from '@herald/proto';
 import type { Kysely } from 'kysely';
-import { sha256Hex } from './account-api/sessions.js';
 import type { AuthDb } from './db-schema.js';
 
 /** How long a printed reset token may be used. */
@@ -30,7 +30,7 @@ export async function createResetToken(
   const expires_at = new Date(now + RESET_TOKEN_TTL_MS);
   await db
     .insertInto('password_resets')
-    .values({ token_hash: sha256Hex(token), account_id: account.id, expires_at })
+    .values({ token_hash: hashKey(token), account_id: account.id, expires_at })
     .execute();
   return { token, account_id: account.id, expires_at };
 }
@@ -50,7 +50,7 @@ export async function useResetToken(
   return db.transaction().execute(async (trx) => {
     const row = await trx
       .deleteFrom('password_resets')
-      .where('token_hash', '=', sha256Hex(token))
+      .where('token_hash', '=', hashKey(token))
       .returning(['account_id', 'expires_at'])
       .executeTakeFirst();
     if (!row || row.expires_at.getTime() <= now) {

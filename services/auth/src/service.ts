@@ -9,17 +9,18 @@ import {
 import type { PlanCatalogue } from '@herald/proto';
 import type { Kysely } from 'kysely';
 import type { Registry } from 'prom-client';
-import { createAccountApi } from './account-api/app.js';
+import { createAccountApi, type RouteMount } from './account-api/app.js';
 import { LoginLimiter } from './account-api/login-limiter.js';
 import { DashboardDispatch } from './billing/dashboard-dispatch.js';
+import { billingRoutes } from './billing/routes.js';
 import type { BillingService } from './billing/service.js';
 import { createBilling } from './billing/wiring.js';
 import type { AuthConfig } from './config.js';
 import type { AuthDb } from './db-schema.js';
+import { SecretBox } from './keys/secret-box.js';
 import { type AuthMetrics, createAuthMetrics } from './metrics.js';
 import { startCalloutResponder } from './nats-users/callout-responder.js';
 import { loadPlanCatalogue, resolvePlansFile } from './plan-catalogue.js';
-import { SecretBox } from './secret-box.js';
 import { startVerifyResponder } from './verify-responder.js';
 
 export interface AuthServiceDeps extends ServiceDeps {
@@ -103,9 +104,10 @@ export function createAuthService(config: AuthConfig, deps: AuthServiceDeps): Au
   // /metrics and the readiness checks are for operators: served by `opsHandler`, not publicly.
   const ops = createOpsHandler(registry, ready, { public: true });
   const billing = createBilling(config, { ...deps, catalogue, now, registry, forwarder });
+  // The wings' routes on the account API, one line each: a new wing's routes plug in here.
+  const mounts: RouteMount[] = [billingRoutes(billing?.service)];
   const app = createAccountApi(
     {
-      billing: billing?.service,
       db: deps.db,
       nc: deps.nc,
       catalogue,
@@ -136,6 +138,7 @@ export function createAuthService(config: AuthConfig, deps: AuthServiceDeps): Au
         ...(config.DASHBOARD_CHECKOUT_URL ? { checkoutUrl: config.DASHBOARD_CHECKOUT_URL } : {}),
       },
     },
+    mounts,
     ops,
   );
   return {

@@ -8,11 +8,11 @@ import {
   type VerifiedKey,
 } from '@herald/proto';
 import type { Kysely } from 'kysely';
-import { findDashboardKey } from './dashboard-keys.js';
 import type { AuthDb } from './db-schema.js';
+import { findDashboardKey } from './keys/dashboard-keys.js';
+import type { SecretBox } from './keys/secret-box.js';
+import { openSigningSecrets } from './keys/signing-secrets.js';
 import { findPlan } from './plan-catalogue.js';
-import type { SecretBox } from './secret-box.js';
-import { openSigningSecrets } from './signing-secrets.js';
 import { DEFAULT_PLAN, liveKeyStanding } from './subscriptions.js';
 
 /** The outcomes a lookup can produce (a database failure is the responder's `internal`). */

@@ -11,8 +11,8 @@ import {
 import type { Kysely } from 'kysely';
 import { JSONCodec, type Msg, type NatsConnection } from 'nats';
 import type { AuthDb } from './db-schema.js';
+import type { SecretBox } from './keys/secret-box.js';
 import type { AuthMetrics, VerifyResult } from './metrics.js';
-import type { SecretBox } from './secret-box.js';
 import { verifyKeyHash } from './verification.js';
 
 export interface VerifyResponderDeps {

@@ -8,7 +8,7 @@ import { connect, JSONCodec, type NatsConnection } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../src/accounts.js';
 import { runAdmin } from '../src/admin/cli.js';
-import { createApiKey } from '../src/api-keys.js';
+import { createApiKey } from '../src/keys/store.js';
 import { natsOf, type Servers, startServers } from './servers.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));

@@ -1,6 +1,6 @@
 import { HeraldError, KeyPrefix } from '@herald/proto';
 import { describe, expect, it } from 'vitest';
-import { MAX_HOST_LENGTH, normalizeDomain } from '../src/key-domain.js';
+import { MAX_HOST_LENGTH, normalizeDomain } from '../src/keys/domain.js';
 import {
   expiryFor,
   generateApiKey,
@@ -8,7 +8,7 @@ import {
   keyPrefixOf,
   resolveKeySpec,
   TEST_KEY_TTL_MS,
-} from '../src/keys.js';
+} from '../src/keys/key-spec.js';
 
 describe('generateApiKey', () => {
   it('starts with the kind prefix and has a fixed length of letters and digits', () => {

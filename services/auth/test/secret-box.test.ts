@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { SecretBox, SecretEncryptionKey } from '../src/secret-box.js';
+import { SecretBox, SecretEncryptionKey } from '../src/keys/secret-box.js';
 
 describe('SecretBox: signing secrets sealed at rest', () => {
   const box = new SecretBox(randomBytes(32));

@@ -4,9 +4,9 @@ import { HeraldError } from '@herald/proto';
 import { type Kysely, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, findAccount } from '../src/accounts.js';
-import { createApiKey, listApiKeys, revokeApiKey } from '../src/api-keys.js';
 import type { AuthDb } from '../src/db-schema.js';
-import { KEY_LENGTH } from '../src/keys.js';
+import { KEY_LENGTH } from '../src/keys/key-spec.js';
+import { createApiKey, listApiKeys, revokeApiKey } from '../src/keys/store.js';
 import { createMigrator, MIGRATION_TABLE, migrateToLatest } from '../src/migrate.js';
 import { type Servers, startServers } from './servers.js';
 

@@ -1,9 +1,10 @@
 import { HeraldError } from '@herald/proto';
 import type Router from '@koa/router';
 import { createAccount, findAccount } from '../accounts.js';
-import { countActiveKeys } from '../api-keys.js';
-import { dropSessionListeners } from '../dashboard-keys.js';
+import { iso } from '../dates.js';
 import { broadcastRevoked } from '../invalidation.js';
+import { dropSessionListeners } from '../keys/dashboard-keys.js';
+import { countActiveKeys } from '../keys/store.js';
 import { findPlan } from '../plan-catalogue.js';
 import { liveKeyStanding } from '../subscriptions.js';
 import { clearedSessionCookie, sessionCookie } from './cookies.js';
@@ -13,7 +14,6 @@ import { hashPassword, verifyPassword } from './passwords.js';
 import { LoginBody, SignupBody } from './schemas.js';
 import { requireSession, type SessionState } from './session-auth.js';
 import { createSession, deleteSession } from './sessions.js';
-import { iso } from './views.js';
 
 const BAD_CREDENTIALS =
   'email or password is wrong: check both, or create an account with POST /v1/accounts';

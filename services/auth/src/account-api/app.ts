@@ -1,7 +1,6 @@
 import type http from 'node:http';
 import Router from '@koa/router';
 import Koa, { type Middleware } from 'koa';
-import { billingRoutes } from '../billing/routes.js';
 import { accountRoutes } from './account-routes.js';
 import { dashboardFiles } from './dashboard-files.js';
 import { dashboardRoutes } from './dashboard-routes.js';
@@ -14,18 +13,30 @@ import type { SessionState } from './session-auth.js';
 export type OpsHandler = (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
 
 /**
- * The account HTTP API (JSON, for the dashboard and scripts), with the ops endpoints on the same
- * listener. Built without listening: serve `app.callback()`.
+ * A wing's routes on the account API: added to its router, with the deps every route shares. The
+ * wing brings what it needs beyond them in the closure (billing: its service), so the account API
+ * imports no wing; service.ts lists the mounts.
  */
-export function createAccountApi(deps: AccountApiDeps, ops?: OpsHandler): Koa<SessionState> {
+export type RouteMount = (router: Router<SessionState>, deps: AccountApiDeps) => void;
+
+/** The account API's own routes: accounts and sessions, keys, the dashboard's data. */
+const CORE_ROUTES: readonly RouteMount[] = [accountRoutes, keyRoutes, dashboardRoutes];
+
+/**
+ * The account HTTP API (JSON, for the dashboard and scripts), its own routes and the wings'
+ * `mounts`, with the ops endpoints on the same listener. Built without listening: serve
+ * `app.callback()`.
+ */
+export function createAccountApi(
+  deps: AccountApiDeps,
+  mounts: readonly RouteMount[] = [],
+  ops?: OpsHandler,
+): Koa<SessionState> {
   const app = new Koa<SessionState>({ proxy: deps.settings.trustProxy });
   // Every error becomes a JSON body in the boundary, so koa's own stderr logging would duplicate it.
   app.silent = true;
   const router = new Router<SessionState>();
-  accountRoutes(router, deps);
-  keyRoutes(router, deps);
-  billingRoutes(router, deps, deps.billing);
-  dashboardRoutes(router, deps);
+  for (const mount of [...CORE_ROUTES, ...mounts]) mount(router, deps);
 
   // Before the boundary, which marks every answer no-store: the app's hashed assets are cacheable.
   if (deps.dashboard?.dir) app.use(dashboardFiles(deps.dashboard.dir));

@@ -3,9 +3,10 @@ import { StatusClient } from '@herald/status-client';
 import type Router from '@koa/router';
 import { z } from 'zod';
 import { findAccount } from '../accounts.js';
-import { listApiKeys } from '../api-keys.js';
-import { mintDashboardKey } from '../dashboard-keys.js';
 import { broadcastRevoked } from '../invalidation.js';
+import { mintDashboardKey } from '../keys/dashboard-keys.js';
+import { listApiKeys } from '../keys/store.js';
+import { keyView } from '../keys/views.js';
 import { useResetToken } from '../password-resets.js';
 import type { AccountApiDeps } from './deps.js';
 import { parseBody, readJson } from './json-body.js';
@@ -13,7 +14,6 @@ import { openConnections } from './open-connections.js';
 import { hashPassword } from './passwords.js';
 import { ResetBody } from './schemas.js';
 import { requireSession, type SessionState } from './session-auth.js';
-import { keyView } from './views.js';
 
 const StatusParams = z.object({
   window: StatusWindow.default('hour'),

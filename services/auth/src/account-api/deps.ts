@@ -2,10 +2,9 @@ import type { Logger } from '@herald/kit';
 import type { PlanCatalogue } from '@herald/proto';
 import type { Kysely } from 'kysely';
 import type { NatsConnection } from 'nats';
-import type { BillingService } from '../billing/service.js';
 import type { AuthDb } from '../db-schema.js';
+import type { SecretBox } from '../keys/secret-box.js';
 import type { AuthMetrics } from '../metrics.js';
-import type { SecretBox } from '../secret-box.js';
 import type { LoginLimiter } from './login-limiter.js';
 
 /** What the account API's routes share. */
@@ -20,8 +19,6 @@ export interface AccountApiDeps {
   /** Epoch ms; injectable for tests. */
   now: () => number;
   settings: AccountApiSettings;
-  /** Payments (billing/); undefined when BILLING_PROVIDER is none: its routes answer 503. */
-  billing?: BillingService;
   /** The dashboard's settings; absent, its routes use defaults and no files are served. */
   dashboard?: DashboardSettings;
 }

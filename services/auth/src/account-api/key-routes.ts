@@ -1,20 +1,20 @@
 import type { AuthInvalidate } from '@herald/proto';
 import type Router from '@koa/router';
-import { findApiKey, listApiKeys, revokeApiKey, setApiKeyDomain } from '../api-keys.js';
 import {
   domainChangedMessage,
   publishInvalidation,
   revokedMessage,
   secretRotatedMessage,
 } from '../invalidation.js';
-import { normalizeDomain } from '../key-domain.js';
-import { issueKey } from '../key-issuing.js';
-import { DEFAULT_SECRET_OVERLAP_MS, rotateSigningSecret } from '../signing-secrets.js';
+import { normalizeDomain } from '../keys/domain.js';
+import { issueKey } from '../keys/issuing.js';
+import { DEFAULT_SECRET_OVERLAP_MS, rotateSigningSecret } from '../keys/signing-secrets.js';
+import { findApiKey, listApiKeys, revokeApiKey, setApiKeyDomain } from '../keys/store.js';
+import { createdKeyView, keyView, rotatedView } from '../keys/views.js';
 import type { AccountApiDeps } from './deps.js';
 import { parseBody, readJson } from './json-body.js';
 import { DomainBody, LiveKeyBody, TestKeyBody } from './schemas.js';
 import { requireSession, type SessionState } from './session-auth.js';
-import { createdKeyView, keyView, rotatedView } from './views.js';
 
 /** The account's keys: list, create Live, generate Test, revoke, register a domain. */
 export function keyRoutes(router: Router<SessionState>, deps: AccountApiDeps): void {

@@ -1,5 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { digestsEqual } from '@herald/access';
+import { randomBytes } from 'node:crypto';
+import { digestsEqual, hashKey } from '@herald/access';
 import type { Kysely } from 'kysely';
 import type { AuthDb } from '../db-schema.js';
 
@@ -23,10 +23,6 @@ export interface Session {
   expires_at: Date;
 }
 
-export function sha256Hex(value: string): string {
-  return createHash('sha256').update(value, 'utf8').digest('hex');
-}
-
 /** Opens a session for the account; stores only the hashes of its two tokens. */
 export async function createSession(
   db: Kysely<AuthDb>,
@@ -47,8 +43,8 @@ export async function createSession(
     .insertInto('sessions')
     .values({
       account_id: accountId,
-      token_hash: sha256Hex(token),
-      csrf_hash: sha256Hex(csrf),
+      token_hash: hashKey(token),
+      csrf_hash: hashKey(csrf),
       created_at: new Date(now),
       expires_at,
     })
@@ -62,7 +58,7 @@ export async function findSession(
   token: string,
   now: number,
 ): Promise<Session | undefined> {
-  const hash = sha256Hex(token);
+  const hash = hashKey(token);
   const row = await db
     .selectFrom('sessions')
     .select(['id', 'account_id', 'token_hash', 'csrf_hash', 'expires_at'])
@@ -80,7 +76,7 @@ export async function findSession(
 
 /** True when `csrf` is the session's CSRF token, compared in constant time. */
 export function csrfMatches(session: Session, csrf: string | undefined): boolean {
-  return csrf !== undefined && csrf !== '' && digestsEqual(session.csrf_hash, sha256Hex(csrf));
+  return csrf !== undefined && csrf !== '' && digestsEqual(session.csrf_hash, hashKey(csrf));
 }
 
 export async function deleteSession(db: Kysely<AuthDb>, id: string): Promise<void> {

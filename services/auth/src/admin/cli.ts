@@ -1,6 +1,6 @@
 import { HeraldError } from '@herald/proto';
-import { parseAdminArgs, USAGE } from './args.js';
-import { commands, flagOf } from './commands.js';
+import { parseAdminArgs, usage } from './args.js';
+import { COMMANDS } from './commands.js';
 import { AdminContext } from './context.js';
 import { loadAdminSettings } from './settings.js';
 import { UsageError } from './usage-error.js';
@@ -29,12 +29,14 @@ export async function runAdmin(argv: readonly string[], io: AdminIo): Promise<nu
     throw err;
   }
   if (args.command === 'help') {
-    io.stdout.write(`${USAGE}\n`);
+    io.stdout.write(`${usage()}\n`);
     return 0;
   }
   const ctx = new AdminContext(loadAdminSettings(io.env));
   try {
-    const out = await commands[args.command](ctx, args.flags);
+    const spec = COMMANDS[args.command];
+    if (!spec) throw new Error(`no command "${args.command}"`);
+    const out = await spec.run(ctx, args.flags);
     io.stdout.write(args.json ? `${JSON.stringify(out.json)}\n` : `${out.text}\n`);
     if (out.warning) io.stderr.write(`admin: warning: ${out.warning}\n`);
     return out.exitCode ?? 0;
@@ -48,4 +50,9 @@ export async function runAdmin(argv: readonly string[], io: AdminIo): Promise<nu
   } finally {
     await ctx.close();
   }
+}
+
+/** The flag a library error's field corresponds to (they share names, `_` written `-`). */
+function flagOf(err: HeraldError): string | undefined {
+  return err.field === undefined ? undefined : `--${err.field.replaceAll('_', '-')}`;
 }

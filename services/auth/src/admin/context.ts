@@ -4,9 +4,9 @@ import type { Kysely } from 'kysely';
 import type { NatsConnection } from 'nats';
 import { DatabaseUrl, MaxLiveKeys, SecretOverlapMs } from '../config.js';
 import type { AuthDb } from '../db-schema.js';
-import type { KeyRules } from '../key-issuing.js';
+import type { KeyRules } from '../keys/issuing.js';
+import { SecretBox, SecretEncryptionKey } from '../keys/secret-box.js';
 import { loadPlanCatalogue, resolvePlansFile } from '../plan-catalogue.js';
-import { SecretBox, SecretEncryptionKey } from '../secret-box.js';
 import type { AdminSettings } from './settings.js';
 
 /**

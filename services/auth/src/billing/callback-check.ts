@@ -2,10 +2,9 @@ import { digestsEqual, hashKey } from '@herald/access';
 import { CallbackError, type CallbackResult, type PaymentProvider } from '@herald/payments';
 import { HeraldError } from '@herald/proto';
 import type { Kysely } from 'kysely';
-import type { AuthDb } from '../db-schema.js';
+import type { AuthDb, PaymentRow } from '../db-schema.js';
 import type { BillingMetrics } from './metrics.js';
 import { appendEvent, findPayment } from './store.js';
-import type { PaymentRow } from './tables.js';
 
 /** Compared against when a callback names no payment, so timing does not say which ids exist. */
 const DUMMY_TOKEN_HASH = hashKey('herald-no-such-payment');

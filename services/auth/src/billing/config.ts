@@ -57,8 +57,9 @@ export const BillingEnvShape = {
   RENEWAL_REMINDER_MS: envInt(7 * 24 * 3600_000, 60_000, 60 * 24 * 3600_000),
 };
 
-const BillingEnv = z.object(BillingEnvShape);
-type BillingEnv = z.infer<typeof BillingEnv>;
+/** Billing's variables parsed: auth's whole Env is one. */
+export const BillingEnv = z.object(BillingEnvShape);
+export type BillingEnv = z.infer<typeof BillingEnv>;
 
 const REQUIRED_FOR_MPESA = [
   'BILLING_CALLBACK_URL',

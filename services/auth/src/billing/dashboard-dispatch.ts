@@ -8,8 +8,8 @@ import {
 } from '@herald/proto';
 import type { Kysely } from 'kysely';
 import { type NatsConnection, headers as natsHeaders } from 'nats';
-import { mintDashboardKey } from '../dashboard-keys.js';
 import type { AuthDb } from '../db-schema.js';
+import { mintDashboardKey } from '../keys/dashboard-keys.js';
 
 export interface DashboardDispatchDeps {
   db: Kysely<AuthDb>;

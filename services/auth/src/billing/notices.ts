@@ -5,9 +5,9 @@ import {
   type RenewalReminder,
 } from '@herald/proto';
 import { JSONCodec, type NatsConnection } from 'nats';
-import { iso } from '../account-api/views.js';
+import { iso } from '../dates.js';
+import type { PaymentRow } from '../db-schema.js';
 import type { NoticeForwarder } from './dashboard-dispatch.js';
-import type { PaymentRow } from './tables.js';
 
 const codec = JSONCodec<BillingNotice>();
 

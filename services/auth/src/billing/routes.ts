@@ -2,6 +2,7 @@ import { CALLBACK_ACK } from '@herald/payments';
 import { HeraldError } from '@herald/proto';
 import type Router from '@koa/router';
 import { z } from 'zod';
+import type { RouteMount } from '../account-api/app.js';
 import type { AccountApiDeps } from '../account-api/deps.js';
 import { parseBody, readJson } from '../account-api/json-body.js';
 import { requireSession, type SessionState } from '../account-api/session-auth.js';
@@ -28,9 +29,14 @@ export type CheckoutBody = z.infer<typeof CheckoutBody>;
 
 /**
  * The dashboard's billing routes (session, CSRF on POST) and the provider's callback route (no
- * session: authenticated by the secret token in its URL).
+ * session: authenticated by the secret token in its URL), as a mount of the account API. Without
+ * a billing service (BILLING_PROVIDER=none) the routes that pay answer 503 `unavailable`.
  */
-export function billingRoutes(
+export function billingRoutes(billing: BillingService | undefined): RouteMount {
+  return (router, deps) => mountBillingRoutes(router, deps, billing);
+}
+
+function mountBillingRoutes(
   router: Router<SessionState>,
   deps: AccountApiDeps,
   billing: BillingService | undefined,

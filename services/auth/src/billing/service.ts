@@ -4,7 +4,6 @@ import type { Logger } from '@herald/kit';
 import {
   type CallbackResult,
   maskPhone,
-  normalisePhone,
   type PaymentProvider,
   ProviderError,
   type ProviderResult,
@@ -12,12 +11,11 @@ import {
 import { HeraldError, type PlanCatalogue } from '@herald/proto';
 import type { Kysely } from 'kysely';
 import type { NatsConnection } from 'nats';
-import type { AuthDb } from '../db-schema.js';
-import { parseId } from '../ids.js';
+import type { AuthDb, PaymentRow } from '../db-schema.js';
 import { planChangedMessage, publishInvalidation } from '../invalidation.js';
 import { isPgError, PgCodes } from '../pg-errors.js';
-import { findPlan, planIds } from '../plan-catalogue.js';
 import { checkCallback } from './callback-check.js';
+import { type CheckoutRequest, checkCheckout } from './checkout-request.js';
 import type { BillingSettings } from './config.js';
 import type { NoticeForwarder } from './dashboard-dispatch.js';
 import type { BillingMetrics } from './metrics.js';
@@ -33,7 +31,6 @@ import {
   scheduleNextQuery,
   settlePayment,
 } from './store.js';
-import type { PaymentRow } from './tables.js';
 
 /** Most pending payments one sweep queries, and reminders it sends. */
 const SWEEP_BATCH = 100;
@@ -50,14 +47,6 @@ export interface BillingDeps {
   metrics?: BillingMetrics;
   /** Carries every notice to the account's dashboard over Herald; core NATS only when absent. */
   forwarder?: NoticeForwarder;
-}
-
-export interface CheckoutRequest {
-  accountId: string;
-  plan: string;
-  phone: string;
-  /** Who asks: `account:<id>` or `admin:<user>`, for the audit trail. */
-  actor: string;
 }
 
 /** What one sweep did (for tests and logs). */
@@ -89,26 +78,8 @@ export class BillingService {
    * `unavailable` when the provider did not take the request (the payment is then failed).
    */
   async checkout(req: CheckoutRequest): Promise<PaymentRow> {
-    const { db, catalogue, provider, settings } = this.#deps;
-    const accountId = parseId('account', req.accountId, 'give the account id');
-    const plan = findPlan(catalogue, req.plan);
-    const paid = catalogue.plans.filter((p) => p.paid).map((p) => p.id);
-    if (!plan?.paid) {
-      throw new HeraldError(
-        'invalid_field',
-        `plan "${req.plan}" cannot be bought: choose one of ${paid.join(', ') || '(no paid plan is offered)'}${plan ? '' : ` (the catalogue has ${planIds(catalogue)})`}`,
-        { field: 'plan' },
-      );
-    }
-    if (!Number.isInteger(plan.price.kes) || plan.price.kes <= 0) {
-      throw new HeraldError(
-        'invalid_field',
-        `the ${plan.name} plan has no whole KES price in the plan catalogue: set price.kes (M-Pesa takes whole shillings)`,
-        { field: 'plan' },
-      );
-    }
-    const phone = normalisePhone(req.phone);
-    if (!phone.ok) throw new HeraldError('invalid_field', phone.message, { field: 'phone' });
+    const { db, provider, settings } = this.#deps;
+    const { accountId, plan, phone } = checkCheckout(this.#deps.catalogue, req);
 
     const now = new Date(this.#deps.now());
     const token = randomBytes(32).toString('base64url');
@@ -120,7 +91,7 @@ export class BillingService {
         provider: provider.name,
         currency: provider.currency,
         amount_minor: plan.price.kes * 100,
-        phone: phone.phone,
+        phone,
         callback_token_hash: hashKey(token),
         created_by: req.actor,
         created_at: now,
@@ -152,7 +123,7 @@ export class BillingService {
     try {
       const initiated = await provider.initiate({
         amount: plan.price.kes,
-        phone: phone.phone,
+        phone,
         reference: `HERALD ${plan.id}`.toUpperCase(),
         description: `Herald ${plan.name}`,
         callbackUrl: `${settings.callbackBaseUrl}/v1/billing/callbacks/${payment.id}/${token}`,

@@ -1,6 +1,6 @@
 import { type CallbackResult, maskPhone, type ProviderResult } from '@herald/payments';
+import type { PaymentRow } from '../db-schema.js';
 import type { Settlement } from './store.js';
-import type { PaymentRow } from './tables.js';
 
 /** The query decides; a contradicting callback or a success that does not match never upgrades. */
 export function judgeSettlement(

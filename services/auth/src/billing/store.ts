@@ -1,9 +1,8 @@
 import type { PaymentStatus, PlanCatalogue } from '@herald/proto';
 import type { Kysely, Transaction } from 'kysely';
-import type { AuthDb } from '../db-schema.js';
+import type { AuthDb, PaymentEventRow, PaymentRow } from '../db-schema.js';
 import { findPlan } from '../plan-catalogue.js';
 import { paidPeriodEnd } from './period.js';
-import type { PaymentEventRow, PaymentRow } from './tables.js';
 
 /** One line of the audit trail, as written. */
 export interface AuditEntry {

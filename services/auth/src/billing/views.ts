@@ -1,6 +1,6 @@
 import { maskPhone } from '@herald/payments';
-import { iso } from '../account-api/views.js';
-import type { PaymentEventRow, PaymentRow } from './tables.js';
+import { iso } from '../dates.js';
+import type { PaymentEventRow, PaymentRow } from '../db-schema.js';
 
 /** A payment as the account API and the admin tool show it: never its callback token. */
 export function paymentView(p: PaymentRow) {

@@ -4,9 +4,8 @@ import type { PlanCatalogue } from '@herald/proto';
 import type { Kysely } from 'kysely';
 import type { NatsConnection } from 'nats';
 import type { Registry } from 'prom-client';
-import type { AuthConfig } from '../config.js';
 import type { AuthDb } from '../db-schema.js';
-import { billingFromEnv } from './config.js';
+import { type BillingEnv, billingFromEnv } from './config.js';
 import type { NoticeForwarder } from './dashboard-dispatch.js';
 import { createBillingMetrics } from './metrics.js';
 import { type BillingScheduler, startBillingScheduler } from './scheduler.js';
@@ -17,7 +16,7 @@ import { BillingService } from './service.js';
  * otherwise (plans then change through the admin tool only).
  */
 export function createBilling(
-  config: AuthConfig,
+  config: BillingEnv,
   deps: {
     db: Kysely<AuthDb>;
     nc: NatsConnection;

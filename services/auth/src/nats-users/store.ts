@@ -1,7 +1,7 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { digestsEqual, hashKey } from '@herald/access';
 import { assertToken, backendPermissions, HeraldError } from '@herald/proto';
 import type { Kysely } from 'kysely';
-import { sha256Hex } from '../account-api/sessions.js';
 import type { AuthDb } from '../db-schema.js';
 
 export interface CreatedNatsUser {
@@ -41,7 +41,7 @@ export async function createNatsUser(
   const password = randomBytes(32).toString('base64url');
   const row = await db
     .insertInto('nats_users')
-    .values({ account_id: account, username: user, password_hash: sha256Hex(password) })
+    .values({ account_id: account, username: user, password_hash: hashKey(password) })
     .returning('id')
     .executeTakeFirstOrThrow();
   return { id: row.id, account_id: account, user, password };
@@ -64,9 +64,7 @@ export async function natsUserAccount(
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
   if (!row) return undefined;
-  const want = Buffer.from(row.password_hash, 'hex');
-  const have = Buffer.from(sha256Hex(password), 'hex');
-  return want.length === have.length && timingSafeEqual(want, have) ? row.account_id : undefined;
+  return digestsEqual(row.password_hash, hashKey(password)) ? row.account_id : undefined;
 }
 
 /** What a backend's NATS user may publish (request) to: its account's dispatch subjects. */

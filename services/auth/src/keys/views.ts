@@ -1,5 +1,6 @@
-import type { ApiKeySummary, CreatedApiKey } from '../api-keys.js';
-import type { RotatedSecret } from '../signing-secrets.js';
+import { iso } from '../dates.js';
+import type { RotatedSecret } from './signing-secrets.js';
+import type { ApiKeySummary, CreatedApiKey } from './store.js';
 
 /** A key as the API lists it: never the key, never its hash. */
 export function keyView(k: ApiKeySummary) {
@@ -34,8 +35,4 @@ export function rotatedView(r: RotatedSecret) {
     signing_secret: r.signing_secret,
     previous_secret_valid_until: iso(r.previous_valid_until),
   };
-}
-
-export function iso(date: Date | null): string | null {
-  return date === null ? null : date.toISOString();
 }

@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { HeraldError } from '@herald/proto';
 import { z } from 'zod';
-import { generateSigningSecret } from './keys.js';
+import { generateSigningSecret } from './key-spec.js';
 
 /*
  * A key's signing secret must verify HMACs, so unlike a key it cannot be stored as a hash. It is

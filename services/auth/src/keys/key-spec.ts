@@ -9,7 +9,7 @@ import {
   KeyPrefix,
   KeyScope,
 } from '@herald/proto';
-import { normalizeDomain } from './key-domain.js';
+import { normalizeDomain } from './domain.js';
 
 /** Random bytes behind every key: 256 bits, far past any brute force. */
 export const KEY_RANDOM_BYTES = 32;

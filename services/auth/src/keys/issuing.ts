@@ -1,5 +1,10 @@
 import { HeraldError, type PlanCatalogue } from '@herald/proto';
 import type { Kysely } from 'kysely';
+import type { AuthDb } from '../db-schema.js';
+import { parseId } from '../ids.js';
+import { findSubscription, liveKeyStanding } from '../subscriptions.js';
+import { type KeyRequest, resolveKeySpec } from './key-spec.js';
+import type { SecretBox } from './secret-box.js';
 import {
   type ApiKeySummary,
   type CreatedApiKey,
@@ -9,12 +14,7 @@ import {
   noAccount,
   SUMMARY_COLUMNS,
   testKeyExists,
-} from './api-keys.js';
-import type { AuthDb } from './db-schema.js';
-import { parseId } from './ids.js';
-import { type KeyRequest, resolveKeySpec } from './keys.js';
-import type { SecretBox } from './secret-box.js';
-import { findSubscription, liveKeyStanding } from './subscriptions.js';
+} from './store.js';
 
 /** Most unrevoked Live keys an account may hold, unless configured otherwise. */
 export const DEFAULT_MAX_LIVE_KEYS = 25;
@@ -55,13 +55,7 @@ export async function issueKey(
   // The account row is locked before the count, so parallel creations count one after another and
   // the cap holds (a count and an insert outside one locked transaction both pass at the cap).
   return rules.db.transaction().execute(async (tx) => {
-    const account = await tx
-      .selectFrom('accounts')
-      .select('id')
-      .where('id', '=', account_id)
-      .forUpdate()
-      .executeTakeFirst();
-    if (!account) throw noAccount(account_id);
+    await lockAccount(tx, account_id);
     const sub = await findSubscription(tx, account_id);
     if (!sub) throw noAccount(account_id);
     const standing = liveKeyStanding(rules.catalogue, sub, now.getTime());
@@ -105,13 +99,7 @@ export async function resetTestKey(
 ): Promise<TestKeyReset> {
   const account_id = parseId('account', accountId, ACCOUNT_HINT);
   return db.transaction().execute(async (tx) => {
-    const account = await tx
-      .selectFrom('accounts')
-      .select('id')
-      .where('id', '=', account_id)
-      .forUpdate()
-      .executeTakeFirst();
-    if (!account) throw noAccount(account_id);
+    await lockAccount(tx, account_id);
     const [latest] = await listTestKeys(tx, account_id);
     if (!latest) {
       throw new HeraldError(
@@ -144,4 +132,18 @@ export async function resetTestKey(
     );
     return { key, revoked };
   });
+}
+
+/**
+ * Locks the account's row until the transaction ends, so key changes of one account run one after
+ * another; throws naming `account` when there is no such account.
+ */
+async function lockAccount(tx: Kysely<AuthDb>, accountId: string): Promise<void> {
+  const account = await tx
+    .selectFrom('accounts')
+    .select('id')
+    .where('id', '=', accountId)
+    .forUpdate()
+    .executeTakeFirst();
+  if (!account) throw noAccount(accountId);
 }

@@ -1,21 +1,37 @@
 import { createLogger } from '@herald/kit';
 import { MpesaProvider } from '@herald/payments';
 import { HeraldError } from '@herald/proto';
-import type { CommandOutput, Flags } from '../admin/command-types.js';
-import type { AdminContext } from '../admin/context.js';
+import { billingFromEnv, parseBillingEnv } from '../billing/config.js';
+import { BillingService } from '../billing/service.js';
+import { findPayment, paymentEvents } from '../billing/store.js';
+import { eventView, paymentView } from '../billing/views.js';
+import type { PaymentRow } from '../db-schema.js';
 import { parseId } from '../ids.js';
-import { billingFromEnv, parseBillingEnv } from './config.js';
-import { BillingService } from './service.js';
-import { findPayment, paymentEvents } from './store.js';
-import type { PaymentRow } from './tables.js';
-import { eventView, paymentView } from './views.js';
+import { type CommandGroup, type CommandOutput, command, type Flags } from './command-types.js';
+import type { AdminContext } from './context.js';
+
+/** `billing`: payments (billing/), for support and scripts. */
+export const billingCommands: CommandGroup = {
+  'billing checkout': command({
+    flags: { account: 'string', plan: 'string', phone: 'string' },
+    required: ['account', 'plan', 'phone'],
+    synopsis: 'billing checkout --account ID --plan P --phone N (sends an M-Pesa prompt)',
+    run: billingCheckout,
+  }),
+  'billing show': command({
+    flags: { payment: 'string' },
+    required: ['payment'],
+    synopsis: 'billing show --payment ID (its state and history)',
+    run: billingShow,
+  }),
+};
 
 /**
  * `billing checkout`: sends the prompt for support or a script, as the dashboard does. The
  * result reaches the running auth service (callback or its scheduled query), not this command:
  * follow it with `billing show`.
  */
-export async function billingCheckout(ctx: AdminContext, flags: Flags): Promise<CommandOutput> {
+async function billingCheckout(ctx: AdminContext, flags: Flags): Promise<CommandOutput> {
   const billing = billingFromEnv(parseBillingEnv(ctx.env));
   if (!billing) {
     throw new Error(
@@ -45,7 +61,7 @@ export async function billingCheckout(ctx: AdminContext, flags: Flags): Promise<
 }
 
 /** `billing show`: a payment's state and its audit trail. */
-export async function billingShow(ctx: AdminContext, flags: Flags): Promise<CommandOutput> {
+async function billingShow(ctx: AdminContext, flags: Flags): Promise<CommandOutput> {
   const id = parseId('payment', flags.payment ?? '', 'give the id `billing checkout` printed');
   const payment = await findPayment(ctx.db(), id);
   if (!payment) {

@@ -1,29 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { hashKey } from '@herald/access';
-import { type Client, HeraldError, type KeyKind, type KeyScope } from '@herald/proto';
+import { HeraldError, type KeyKind } from '@herald/proto';
 import type { Kysely } from 'kysely';
-import type { AuthDb } from './db-schema.js';
-import { parseId } from './ids.js';
-import { generateApiKey, type KeyRequest, keyPrefixOf, resolveKeySpec } from './keys.js';
-import { isPgError, PgCodes } from './pg-errors.js';
+import type { ApiKeyRow, AuthDb } from '../db-schema.js';
+import { parseId } from '../ids.js';
+import { isPgError, PgCodes } from '../pg-errors.js';
+import { generateApiKey, type KeyRequest, keyPrefixOf, resolveKeySpec } from './key-spec.js';
 import { newSigningSecret, type SecretBox } from './secret-box.js';
 
-/** A key as lists show it: never the key, never its hash. */
-export interface ApiKeySummary {
-  id: string;
-  account_id: string;
-  key_prefix: string;
-  kind: KeyKind;
-  client: Client;
-  domain: string | null;
-  expires_at: Date | null;
-  revoked_at: Date | null;
-  created_at: Date;
-  scope: KeyScope;
-  require_token: boolean;
-  /** Inbox mode: days each event is kept per recipient; null: live events not stored. */
-  inbox_days: number | null;
-}
+/** A key as lists show it: never the key, never its hash, never its signing secrets. */
+export type ApiKeySummary = Pick<ApiKeyRow, (typeof SUMMARY_COLUMNS)[number]>;
 
 /** A key just created: the only time the full key exists outside the caller's hands. */
 export interface CreatedApiKey extends ApiKeySummary {
@@ -32,7 +18,7 @@ export interface CreatedApiKey extends ApiKeySummary {
   signing_secret?: string;
 }
 
-/** The columns of an ApiKeySummary: everything but the hash. */
+/** The columns of an ApiKeySummary: everything but the hash and the sealed secrets. */
 export const SUMMARY_COLUMNS = [
   'id',
   'account_id',

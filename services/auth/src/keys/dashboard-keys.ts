@@ -1,8 +1,8 @@
 import { hashKey } from '@herald/access';
 import { type DashboardScope, dashboardRecipient } from '@herald/proto';
 import type { Kysely } from 'kysely';
-import type { AuthDb } from './db-schema.js';
-import { generateApiKey } from './keys.js';
+import type { AuthDb } from '../db-schema.js';
+import { generateApiKey } from './key-spec.js';
 
 /** What a dashboard credential is for (proto DashboardScope). */
 export type DashboardRole = DashboardScope['role'];
