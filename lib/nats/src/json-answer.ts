@@ -61,28 +61,36 @@ export function replyJson(msg: Msg): unknown {
 }
 
 /**
- * A reply read as `schema`'s data, or the HeraldError the caller gets instead (returned, not
- * thrown: the requester rejects with it). An error reply keeps its code, message and field (STYLE
+ * Settles a request with its reply: resolves with the reply as `schema` reads it, or rejects with
+ * the HeraldError the caller gets instead. An error reply keeps its code, message and field (STYLE
  * practice 6), except the peer's `unavailable` and `internal`: a peer that could not answer is no
- * answer, with its own words kept as the cause.
+ * answer, with its own words kept as the cause. (Settling here, not returning a value to tell
+ * apart, spares every answered request an `instanceof`.)
  */
-export function readAnswer<T>(
+export function settleWithReply<T>(
   msg: Msg,
   subject: string,
   schema: ReplySchema<T>,
   opts: NoAnswer | undefined,
-): Answer<T> | HeraldError {
+  resolve: (answer: Answer<T>) => void,
+  reject: (err: HeraldError) => void,
+): void {
   const value = replyJson(msg);
   if ((value as { ok?: unknown } | undefined)?.ok === false) {
     const reply = ErrorReply.safeParse(value);
-    if (!reply.success) return noAnswer(subject, 'an error reply that is not an ErrorReply', opts);
+    if (!reply.success) {
+      reject(noAnswer(subject, 'an error reply that is not an ErrorReply', opts));
+      return;
+    }
     const error = errorOfReply(reply.data);
-    return error.code === 'unavailable' || error.code === 'internal'
-      ? noAnswer(subject, error, opts)
-      : error;
+    reject(
+      error.code === 'unavailable' || error.code === 'internal'
+        ? noAnswer(subject, error, opts)
+        : error,
+    );
+    return;
   }
   const parsed = schema.safeParse(value);
-  return parsed.success
-    ? (parsed.data as Answer<T>)
-    : noAnswer(subject, 'a reply its schema refuses', opts);
+  if (parsed.success) resolve(parsed.data as Answer<T>);
+  else reject(noAnswer(subject, 'a reply its schema refuses', opts));
 }

@@ -1,11 +1,10 @@
-import { HeraldError } from '@herald/proto';
 import { createInbox, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from 'nats';
 import {
   type Answer,
   type NoAnswer,
   noAnswer,
   type ReplySchema,
-  readAnswer,
+  settleWithReply,
   type Unanswered,
   whyUnanswered,
 } from './json-answer.js';
@@ -59,7 +58,7 @@ export class NatsRequester {
     headers: MsgHdrs | undefined,
     timeoutMs: number,
   ): Promise<RequestOutcome> {
-    return this.#send(subject, payload, headers, timeoutMs, undefined, undefined, undefined);
+    return this.#send(subject, payload, headers, timeoutMs) as Promise<RequestOutcome>;
   }
 
   /**
@@ -84,7 +83,15 @@ export class NatsRequester {
     } catch (err) {
       return Promise.reject(err);
     }
-    return this.#send(subject, payload, undefined, timeoutMs, undefined, schema, noAnswerAs);
+    return this.#send(
+      subject,
+      payload,
+      undefined,
+      timeoutMs,
+      undefined,
+      schema,
+      noAnswerAs,
+    ) as Promise<Answer<T>>;
   }
 
   /**
@@ -99,7 +106,7 @@ export class NatsRequester {
     timeoutMs: number,
     each: (msg: Msg) => boolean,
   ): Promise<RequestOutcome> {
-    return this.#send(subject, payload, undefined, timeoutMs, each, undefined, undefined);
+    return this.#send(subject, payload, undefined, timeoutMs, each) as Promise<RequestOutcome>;
   }
 
   /**
@@ -111,10 +118,10 @@ export class NatsRequester {
     payload: Uint8Array,
     headers: MsgHdrs | undefined,
     timeoutMs: number,
-    each: ((msg: Msg) => boolean) | undefined,
-    schema: ReplySchema<unknown> | undefined,
-    noAnswerAs: NoAnswer | undefined,
-  ): Promise<never> {
+    each?: (msg: Msg) => boolean,
+    schema?: ReplySchema<unknown>,
+    noAnswerAs?: NoAnswer,
+  ): Promise<unknown> {
     try {
       this.#sub ??= this.#nc.subscribe(`${this.#prefix}.*`, {
         callback: (err, msg) => {
@@ -123,29 +130,24 @@ export class NatsRequester {
       });
     } catch (err) {
       const outcome: RequestOutcome = { kind: 'error', reason: String(err) };
-      return (
-        schema
-          ? Promise.reject(noAnswer(subject, whyUnanswered(outcome, timeoutMs), noAnswerAs))
-          : Promise.resolve(outcome)
-      ) as Promise<never>;
+      return schema
+        ? Promise.reject(noAnswer(subject, whyUnanswered(outcome, timeoutMs), noAnswerAs))
+        : Promise.resolve(outcome);
     }
     const token = (this.#next++).toString(36);
-    return new Promise<never>((resolve, reject) => {
+    return new Promise<unknown>((resolve, reject) => {
       const settle = (outcome: RequestOutcome) => {
         const waiting = this.#waiting.get(token);
         if (!waiting) return;
         this.#waiting.delete(token);
         clearTimeout(waiting.timer);
         if (!schema) {
-          resolve(outcome as never);
+          resolve(outcome);
           return;
         }
-        const answer =
-          outcome.kind === 'reply'
-            ? readAnswer(outcome.msg, subject, schema, noAnswerAs)
-            : noAnswer(subject, whyUnanswered(outcome, timeoutMs), noAnswerAs);
-        if (answer instanceof HeraldError) reject(answer);
-        else resolve(answer as never);
+        if (outcome.kind === 'reply') {
+          settleWithReply(outcome.msg, subject, schema, noAnswerAs, resolve, reject);
+        } else reject(noAnswer(subject, whyUnanswered(outcome, timeoutMs), noAnswerAs));
       };
       const timer = setTimeout(() => settle({ kind: 'timeout' }), timeoutMs);
       this.#waiting.set(token, { settle, timer, each });
