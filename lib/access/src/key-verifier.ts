@@ -182,7 +182,7 @@ export class KeyVerifier {
       outcome = { ok: true, key: reply.key };
     } catch (err) {
       if (!(err instanceof HeraldError) || err.code === 'unavailable') {
-        // No answer (auth absent, slow, or failing inside): not cached, the next request asks again.
+        // No answer (auth absent, slow or failing inside): not cached, the next verify asks again.
         this.#logger.error(
           { err: String(err instanceof HeraldError ? err.cause : err) },
           'key verification failed: auth unavailable',

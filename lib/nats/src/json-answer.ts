@@ -6,7 +6,7 @@ export interface ReplySchema<T> {
   safeParse(value: unknown): { success: true; data: T } | { success: false };
 }
 
-/** What a reply schema answers once its error variant (`ok: false`, proto's ErrorReply) is thrown. */
+/** What a reply schema answers, its error variant (`ok: false`, proto's ErrorReply) left out. */
 export type Answer<T> = Exclude<T, { ok: false }>;
 
 /**

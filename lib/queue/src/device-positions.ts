@@ -24,7 +24,7 @@ export interface DevicePosition {
   seq: number;
 }
 
-/** A position as the bucket holds it: a partition stream (or the inbox) and a sequence, nothing else. */
+/** A position as the bucket holds it: its stream (a partition, or the inbox) and a sequence. */
 const PositionRecord: ReplySchema<DevicePosition> = {
   safeParse(value) {
     const v = value as Partial<DevicePosition> | undefined;

@@ -209,13 +209,9 @@ export function createLiveBatch(opts: LiveBatchOptions) {
       meta,
       indices.map((index) => (items[index] as LiveBatchItem).payload),
     );
+    const subject = subjects.edgeLive(edge, account);
     try {
-      const reply = await requester.requestJson(
-        subjects.edgeLive(edge, account),
-        data,
-        LiveBatchReply,
-        writeMs,
-      );
+      const reply = await requester.requestJson(subject, data, LiveBatchReply, writeMs);
       if (reply.sockets.length === indices.length) return reply.sockets;
     } catch {
       // No answer: gone since it answered step 1, too slow, or a malformed answer.
