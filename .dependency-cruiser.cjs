@@ -6,12 +6,12 @@
 /** What each package may import of Herald's own, besides itself. */
 const BELOW = {
   proto: [],
-  'lib/nats': [],
+  'lib/nats': ['proto'],
   'lib/kit': ['proto'],
   'lib/payments': [],
   'lib/testkit': [],
   'lib/queue': ['proto', 'lib/nats'],
-  'lib/access': ['proto', 'lib/kit'],
+  'lib/access': ['proto', 'lib/kit', 'lib/nats'],
   'lib/status-client': ['proto', 'lib/nats'],
   'clients/sdk': ['proto'],
   'clients/react': ['clients/sdk'],

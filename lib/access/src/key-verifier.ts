@@ -1,8 +1,8 @@
 import type { Logger } from '@herald/kit';
+import { NatsRequester, type NoAnswer } from '@herald/nats';
 import {
   AuthInvalidate,
   AuthVerifyReply,
-  errorOfReply,
   HeraldError,
   invalidApiKey,
   isWellFormedApiKey,
@@ -46,6 +46,11 @@ const REFRESH_AHEAD = 0.75;
 
 const codec = JSONCodec();
 
+/** What a caller is told while auth does not answer (HeraldError `unavailable`). */
+const AUTH_UNAVAILABLE: NoAnswer = {
+  message: 'Key verification is temporarily unavailable: retry shortly',
+};
+
 /**
  * Verifies API keys through the auth service (`rt.auth.verify`), caching each answer briefly and
  * dropping cached answers the moment auth broadcasts an invalidation (revocation, reset, plan
@@ -53,7 +58,7 @@ const codec = JSONCodec();
  * so a cached answer never outlives the key.
  */
 export class KeyVerifier {
-  readonly #nc: NatsConnection;
+  readonly #requester: NatsRequester;
   readonly #ttlMs: number;
   readonly #maxEntries: number;
   readonly #timeoutMs: number;
@@ -70,7 +75,7 @@ export class KeyVerifier {
   readonly #logger: Logger;
 
   constructor(nc: NatsConnection, logger: Logger, opts: KeyVerifierOptions = {}) {
-    this.#nc = nc;
+    this.#requester = new NatsRequester(nc);
     this.#logger = logger;
     this.#ttlMs = opts.ttlMs ?? 5000;
     this.#maxEntries = opts.maxEntries ?? 10_000;
@@ -163,46 +168,38 @@ export class KeyVerifier {
 
   async #ask(hash: string): Promise<Outcome> {
     const generation = this.#generation;
-    let reply: AuthVerifyReply;
+    let outcome: Outcome;
     try {
-      const msg = await this.#nc.request(
+      const reply = await this.#requester.requestJson(
         subjects.authVerify,
-        codec.encode(
-          this.#withSecrets
-            ? { v: 1, key_hash: hash, signing_secrets: true }
-            : { v: 1, key_hash: hash },
-        ),
-        {
-          timeout: this.#timeoutMs,
-        },
+        this.#withSecrets
+          ? { v: 1, key_hash: hash, signing_secrets: true }
+          : { v: 1, key_hash: hash },
+        AuthVerifyReply,
+        this.#timeoutMs,
+        AUTH_UNAVAILABLE,
       );
-      reply = AuthVerifyReply.parse(codec.decode(msg.data));
+      outcome = { ok: true, key: reply.key };
     } catch (err) {
-      // Not cached: the next request asks again.
-      this.#logger.error({ err: String(err) }, 'key verification failed: auth unavailable');
-      return {
+      if (!(err instanceof HeraldError) || err.code === 'unavailable') {
+        // No answer (auth absent, slow or failing inside): not cached, the next verify asks again.
+        this.#logger.error(
+          { err: String(err instanceof HeraldError ? err.cause : err) },
+          'key verification failed: auth unavailable',
+        );
+        const error =
+          err instanceof HeraldError
+            ? err
+            : new HeraldError('unavailable', AUTH_UNAVAILABLE.message, { cause: err });
+        return { ok: false, error };
+      }
+      // Auth's refusal, with its code: the key is at fault.
+      outcome = {
         ok: false,
-        error: new HeraldError(
-          'unavailable',
-          'Key verification is temporarily unavailable: retry shortly',
-          { cause: err },
-        ),
+        error: new HeraldError(err.code, err.message, { field: 'api_key' }),
       };
     }
-    const outcome: Outcome = reply.ok
-      ? { ok: true, key: reply.key }
-      : {
-          ok: false,
-          error:
-            reply.error.code === 'internal'
-              ? new HeraldError(
-                  'unavailable',
-                  'Key verification is temporarily unavailable: retry shortly',
-                )
-              : errorOfReply({ ...reply, error: { ...reply.error, field: 'api_key' } }),
-        };
-    const cacheable = reply.ok || reply.error.code !== 'internal';
-    if (cacheable && generation === this.#generation) this.#remember(hash, outcome);
+    if (generation === this.#generation) this.#remember(hash, outcome);
     return outcome;
   }
 

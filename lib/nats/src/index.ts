@@ -1,4 +1,5 @@
 export { EventMsgHdrs } from './event-headers.js';
+export { jsApi } from './jetstream-api.js';
 export {
   isConsumerNotFound,
   isDeleteNotFound,
@@ -15,5 +16,14 @@ export {
   jsApiError,
   jsErrCode,
 } from './jetstream-errors.js';
-export { NatsRequester, type RequestOutcome, replyJson } from './nats-requester.js';
+export {
+  type Answer,
+  type NoAnswer,
+  noAnswer,
+  type ReplySchema,
+  replyJson,
+  type Unanswered,
+} from './json-answer.js';
+export { ensureRecordBucket, KvRecords, type RecordBucketOptions } from './kv-records.js';
+export { NatsRequester, type RequestOutcome } from './nats-requester.js';
 export { type Publisher, TurnPublisher, type TurnPublishOptions } from './turn-publisher.js';

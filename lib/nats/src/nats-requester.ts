@@ -1,14 +1,24 @@
 import { createInbox, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from 'nats';
+import {
+  type Answer,
+  type NoAnswer,
+  noAnswer,
+  type ReplySchema,
+  settleWithReply,
+  type Unanswered,
+  whyUnanswered,
+} from './json-answer.js';
 import type { TurnPublisher } from './turn-publisher.js';
 
 export type RequestOutcome =
   /** The first answer. */
   | { kind: 'reply'; msg: Msg }
-  /** Nobody subscribes to the subject (the server's 503 status; for JetStream: no stream or no JetStream). */
-  | { kind: 'no_responders' }
-  | { kind: 'timeout' }
-  /** The request could not be sent (connection closed or draining). */
-  | { kind: 'error'; reason: string };
+  /**
+   * `no_responders`: nobody subscribes to the subject (the server's 503 status; for JetStream: no
+   * stream or no JetStream); `timeout`; `error`: the request could not be sent (connection closed
+   * or draining).
+   */
+  | Unanswered;
 
 interface Waiting {
   settle: (outcome: RequestOutcome) => void;
@@ -24,6 +34,8 @@ interface Waiting {
  * NatsError, and builds a "cancelled" NatsError at the end of every successful request too: a
  * captured stack per offline event, and one more per request. Outcomes here are
  * plain values. Used by ingress (live push, JetStream publish) and the edge (its queue lookup).
+ * `requestJson` is the one typed request to a Herald service: its data, or a HeraldError for an
+ * error reply or no answer (built only then, never for a request that was answered).
  *
  * With a TurnPublisher, requests leave through it: a turn's requests share one socket write.
  */
@@ -46,7 +58,40 @@ export class NatsRequester {
     headers: MsgHdrs | undefined,
     timeoutMs: number,
   ): Promise<RequestOutcome> {
-    return this.#send(subject, payload, headers, timeoutMs, undefined);
+    return this.#send(subject, payload, headers, timeoutMs) as Promise<RequestOutcome>;
+  }
+
+  /**
+   * A request to a Herald service (or any responder answering JSON): resolves with the reply as
+   * `schema` reads it, rejects with a HeraldError otherwise. An error reply (proto's ErrorReply)
+   * is rebuilt with its code; no answer (nobody subscribes, the timeout, a send that failed, a
+   * reply `schema` refuses, a peer answering `unavailable` or `internal`) is `unavailable`, with
+   * `noAnswerAs`'s message and Retry-After when given. `body` is sent as is when it is bytes, as
+   * its JSON otherwise. Read where the reply is settled, so it costs no promise more than
+   * {@link request}.
+   */
+  requestJson<T>(
+    subject: string,
+    body: Uint8Array | object,
+    schema: ReplySchema<T>,
+    timeoutMs: number,
+    noAnswerAs?: NoAnswer,
+  ): Promise<Answer<T>> {
+    let payload: Uint8Array;
+    try {
+      payload = body instanceof Uint8Array ? body : Buffer.from(JSON.stringify(body));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.#send(
+      subject,
+      payload,
+      undefined,
+      timeoutMs,
+      undefined,
+      schema,
+      noAnswerAs,
+    ) as Promise<Answer<T>>;
   }
 
   /**
@@ -61,16 +106,22 @@ export class NatsRequester {
     timeoutMs: number,
     each: (msg: Msg) => boolean,
   ): Promise<RequestOutcome> {
-    return this.#send(subject, payload, undefined, timeoutMs, each);
+    return this.#send(subject, payload, undefined, timeoutMs, each) as Promise<RequestOutcome>;
   }
 
+  /**
+   * Sends one request. Without `schema` it resolves with the outcome; with it, as
+   * {@link requestJson} says (the reply is read in `settle`, no promise more).
+   */
   #send(
     subject: string,
     payload: Uint8Array,
     headers: MsgHdrs | undefined,
     timeoutMs: number,
-    each: ((msg: Msg) => boolean) | undefined,
-  ): Promise<RequestOutcome> {
+    each?: (msg: Msg) => boolean,
+    schema?: ReplySchema<unknown>,
+    noAnswerAs?: NoAnswer,
+  ): Promise<unknown> {
     try {
       this.#sub ??= this.#nc.subscribe(`${this.#prefix}.*`, {
         callback: (err, msg) => {
@@ -78,16 +129,25 @@ export class NatsRequester {
         },
       });
     } catch (err) {
-      return Promise.resolve({ kind: 'error', reason: String(err) });
+      const outcome: RequestOutcome = { kind: 'error', reason: String(err) };
+      return schema
+        ? Promise.reject(noAnswer(subject, whyUnanswered(outcome, timeoutMs), noAnswerAs))
+        : Promise.resolve(outcome);
     }
     const token = (this.#next++).toString(36);
-    return new Promise<RequestOutcome>((resolve) => {
+    return new Promise<unknown>((resolve, reject) => {
       const settle = (outcome: RequestOutcome) => {
         const waiting = this.#waiting.get(token);
         if (!waiting) return;
         this.#waiting.delete(token);
         clearTimeout(waiting.timer);
-        resolve(outcome);
+        if (!schema) {
+          resolve(outcome);
+          return;
+        }
+        if (outcome.kind === 'reply') {
+          settleWithReply(outcome.msg, subject, schema, noAnswerAs, resolve, reject);
+        } else reject(noAnswer(subject, whyUnanswered(outcome, timeoutMs), noAnswerAs));
       };
       const timer = setTimeout(() => settle({ kind: 'timeout' }), timeoutMs);
       this.#waiting.set(token, { settle, timer, each });
@@ -114,17 +174,5 @@ export class NatsRequester {
     const noResponders = msg.data.length === 0 && msg.headers?.code === 503;
     if (noResponders) waiting.settle({ kind: 'no_responders' });
     else if (!waiting.each || waiting.each(msg)) waiting.settle({ kind: 'reply', msg });
-  }
-}
-
-/** One decoder for every reply (it keeps no state between non-streaming decodes). */
-const utf8 = new TextDecoder();
-
-/** JSON of a reply's body, or undefined when it is not JSON. */
-export function replyJson(msg: Msg): unknown {
-  try {
-    return JSON.parse(utf8.decode(msg.data));
-  } catch {
-    return undefined;
   }
 }

@@ -13,9 +13,9 @@
  * acked after the last record is delivered again: at least once, clients drop repeats by id.
  */
 
-import { isNotFound, NatsRequester, replyJson } from '@herald/nats';
+import { ensureRecordBucket, isNotFound, jsApi, KvRecords, NatsRequester } from '@herald/nats';
 import { assertToken, EventHeaders, QueueAckFloor } from '@herald/proto';
-import type { JetStreamClient, JetStreamManager, KV, NatsConnection } from 'nats';
+import type { JetStreamClient, JetStreamManager, NatsConnection } from 'nats';
 
 /** The KV bucket of recorded floors, one key per recipient (stream `KV_herald_queue_floors`). */
 export const QUEUE_FLOOR_BUCKET = 'herald_queue_floors';
@@ -24,8 +24,6 @@ export const DEFAULT_QUEUE_FLOOR_TTL_DAYS = 30;
 
 const MS_PER_DAY = 86_400_000;
 const EMPTY = new Uint8Array(0);
-/** The header nats.js's KV puts on a delete or purge marker (a value has none). */
-const KV_OPERATION = 'KV-Operation';
 
 export interface QueueFloorBucketOptions {
   /** Replicas, as the queue streams'. Default 1. */
@@ -55,131 +53,62 @@ export async function ensureQueueFloorBucket(
   js: JetStreamClient,
   opts: QueueFloorBucketOptions = {},
 ): Promise<void> {
-  await js.views.kv(QUEUE_FLOOR_BUCKET, {
-    history: 1,
-    replicas: opts.replicas ?? 1,
-    ttl: (opts.ttlDays ?? DEFAULT_QUEUE_FLOOR_TTL_DAYS) * MS_PER_DAY,
-    allow_direct: true,
+  await ensureRecordBucket(js, QUEUE_FLOOR_BUCKET, {
+    replicas: opts.replicas,
+    ttlMs: (opts.ttlDays ?? DEFAULT_QUEUE_FLOOR_TTL_DAYS) * MS_PER_DAY,
   });
 }
 
 /**
- * The socket edge's side of the bucket: read a recipient's floor, record a new one. Bound lazily
- * and without an API call (the bucket is ingress's to create); a failed call is the caller's to
- * log, and a missing floor only means acked events may come again.
+ * The socket edge's side of the bucket: read a recipient's floor, record a new one (a
+ * {@link KvRecords} of floors; the bucket is ingress's to create). A failed call is the caller's
+ * to log, and a missing floor only means acked events may come again.
  */
 export class QueueFloors {
-  readonly #js: JetStreamClient;
+  readonly #records: KvRecords<QueueAckFloor>;
   readonly #requester: NatsRequester;
   readonly #timeoutMs: number;
-  #kv: Promise<KV> | undefined;
 
   /** @param requester the service's own, when it has one (else one of its own is made) */
   constructor(nc: NatsConnection, timeoutMs: number, requester = new NatsRequester(nc)) {
-    this.#js = nc.jetstream();
+    this.#records = new KvRecords(nc, QUEUE_FLOOR_BUCKET, QueueAckFloor, { timeoutMs, requester });
     this.#requester = requester;
     this.#timeoutMs = timeoutMs;
   }
 
-  #bucket(): Promise<KV> {
-    this.#kv ??= this.#js.views
-      .kv(QUEUE_FLOOR_BUCKET, { bindOnly: true, allow_direct: true, timeout: this.#timeoutMs })
-      .catch((err: unknown) => {
-        this.#kv = undefined;
-        throw err;
-      });
-    return this.#kv;
-  }
-
-  /**
-   * The recipient's recorded floor; undefined when none is (or it does not parse). A direct get of
-   * the key's last value over the NatsRequester rather than nats.js's `kv.get`, for the reason
-   * the queue probe (lookup.ts) uses it: the usual answer in a reconnect storm, 404 (nothing
-   * recorded yet), becomes a NatsError with a captured stack inside nats.js.
-   */
+  /** The recipient's recorded floor; undefined when none is (or it does not parse). */
   async read(account: string, recipient: string): Promise<QueueAckFloor | undefined> {
-    const outcome = await this.#requester.request(
-      `$JS.API.DIRECT.GET.KV_${QUEUE_FLOOR_BUCKET}.$KV.${QUEUE_FLOOR_BUCKET}.${queueFloorKey(account, recipient)}`,
-      EMPTY,
-      undefined,
-      this.#timeoutMs,
-    );
-    // No responders: the bucket does not exist (an ingress of an earlier release made the
-    // streams), so nothing was recorded.
-    if (outcome.kind === 'no_responders') return undefined;
-    if (outcome.kind !== 'reply') {
-      throw new Error(
-        `floor lookup: ${outcome.kind === 'error' ? outcome.reason : 'JetStream did not answer'}`,
-      );
-    }
-    const { msg } = outcome;
-    const code = msg.headers?.code ?? 0;
-    if (code === 404) return undefined;
-    if (code >= 400) throw new Error(`floor lookup: ${code} ${msg.headers?.description ?? ''}`);
-    // A deleted or purged key's last value is its marker.
-    if (msg.headers?.get(KV_OPERATION) || msg.data.length === 0) return undefined;
-    const parsed = QueueAckFloor.safeParse(replyJson(msg));
-    return parsed.success ? parsed.data : undefined;
+    return this.#records.read(queueFloorKey(account, recipient));
   }
 
   /** Every recorded key, once each (retention's walk; an ordered consumer on the bucket). */
-  async keys(): Promise<AsyncIterable<string>> {
-    const kv = await this.#bucket();
-    return kv.keys();
+  keys(): Promise<AsyncIterable<string>> {
+    return this.#records.keys();
   }
 
   /** Records `floor` as the recipient's (stored by JetStream when this resolves). */
   async record(account: string, recipient: string, floor: QueueAckFloor): Promise<void> {
-    // A JetStream publish to the key's subject, answered with the stream's ack (what kv.put
-    // sends), over the NatsRequester: nats.js builds a NatsError at the end of every request.
-    const body = new TextEncoder().encode(JSON.stringify(QueueAckFloor.parse(floor)));
-    const ack = await this.#api(
-      `$KV.${QUEUE_FLOOR_BUCKET}.${queueFloorKey(account, recipient)}`,
-      body,
-      'floor record',
-    );
-    if (ack === undefined || typeof (ack as { seq?: unknown }).seq !== 'number')
-      throw new Error('floor record: JetStream did not store it');
+    await this.#records.put(queueFloorKey(account, recipient), floor);
   }
 
   /**
    * A consumer's ack floor (its `ack_floor.stream_seq`) and whether its state is in memory, from
-   * `CONSUMER.INFO` over the NatsRequester; undefined when the consumer does not exist.
+   * `CONSUMER.INFO` over the NatsRequester; undefined when the consumer does not exist. No answer,
+   * or any other error, is HeraldError `unavailable`.
    */
   async consumerFloor(
     stream: string,
     consumer: string,
   ): Promise<{ ackFloor: number; memoryState: boolean } | undefined> {
-    const info = (await this.#api(
-      `$JS.API.CONSUMER.INFO.${stream}.${consumer}`,
-      EMPTY,
-      'consumer info',
-    )) as { ack_floor?: { stream_seq?: number }; config?: { mem_storage?: boolean } } | undefined;
+    const info = await jsApi<{
+      ack_floor?: { stream_seq?: number };
+      config?: { mem_storage?: boolean };
+    }>(this.#requester, `$JS.API.CONSUMER.INFO.${stream}.${consumer}`, EMPTY, this.#timeoutMs);
     if (!info) return undefined;
     return {
       ackFloor: info.ack_floor?.stream_seq ?? 0,
       memoryState: info.config?.mem_storage === true,
     };
-  }
-
-  /** One JetStream call: its JSON answer, undefined for a 404, an Error for anything else. */
-  async #api(subject: string, body: Uint8Array, what: string): Promise<unknown> {
-    const outcome = await this.#requester.request(subject, body, undefined, this.#timeoutMs);
-    if (outcome.kind === 'no_responders') throw new Error(`${what}: no stream answers`);
-    if (outcome.kind !== 'reply') {
-      throw new Error(
-        `${what}: ${outcome.kind === 'error' ? outcome.reason : 'JetStream did not answer'}`,
-      );
-    }
-    const answer = replyJson(outcome.msg) as
-      | { error?: { code?: number; description?: string } }
-      | undefined;
-    if (answer?.error) {
-      if (answer.error.code === 404) return undefined;
-      throw new Error(`${what}: ${answer.error.description ?? answer.error.code}`);
-    }
-    if (answer === undefined) throw new Error(`${what}: malformed answer`);
-    return answer;
   }
 }
 

@@ -8,7 +8,7 @@
  * the window in which another device still catches up (docs/architecture-history.md, "Per-device
  * delivery").
  */
-import { NatsRequester, replyJson } from '@herald/nats';
+import { ensureRecordBucket, KvRecords, NatsRequester, type ReplySchema } from '@herald/nats';
 import { assertToken, DEVICE_FORMAT } from '@herald/proto';
 import type { JetStreamClient, NatsConnection } from 'nats';
 
@@ -18,8 +18,6 @@ export const DEVICE_POSITION_BUCKET = 'herald_device_positions';
 export const DEFAULT_DEVICE_POSITION_TTL_DAYS = 30;
 
 const MS_PER_DAY = 86_400_000;
-const EMPTY = new Uint8Array(0);
-const KV_OPERATION = 'KV-Operation';
 
 /** A recorded position: the partition stream it is of, and the sequence. */
 export interface DevicePosition {
@@ -27,15 +25,18 @@ export interface DevicePosition {
   seq: number;
 }
 
-function isPosition(value: unknown): value is DevicePosition {
-  const v = value as Partial<DevicePosition> | undefined;
-  return (
-    typeof v?.stream === 'string' &&
-    v.stream.length > 0 &&
-    Number.isSafeInteger(v.seq) &&
-    (v.seq as number) >= 0
-  );
-}
+/** A position as the bucket holds it: its stream (a partition, or the inbox) and a sequence. */
+const PositionRecord: ReplySchema<DevicePosition> = {
+  safeParse(value) {
+    const v = value as Partial<DevicePosition> | undefined;
+    return typeof v?.stream === 'string' &&
+      v.stream.length > 0 &&
+      Number.isSafeInteger(v.seq) &&
+      (v.seq as number) >= 0
+      ? { success: true, data: { stream: v.stream, seq: v.seq as number } }
+      : { success: false };
+  },
+};
 
 /**
  * A second key space of the same bucket: a device's position in its recipient's inbox (inbox-mode
@@ -64,18 +65,19 @@ export async function ensureDevicePositionBucket(
   js: JetStreamClient,
   opts: { replicas?: number; ttlDays?: number } = {},
 ): Promise<void> {
-  await js.views.kv(DEVICE_POSITION_BUCKET, {
-    history: 1,
-    replicas: opts.replicas ?? 1,
-    ttl: (opts.ttlDays ?? DEFAULT_DEVICE_POSITION_TTL_DAYS) * MS_PER_DAY,
-    allow_direct: true,
+  await ensureRecordBucket(js, DEVICE_POSITION_BUCKET, {
+    replicas: opts.replicas,
+    ttlMs: (opts.ttlDays ?? DEFAULT_DEVICE_POSITION_TTL_DAYS) * MS_PER_DAY,
   });
 }
 
-/** The socket edge's side of the bucket: one direct get per device connect, one put per record. */
+/**
+ * The socket edge's side of the bucket (a {@link KvRecords} of positions): one read per device
+ * connect, one write per record. A position that is not one reads as none; a failed call is the
+ * caller's to log.
+ */
 export class DevicePositions {
-  readonly #requester: NatsRequester;
-  readonly #timeoutMs: number;
+  readonly #records: KvRecords<DevicePosition>;
   readonly #space: string | undefined;
 
   /** @param space a key space of the bucket ({@link INBOX_POSITION_SPACE}); none for queue positions */
@@ -85,8 +87,10 @@ export class DevicePositions {
     requester = new NatsRequester(nc),
     space?: string,
   ) {
-    this.#requester = requester;
-    this.#timeoutMs = timeoutMs;
+    this.#records = new KvRecords(nc, DEVICE_POSITION_BUCKET, PositionRecord, {
+      timeoutMs,
+      requester,
+    });
     this.#space = space;
   }
 
@@ -96,22 +100,7 @@ export class DevicePositions {
     recipient: string,
     device: string,
   ): Promise<DevicePosition | undefined> {
-    const key = devicePositionKey(account, recipient, device, this.#space);
-    const outcome = await this.#requester.request(
-      `$JS.API.DIRECT.GET.KV_${DEVICE_POSITION_BUCKET}.$KV.${DEVICE_POSITION_BUCKET}.${key}`,
-      EMPTY,
-      undefined,
-      this.#timeoutMs,
-    );
-    if (outcome.kind === 'no_responders') return undefined;
-    if (outcome.kind !== 'reply') throw new Error(`device position lookup: ${outcome.kind}`);
-    const { msg } = outcome;
-    const code = msg.headers?.code ?? 0;
-    if (code === 404) return undefined;
-    if (code >= 400) throw new Error(`device position lookup: ${code}`);
-    if (msg.headers?.get(KV_OPERATION) || msg.data.length === 0) return undefined;
-    const value = replyJson(msg);
-    return isPosition(value) ? { stream: value.stream, seq: value.seq } : undefined;
+    return this.#records.read(devicePositionKey(account, recipient, device, this.#space));
   }
 
   /** Records the device's position (stored by JetStream when this resolves). */
@@ -121,20 +110,6 @@ export class DevicePositions {
     device: string,
     position: DevicePosition,
   ): Promise<void> {
-    const key = devicePositionKey(account, recipient, device, this.#space);
-    if (!isPosition(position)) throw new RangeError('device position: stream and seq required');
-    const body = new TextEncoder().encode(
-      JSON.stringify({ stream: position.stream, seq: position.seq }),
-    );
-    const outcome = await this.#requester.request(
-      `$KV.${DEVICE_POSITION_BUCKET}.${key}`,
-      body,
-      undefined,
-      this.#timeoutMs,
-    );
-    if (outcome.kind !== 'reply') throw new Error(`device position record: ${outcome.kind}`);
-    const ack = replyJson(outcome.msg) as { seq?: unknown; error?: { description?: string } };
-    if (typeof ack?.seq !== 'number')
-      throw new Error(`device position record: ${ack?.error?.description ?? 'not stored'}`);
+    await this.#records.put(devicePositionKey(account, recipient, device, this.#space), position);
   }
 }

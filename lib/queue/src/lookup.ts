@@ -1,10 +1,9 @@
-import { isNotFound, type NatsRequester, replyJson } from '@herald/nats';
+import { jsApi, type NatsRequester, noAnswer } from '@herald/nats';
 
 /**
- * Whether the queue stream `stream` holds any message on `subject`: JetStream's `STREAM.MSG.GET` with
- * `last_by_subj`, sent over the NatsRequester because its usual answer on connect, 404 "no message
- * found", costs a NatsError with a captured stack through nats.js, on every connect of a
- * recipient with nothing queued. Throws when JetStream does not answer.
+ * Whether the queue stream `stream` holds any message on `subject`: JetStream's `STREAM.MSG.GET`
+ * with `last_by_subj`, whose usual answer on connect, 404 "no message found", {@link jsApi} reads
+ * without an Error. Throws HeraldError `unavailable` when JetStream does not answer.
  */
 export async function storesAnythingFor(
   requester: NatsRequester,
@@ -12,21 +11,10 @@ export async function storesAnythingFor(
   subject: string,
   timeoutMs: number,
 ): Promise<boolean> {
-  const outcome = await requester.request(
-    `$JS.API.STREAM.MSG.GET.${stream}`,
-    new TextEncoder().encode(JSON.stringify({ last_by_subj: subject })),
-    undefined,
-    timeoutMs,
-  );
-  if (outcome.kind !== 'reply') {
-    throw new Error(
-      `JetStream message lookup: ${outcome.kind === 'error' ? outcome.reason : outcome.kind}`,
-    );
-  }
-  const body = replyJson(outcome.msg) as
-    | { message?: unknown; error?: { code?: number; description?: string } }
-    | undefined;
-  if (body?.message) return true;
-  if (isNotFound({ api_error: body?.error })) return false;
-  throw new Error(`JetStream message lookup: ${body?.error?.description ?? 'malformed reply'}`);
+  const api = `$JS.API.STREAM.MSG.GET.${stream}`;
+  const body = Buffer.from(JSON.stringify({ last_by_subj: subject }));
+  const answer = await jsApi<{ message?: unknown }>(requester, api, body, timeoutMs);
+  if (answer === undefined) return false;
+  if (answer.message) return true;
+  throw noAnswer(api, 'a reply with no message');
 }

@@ -1,7 +1,12 @@
-export { InboxClient, type InboxQueryAnswer, type InboxStoreAnswer } from './inbox-client.js';
+export {
+  InboxClient,
+  type InboxExpireAnswer,
+  type InboxQueryAnswer,
+  type InboxStoreAnswer,
+} from './inbox-client.js';
 export {
   DEFAULT_STATUS_BATCH_LIMITS,
   StatusBatcher,
   type StatusBatchLimits,
 } from './status-batcher.js';
-export { type StatusAnswer, StatusClient, type TrimOutcome } from './status-client.js';
+export { type StatusAnswer, StatusClient, type TrimAnswer } from './status-client.js';

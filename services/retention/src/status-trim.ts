@@ -1,4 +1,5 @@
 import type { Logger } from '@herald/kit';
+import { HeraldError } from '@herald/proto';
 import { InboxClient, StatusClient } from '@herald/status-client';
 import type { NatsConnection } from 'nats';
 
@@ -10,14 +11,12 @@ const TRIM_TIMEOUT_MS = 120_000;
  * of the weekly run. Never fails the run: without a status service there is nothing to trim.
  */
 export async function requestStatusTrim(nc: NatsConnection, logger: Logger): Promise<void> {
-  const trimmed = await new StatusClient(nc).trim(TRIM_TIMEOUT_MS);
-  if (!trimmed.answered) {
-    logger.warn({ outcome: trimmed.outcome }, 'status trim not done: no status service answered');
-    return;
+  try {
+    const trimmed = await new StatusClient(nc).trim(TRIM_TIMEOUT_MS);
+    logger.info({ ...trimmed }, 'status rows trimmed');
+  } catch (err) {
+    logger.warn(notDone(err), 'status trim not done');
   }
-  const reply = trimmed.reply;
-  if (reply?.ok) logger.info({ ...reply }, 'status rows trimmed');
-  else logger.warn({ error: reply ? reply.error : 'bad reply' }, 'status trim failed');
 }
 
 /**
@@ -25,12 +24,16 @@ export async function requestStatusTrim(nc: NatsConnection, logger: Logger): Pro
  * socket had (never one not yet delivered), as part of the weekly run. Never fails the run.
  */
 export async function requestInboxExpire(nc: NatsConnection, logger: Logger): Promise<void> {
-  const expired = await new InboxClient(nc).expire(TRIM_TIMEOUT_MS);
-  if (!expired.answered) {
-    logger.warn('inbox expiry not done: no status service answered');
-    return;
+  try {
+    const expired = await new InboxClient(nc).expire(TRIM_TIMEOUT_MS);
+    logger.info({ removed: expired.removed }, 'expired inbox events removed');
+  } catch (err) {
+    logger.warn(notDone(err), 'inbox expiry not done');
   }
-  const reply = expired.reply;
-  if (reply?.ok) logger.info({ removed: reply.removed }, 'expired inbox events removed');
-  else logger.warn({ error: reply ? reply.error : 'bad reply' }, 'inbox expiry failed');
+}
+
+/** What the log says of a request not done: the code, and why (no answer, or the refusal). */
+function notDone(err: unknown): { code?: string; err: string } {
+  if (!(err instanceof HeraldError)) return { err: String(err) };
+  return { code: err.code, err: String(err.cause ?? err.message) };
 }

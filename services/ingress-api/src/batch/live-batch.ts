@@ -209,18 +209,14 @@ export function createLiveBatch(opts: LiveBatchOptions) {
       meta,
       indices.map((index) => (items[index] as LiveBatchItem).payload),
     );
-    const outcome = await requester.request(
-      subjects.edgeLive(edge, account),
-      data,
-      undefined,
-      writeMs,
-    );
-    if (outcome.kind === 'reply') {
-      const reply = LiveBatchReply.safeParse(replyJson(outcome.msg));
-      if (reply.success && reply.data.sockets.length === indices.length) return reply.data.sockets;
+    const subject = subjects.edgeLive(edge, account);
+    try {
+      const reply = await requester.requestJson(subject, data, LiveBatchReply, writeMs);
+      if (reply.sockets.length === indices.length) return reply.sockets;
+    } catch {
+      // No answer: gone since it answered step 1, too slow, or a malformed answer.
     }
-    // Gone since it answered step 1, too slow, or a malformed answer: its events are queued (the
-    // caller logs each, as a single dispatch's unconfirmed live push).
+    // Its events are queued (the caller logs each, as a single dispatch's unconfirmed live push).
     return undefined;
   }
 }
