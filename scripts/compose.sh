@@ -33,6 +33,8 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$ROOT/scripts/lib/docker.sh"
 # shellcheck source=lib/compose-stack.sh
 . "$ROOT/scripts/lib/compose-stack.sh"
+# shellcheck source=lib/stack-backup.sh
+. "$ROOT/scripts/lib/stack-backup.sh"
 
 say() { printf 'compose: %s\n' "$*" >&2; }
 die() {

@@ -17,6 +17,10 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/dev-common.sh"
 # shellcheck source=lib/dev-accounts.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/dev-accounts.sh"
+# shellcheck source=lib/dev-stores.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/dev-stores.sh"
+# shellcheck source=lib/dev-welcome.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/dev-welcome.sh"
 cd "$ROOT"
 
 HOST=${HERALD_HOST:-127.0.0.1}
@@ -104,62 +108,10 @@ else
 fi
 
 # ---- NATS -------------------------------------------------------------------------------------
-# shellcheck source=lib/nats-bin.sh
-. "$ROOT/scripts/lib/nats-bin.sh"
-NATS_BIN=$(nats_server_bin)
-[[ -n $NATS_BIN ]] || die "nats-server $(nats_pinned_version) or newer is not installed: run make deps"
-say "nats-server $(nats_server_version_of "$NATS_BIN") ($NATS_BIN)"
-mkdir -p "$DATA/nats"
-rotate_log nats
-# Authentication as deployed: deploy/nats/users.conf (one user per service, the auth callout for
-# backends), its passwords and callout key in .data/nats-auth.env.
-# shellcheck source=lib/nats-auth.sh
-. "$ROOT/scripts/lib/nats-auth.sh"
-nats_auth_ensure "$DATA"
-cp "$ROOT/deploy/nats/users.conf" "$DATA/nats/users.conf"
-printf 'jetstream { store_dir: "%s" }\ninclude users.conf\n' "$DATA/nats" >"$DATA/nats/herald.conf"
-# setsid: a terminal's Ctrl-C reaches only this script, which then stops each process once, in
-# order; the services treat a second signal as "exit now".
-setsid env "${NATS_SERVER_ENV[@]}" "$NATS_BIN" -n herald-dev -a 127.0.0.1 -p "$NATS_PORT" -c "$DATA/nats/herald.conf" >"$LOGS/nats.log" 2>&1 &
-echo $! >"$RUN/nats.pid"
-for ((i = 0; ; i++)); do
-  port_busy "$NATS_PORT" && break
-  proc_alive "$(<"$RUN/nats.pid")" || { tail -n 20 "$LOGS/nats.log" >&2; die 'nats-server exited; log above'; }
-  ((i < 200)) || die "nats-server is not listening on 127.0.0.1:$NATS_PORT after 20s; see $LOGS/nats.log"
-  sleep 0.1
-done
-NATS_URL=nats://127.0.0.1:$NATS_PORT
-say "nats-server (JetStream) on $NATS_URL"
+start_nats
 
 # ---- Postgres ---------------------------------------------------------------------------------
-PG=$(pg_bin) || die 'PostgreSQL is not installed: run make deps'
-[[ -x $PG/initdb && -x $PG/pg_ctl && -x $PG/psql ]] || die "initdb, pg_ctl or psql is missing from $PG: reinstall postgresql"
-mkdir -p "$PGSOCK"
-rotate_log postgres
-touch "$LOGS/postgres.log"
-if is_root; then
-  chown postgres: "$PGSOCK" "$LOGS/postgres.log"
-  runuser -u postgres -- test -x "$DATA" ||
-    die "the postgres user cannot reach $DATA: make its parent directories searchable (chmod o+x) or move the checkout"
-fi
-if [[ ! -f $PGDATA/PG_VERSION ]]; then
-  say "creating a Postgres cluster in $PGDATA"
-  rm -rf "$PGDATA"
-  mkdir -m 700 "$PGDATA"
-  is_root && chown postgres: "$PGDATA"
-  as_pg "$PG/initdb" -D "$PGDATA" -U postgres --auth=trust -E UTF8 --locale=C >"$LOGS/initdb.log" 2>&1 ||
-    { tail -n 20 "$LOGS/initdb.log" >&2; die 'initdb failed; log above'; }
-fi
-as_pg "$PG/pg_ctl" -D "$PGDATA" -l "$LOGS/postgres.log" -w -t 60 \
-  -o "-p $PG_PORT -c listen_addresses=127.0.0.1 -k '$PGSOCK'" start >/dev/null ||
-  { tail -n 20 "$LOGS/postgres.log" >&2; die 'Postgres did not start; log above'; }
-# psql_q DATABASE SQL: the unaligned result rows.
-psql_q() { "$PG/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -d "$1" -XtAq -v ON_ERROR_STOP=1 -c "$2"; }
-if [[ -z $(psql_q postgres "select 1 from pg_database where datname = 'herald'") ]]; then
-  psql_q postgres 'create database herald' >/dev/null
-fi
-DATABASE_URL=postgres://postgres@127.0.0.1:$PG_PORT/herald
-say "Postgres on $DATABASE_URL"
+start_postgres
 
 # Seals keys' signing secrets at rest (auth and the admin CLI): made once and kept with the data,
 # since a new one could not open the secrets sealed before.
@@ -283,52 +235,7 @@ HERALD_RECIPIENT=$HERALD_RECIPIENT
 EOF
 )
 
-connect_url="$WS_URL/ws/connect?api_key=$HERALD_TEST_KEY&recipient=$HERALD_RECIPIENT&client=mobile"
-body="{\"recipient\":\"$HERALD_RECIPIENT\",\"payload\":{\"hello\":\"world\"},\"api_key\":\"$HERALD_TEST_KEY\",\"client\":\"mobile\"}"
-
-cat <<EOF
-
-Herald is running. Ctrl-C stops it; logs are in .data/logs/.
-
-HERALD_BASE_URL=$BASE_URL
-HERALD_WS_URL=$WS_URL
-HERALD_TEST_KEY=$HERALD_TEST_KEY
-HERALD_ACCOUNT_ID=$HERALD_ACCOUNT_ID
-HERALD_DASHBOARD_URL=https://localhost:8445/
-HERALD_NATS_URL=$NATS_URL
-
-The dashboard (sign up, keys, plan, delivery status, debug console) is at HERALD_DASHBOARD_URL once
-the browser trusts .data/tls/ca.crt. There is no mail server: a password reset token comes from
-  npm run -s admin -- account reset-token --email you@example.com
-
-A backend that dispatches over NATS (request rt.dispatch.<account>) at HERALD_NATS_URL logs in
-with a NATS user of its account's own, allowed nothing else (its password is shown once):
-  npm run -s admin -- nats-user create --account $HERALD_ACCOUNT_ID
-
-The Test key expires at $HERALD_TEST_KEY_EXPIRES_AT (make dev issues a new one then).
-
-The React notification bell, live in a page of its own: run make example in another terminal
-(clients/react/example/README.md). It has an account of its own, $EXAMPLE_EMAIL.
-Paste the four lines above into a shell (or: . .data/demo.env), then
-
-Send an event to recipient $HERALD_RECIPIENT (202 while it is offline: queued; 200 once connected):
-  curl --cacert .data/tls/ca.crt -H 'content-type: application/json' -d '$body' \$HERALD_BASE_URL/notify
-
-Receive events (queued ones arrive on connect, then live ones):
-  NODE_EXTRA_CA_CERTS=.data/tls/ca.crt node -e "new (require('ws'))(process.argv[1]).on('message', (m) => console.log(String(m)))" '$connect_url'
-
-Or in the devtools console of any https page, once the browser trusts .data/tls/ca.crt:
-  const ws = new WebSocket('$connect_url'); ws.onmessage = (e) => console.log(JSON.parse(e.data));
-
-Or with the SDK (@herald/sdk; in Node: NODE_EXTRA_CA_CERTS=.data/tls/ca.crt, and ws on Node 20/21).
-Both URLs are needed: notify goes to ingress-api, sockets to socket-edge:
-  import { Herald } from '@herald/sdk';
-  const herald = new Herald({ apiKey: '$HERALD_TEST_KEY', client: 'mobile', baseUrl: '$BASE_URL', wsUrl: '$WS_URL' });
-  herald.onError((error) => console.error(error.kind, error.code, error.message));
-  herald.onConnectionChange((state) => console.log(state));
-  herald.subscribe('$HERALD_RECIPIENT').listen((payload) => console.log(payload));
-
-EOF
+print_welcome
 
 # Run until a signal, or until a service dies (then stop everything: a half stack misleads).
 while :; do

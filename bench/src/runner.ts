@@ -1,8 +1,8 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { connect } from 'nats';
-import { type BenchConfig, type FigureId, loadBenchConfig } from './config.js';
+import { type FigureId, loadBenchConfig } from './config.js';
 import { type BaselineServers, startBaselineServers } from './env/baseline-servers.js';
 import { ensureBuilt } from './env/build.js';
 import { startCentrifugoPeers } from './env/centrifugo-peers.js';
@@ -16,7 +16,6 @@ import { clientTls } from './load/client-tls.js';
 import { poster } from './load/http-poster.js';
 import { SourceAddresses } from './load/source-addresses.js';
 import { payloadMaker } from './payload.js';
-import { updateBenchmarksDoc } from './report/docs-file.js';
 import {
   commitId,
   loadAverage,
@@ -24,11 +23,10 @@ import {
   natsServerVersion,
   redisVersion,
 } from './report/environment.js';
-import { renderMarkdown } from './report/markdown.js';
-import { peerCheck } from './report/peers.js';
 import { attachProfiles, missedTarget } from './report/profile-attach.js';
 import { type ClockWindow, monotonicUs } from './report/profile-top.js';
 import type { BenchResults, FigureResult } from './report/results.js';
+import { settingsOf, writeResults } from './report/results-file.js';
 
 /** The services the bench starts, whose workspaces `BENCH_SERVICES=dist` builds. */
 const SERVICE_DIRS = [
@@ -238,7 +236,7 @@ export async function runBench(
       },
       figures,
     };
-    writeResults(config, results);
+    writeResults(config, results, log);
     return stoppedEarly === undefined ? 0 : 3;
   } finally {
     await cleanup();
@@ -256,57 +254,4 @@ function cpuNote(before: Map<string, number>, after: Map<string, number>, wallMs
   return `CPU time of the server processes over the figure's ${(wallMs / 1000).toFixed(0)} s (one server core): ${used.join(', ') || 'none measurable'}.`;
 }
 
-function settingsOf(c: BenchConfig): Record<string, string | number | boolean> {
-  return {
-    servers: c.runtime === 'dist' ? 'dist (node)' : 'source (tsx)',
-    measureMs: c.measureMs,
-    concurrency: c.concurrency,
-    warmupMs: c.warmupMs,
-    batchSize: c.batchSize,
-    payloadBytes: c.payloadBytes,
-    latencyLoads: c.latencyLoads.join(','),
-    latencySockets: c.latencySockets,
-    recipients: c.recipients.join(','),
-    drainOne: c.drainOne,
-    drainMany: `${c.drainMany}×${c.drainEach}`,
-    memoryLevels: c.memoryLevels.join(','),
-    capacityMax: c.capacityMax,
-    capacityStep: c.capacityStep,
-    probeP99Ms: c.probeP99Ms,
-    connectConcurrency: c.connectConcurrency,
-    drainConnectConcurrency: c.drainConnectConcurrency,
-    ...(c.statusOff ? { statusOff: true } : {}),
-    ...(Object.keys(c.edgeEnv).length > 0 ? { edgeEnv: pairsText(c.edgeEnv) } : {}),
-    ...(Object.keys(c.ingressEnv).length > 0 ? { ingressEnv: pairsText(c.ingressEnv) } : {}),
-  };
-}
-
-function writeResults(config: BenchConfig, results: BenchResults): void {
-  const dir = resolve(REPO_ROOT, config.outDir);
-  mkdirSync(dir, { recursive: true });
-  const stamp = results.meta.date.replace(/[:.]/g, '-');
-  const name = config.quick ? 'quick' : 'full';
-  const json = `${JSON.stringify(results, null, 2)}\n`;
-  writeFileSync(join(dir, `${name}-${stamp}.json`), json);
-  writeFileSync(join(dir, `${name}-latest.json`), json);
-  const markdown = renderMarkdown(results);
-  writeFileSync(join(dir, `${name}-latest.md`), markdown);
-  log(`raw results: ${join(config.outDir, `${name}-${stamp}.json`)}`);
-  if (config.writeDocs && results.meta.stoppedEarly === undefined) {
-    updateBenchmarksDoc(join(REPO_ROOT, 'docs', 'benchmarks.md'), markdown);
-    log('docs/benchmarks.md updated');
-  }
-  process.stdout.write(markdown);
-  const failed = results.figures
-    .flatMap((f) => [...f.checks, ...(f.peers ?? []).flatMap((l) => peerCheck(l) ?? [])])
-    .filter((c) => c.pass === false);
-  if (failed.length > 0) log(`${failed.length} target(s) missed: see the report`);
-}
-
 export type { FigureId };
-
-function pairsText(env: Record<string, string>): string {
-  return Object.entries(env)
-    .map(([k, v]) => `${k}=${v}`)
-    .join(',');
-}

@@ -1,7 +1,7 @@
 # Shared by scripts/dev.sh and scripts/example.sh: the demo accounts `make dev` makes and the Test
 # keys they hold, through the admin CLI's --json output. Sourced after dev-common.sh, never
 # executed. The caller exports DATABASE_URL and NATS_URL (those of .data/dev.env), and dev.sh
-# defines psql_q for the one lookup the admin CLI has no command for.
+# (through lib/dev-stores.sh) defines psql_q for the one lookup the admin CLI has no command for.
 
 # A stored Test key is reused while it has at least this long to live (Test keys live 4 hours).
 KEY_MIN_REMAINING_MS=$((10 * 60 * 1000))

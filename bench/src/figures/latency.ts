@@ -7,7 +7,7 @@ import { closedLoop, openLoop, waitUntil } from '../load/pace.js';
 import { SioFleet } from '../load/sio-fleet.js';
 import { WsFleet } from '../load/ws-fleet.js';
 import { seqOfFrame, seqOfValue } from '../payload.js';
-import { declare, PeerCollector, peerRows, type System } from '../report/peers.js';
+import { PeerCollector } from '../report/peers.js';
 import {
   type FigureResult,
   formatNumber,
@@ -15,34 +15,20 @@ import {
   ratioCheckAtMost,
   valueCheck,
 } from '../report/results.js';
-import { median, SampleBuffer, summarize } from '../stats.js';
-import { publishBody } from './centrifugo-wire.js';
+import { median, summarize } from '../stats.js';
 import {
   type BenchContext,
   HANDSHAKE_TIMEOUT_MS,
   MAX_OPS_PER_SEC,
   SETTLE_TIMEOUT_MS,
 } from './context.js';
-import {
-  centrifugoProcesses,
-  centrifugoSystem,
-  meterCpu,
-  PROCESSES,
-  perUnitUs,
-} from './cpu-meter.js';
-import { DeliveryCounter } from './delivery-counter.js';
-import { connectUrl, notifyBody, pushBody, rawWsUrl } from './herald-wire.js';
+import { meterCpu, PROCESSES } from './cpu-meter.js';
+import { connectUrl, notifyBody, rawWsUrl } from './herald-wire.js';
+import { latencyAtRate } from './latency-at-rate.js';
+import { LatencyProbe } from './latency-probe.js';
+import { SUBJECTS } from './latency-subjects.js';
 
-export const SUBJECTS = {
-  herald: 'Herald POST /notify → frame',
-  centrifugo: (engine: string) =>
-    `baseline: Centrifugo (${engine} engine) POST /api/publish → frame`,
-  socketIo: 'baseline: Socket.IO POST /push → event',
-  rawWs: 'baseline: raw ws POST /push → frame',
-  wsEcho: 'baseline: raw ws echo RTT',
-  natsFloor: 'baseline: NATS request/reply RTT (floor)',
-  designFloor: 'baseline: design floor, POST /notify → NATS → raw ws → frame',
-} as const;
+export { SUBJECTS } from './latency-subjects.js';
 
 /**
  * Figure 1: dispatch-to-socket latency at fixed rates. The maximum Herald throughput on these
@@ -60,16 +46,8 @@ export async function latency(ctx: BenchContext): Promise<FigureResult> {
   const notes: string[] = [];
   const l = config.latencySockets;
   const recipients = Array.from({ length: l }, () => randomUUID());
-  // Send times by sequence number, for the frames of the measurement in progress.
-  let sentAt = new Float64Array(0);
-  let base = 0;
-  let samples = new SampleBuffer(0);
-  const counter = new DeliveryCounter();
-  const arrived = (seqNumber: number) => {
-    counter.hit();
-    const seq = seqNumber - base;
-    if (seq >= 0 && seq < sentAt.length) samples.push(performance.now() - (sentAt[seq] as number));
-  };
+  const probe = new LatencyProbe();
+  const { counter, arrived } = probe;
   const onFrame = (_i: number, data: Buffer) => arrived(seqOfFrame(data));
   const fleetOpts = {
     tls: ctx.tls,
@@ -103,7 +81,6 @@ export async function latency(ctx: BenchContext): Promise<FigureResult> {
       onPublication: (_i, data) => arrived(seqOfValue(data)),
     }),
   }));
-  let nextSeq = 0;
   try {
     for (const [name, fleet] of [
       ['Herald', herald],
@@ -137,7 +114,7 @@ export async function latency(ctx: BenchContext): Promise<FigureResult> {
       const loop = await closedLoop(
         config.concurrency,
         { durationMs: window, maxCount: (window / 1000) * MAX_OPS_PER_SEC },
-        () => post(nextSeq++),
+        () => post(probe.untimed()),
       );
       await waitUntil(() => counter.received >= loop.completed, SETTLE_TIMEOUT_MS);
       if (w >= 0) maxRuns.push(counter.received / ((counter.lastAt - start) / 1000));
@@ -156,13 +133,6 @@ export async function latency(ctx: BenchContext): Promise<FigureResult> {
           Math.floor((config.measureMs / 1000) * rate),
           (config.measureMs / 1000) * MAX_OPS_PER_SEC,
         );
-        const prepare = () => {
-          base = nextSeq;
-          nextSeq += count;
-          sentAt = new Float64Array(count);
-          samples = new SampleBuffer(count);
-          counter.reset();
-        };
         const bounds = { durationMs: config.measureMs, maxCount: count };
         const record = (
           subject: string,
@@ -170,7 +140,7 @@ export async function latency(ctx: BenchContext): Promise<FigureResult> {
           lost: number,
           behindMs: number,
         ) => {
-          const s = summarize(samples.values());
+          const s = summarize(probe.samples.values());
           if (behindMs > 5) {
             notes.push(
               `${subject} @ ${pct}, run ${run + 1}: the generator fell ${behindMs.toFixed(0)} ms behind its schedule`,
@@ -183,13 +153,13 @@ export async function latency(ctx: BenchContext): Promise<FigureResult> {
         };
 
         await ctx.http.ingress.warm();
-        prepare();
+        let base = probe.start(count);
         const { result: h, cpuSeconds } = await meterCpu(
           ctx.servers,
           PROCESSES.herald,
           async () => {
             const loop = await openLoop(rate, bounds, (i, at) => {
-              sentAt[i] = at;
+              probe.sent(i, at);
               return post(base + i);
             });
             await waitUntil(() => counter.received >= loop.completed, SETTLE_TIMEOUT_MS);
@@ -203,147 +173,38 @@ export async function latency(ctx: BenchContext): Promise<FigureResult> {
           'µs',
           (1e6 * cpuSeconds) / Math.max(1, counter.received),
         );
-        record(SUBJECTS.herald, 'herald', count - samples.length, h.behindMs);
+        record(SUBJECTS.herald, 'herald', count - probe.samples.length, h.behindMs);
         if (h.failed > 0)
           notes.push(`Herald @ ${pct}, run ${run + 1}: ${h.failed} failed: ${h.firstError}`);
 
-        prepare();
+        base = probe.start(count);
         const e = await openLoop(rate, bounds, async (i, at) => {
-          sentAt[i] = at;
+          probe.sent(i, at);
           echo.sockets[i % l]?.send(ctx.payload.make(base + i));
         });
         await waitUntil(() => counter.received >= count, SETTLE_TIMEOUT_MS);
-        record(SUBJECTS.wsEcho, 'baseline', count - samples.length, e.behindMs);
+        record(SUBJECTS.wsEcho, 'baseline', count - probe.samples.length, e.behindMs);
 
-        prepare();
+        base = probe.start(count);
         const f = await openLoop(rate, bounds, async (i, at) => {
           await ctx.nc.request(ECHO_SUBJECT, ctx.payload.make(base + i), { timeout: 5000 });
-          samples.push(performance.now() - at);
+          probe.samples.push(performance.now() - at);
         });
-        record(SUBJECTS.natsFloor, 'baseline', count - samples.length, f.behindMs);
+        record(SUBJECTS.natsFloor, 'baseline', count - probe.samples.length, f.behindMs);
 
         await ctx.http.designFloor.warm();
-        prepare();
+        base = probe.start(count);
         const d = await openLoop(rate, bounds, (i, at) => {
-          sentAt[i] = at;
+          probe.sent(i, at);
           return postTo(ctx.http.designFloor, base + i);
         });
         await waitUntil(() => counter.received >= d.completed, SETTLE_TIMEOUT_MS);
-        record(SUBJECTS.designFloor, 'baseline', count - samples.length, d.behindMs);
+        record(SUBJECTS.designFloor, 'baseline', count - probe.samples.length, d.behindMs);
         if (d.failed > 0)
           notes.push(`design floor @ ${pct}, run ${run + 1}: ${d.failed} failed: ${d.firstError}`);
       }
       // Issue 31's row: every system at the same absolute rate, open loop, over its own sockets.
-      {
-        ctx.checkDeadline();
-        const rate = config.latencyRate;
-        const windowMs = 2 * config.measureMs;
-        const count = Math.max(1, Math.floor((windowMs / 1000) * rate));
-        const bounds = { durationMs: windowMs, maxCount: count };
-        const row = peerRows(config);
-        const atRate = async (
-          subject: string,
-          role: 'herald' | 'baseline',
-          system: System,
-          processes: readonly string[],
-          http: Poster,
-          send: (seq: number) => Promise<{ status: number; text: string }>,
-        ) => {
-          await http.warm();
-          base = nextSeq;
-          nextSeq += count;
-          sentAt = new Float64Array(count);
-          samples = new SampleBuffer(count);
-          counter.reset();
-          const {
-            result: loop,
-            cpuSeconds,
-            perProcess,
-          } = await meterCpu(ctx.servers, processes, async () => {
-            const sent = await openLoop(rate, bounds, async (i, at) => {
-              sentAt[i] = at;
-              const r = await send(base + i);
-              if (r.status !== 200) throw new Error(`HTTP ${r.status}: ${r.text.slice(0, 200)}`);
-            });
-            await waitUntil(() => counter.received >= sent.completed, SETTLE_TIMEOUT_MS);
-            return sent;
-          });
-          const s = summarize(samples.values());
-          const delivered = Math.max(1, counter.received);
-          const cpuUs = (1e6 * cpuSeconds) / delivered;
-          const metric = `@ ${rate.toLocaleString('en-US')} events/s`;
-          rows.add(`p50 ${metric}`, subject, role, 'ms', s.p50);
-          rows.add(`p99 ${metric}`, subject, role, 'ms', s.p99);
-          rows.add(`server CPU per delivery ${metric}`, subject, role, 'µs', cpuUs);
-          peers.add(declare(peers, row.latencyP50), system, s.p50);
-          peers.add(declare(peers, row.latencyP99), system, s.p99);
-          peers.add(
-            declare(peers, row.latencyCpu),
-            system,
-            cpuUs,
-            system === 'herald' ? perUnitUs(perProcess, delivered) : undefined,
-          );
-          if (loop.failed > 0 || samples.length < count)
-            notes.push(
-              `${subject} ${metric}, run ${run + 1}: ${count - samples.length} of ${count} never arrived, ${loop.failed} failed${loop.firstError ? ` (${loop.firstError})` : ''}`,
-            );
-          if (loop.behindMs > 5)
-            notes.push(
-              `${subject} ${metric}, run ${run + 1}: the generator fell ${loop.behindMs.toFixed(0)} ms behind its schedule`,
-            );
-        };
-        const to = (seq: number) => recipients[seq % l] as string;
-        const payloadOf = (seq: number) => ctx.payload.make(seq);
-        const notify = (http: Poster) => (seq: number) =>
-          http.post('/notify', notifyBody(ctx.stack, to(seq), payloadOf(seq)));
-        const push = (http: Poster) => (seq: number) =>
-          http.post('/push', pushBody(to(seq), payloadOf(seq)));
-        const systems: Array<Parameters<typeof atRate>> = [
-          [
-            SUBJECTS.herald,
-            'herald',
-            'herald',
-            PROCESSES.herald,
-            ctx.http.ingress,
-            notify(ctx.http.ingress),
-          ],
-          ...centrifugo.map(
-            ({ peer }): Parameters<typeof atRate> => [
-              SUBJECTS.centrifugo(peer.engine),
-              'baseline',
-              centrifugoSystem(peer.engine),
-              centrifugoProcesses(peer.engine),
-              peer.api,
-              (seq) => peer.api.post('/api/publish', publishBody(to(seq), payloadOf(seq))),
-            ],
-          ),
-          [
-            SUBJECTS.socketIo,
-            'baseline',
-            'socketIo',
-            PROCESSES.socketIo,
-            ctx.http.socketIo,
-            push(ctx.http.socketIo),
-          ],
-          [
-            SUBJECTS.rawWs,
-            'baseline',
-            'rawWs',
-            PROCESSES.rawWs,
-            ctx.http.rawWs,
-            push(ctx.http.rawWs),
-          ],
-          [
-            SUBJECTS.designFloor,
-            'baseline',
-            'designFloor',
-            PROCESSES.designFloor,
-            ctx.http.designFloor,
-            notify(ctx.http.designFloor),
-          ],
-        ];
-        for (const args of systems) await atRate(...args);
-      }
+      await latencyAtRate(ctx, probe, recipients, { rows, peers, notes }, run);
       ctx.log(
         `figure 1: run ${run + 1}/${config.runs}: ${config.latencyLoads
           .map((load) => {

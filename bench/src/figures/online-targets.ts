@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { FLOOR_DISPATCH_SUBJECT } from '../baselines/names.js';
 import { statusPauser } from '../env/status-pause.js';
 import type { Poster } from '../load/http-poster.js';
-import { closedLoop, type LoopResult } from '../load/pace.js';
+import type { LoopResult } from '../load/pace.js';
 import type { System } from '../report/peers.js';
 import type { Role } from '../report/results.js';
 import {
@@ -14,19 +14,14 @@ import {
 import { type BenchContext, MAX_OPS_PER_SEC } from './context.js';
 import { centrifugoProcesses, centrifugoSystem, PROCESSES } from './cpu-meter.js';
 import type { DeliveryTracker } from './delivery-tracker.js';
-import {
-  batchOutcome,
-  dispatchSubject,
-  notifyBatchBody,
-  notifyBody,
-  pushBatchBody,
-  pushBody,
-} from './herald-wire.js';
+import { dispatchSubject } from './herald-wire.js';
+import { type Answer, targetOps } from './online-ops.js';
 
 /*
  * Figure 2's targets: every way of delivering to the N connected recipients (Herald's paths, the
- * baselines, Centrifugo), each a closed loop of requests for one window. The figure's loop,
- * checks and ratios are in online-throughput.ts.
+ * baselines, Centrifugo), each a closed loop of requests for one window. How their requests are
+ * sent and answered is in online-ops.ts; the figure's loop, checks and ratios in
+ * online-throughput.ts.
  */
 
 export const SUBJECTS = {
@@ -93,57 +88,9 @@ export interface Fleets {
  */
 export function targetsFor(ctx: BenchContext, recipients: string[], trackers: Fleets): Target[] {
   const { config } = ctx;
-  const n = recipients.length;
-  const to = (seq: number) => recipients[seq % n] as string;
   const size = config.batchSize;
-  type Answer = { sent: number; stored: number };
-  /** A closed loop whose op i sends events base + i*perOp .. +perOp-1 and says how they were answered. */
-  const closed =
-    (op: (seq: number) => Promise<Answer>, perOp: number, concurrency = config.concurrency) =>
-    async (windowMs: number, base: number) => {
-      const start = performance.now();
-      let sent = 0;
-      let stored = 0;
-      const loop = await closedLoop(
-        concurrency,
-        { durationMs: windowMs, maxCount: (windowMs / 1000) * MAX_OPS_PER_SEC },
-        async (i) => {
-          const a = await op(base + i * perOp);
-          sent += a.sent;
-          stored += a.stored;
-        },
-      );
-      return { expected: sent + stored, stored, used: loop.issued * perOp, start, loop };
-    };
-  const one = async (p: Promise<{ status: number; text: string }>): Promise<Answer> => {
-    const r = await p;
-    if (r.status !== 200) throw new Error(`HTTP ${r.status}: ${r.text.slice(0, 200)}`);
-    return { sent: 1, stored: 0 };
-  };
-  const events = (seq: number) =>
-    Array.from({ length: size }, (_, k) => ({
-      recipient: to(seq + k),
-      payloadJson: ctx.payload.make(seq + k),
-    }));
-  /** `POST /notify` with Herald's body, to Herald's ingress or the design floor's relay. */
-  const notifyOver = (http: Poster) => (seq: number) =>
-    one(http.post('/notify', notifyBody(ctx.stack, to(seq), ctx.payload.make(seq))));
-  const notifyBatchOver = (http: Poster) => async (seq: number) =>
-    batchOutcome(await http.post('/notify/batch', notifyBatchBody(ctx.stack, events(seq))), size);
-  const pushBatchOver = (http: Poster) => async (seq: number) =>
-    batchOutcome(await http.post('/push/batch', pushBatchBody(events(seq))), size);
-  /** The same body as a NATS request, answered with the HTTP body plus `http_status`. */
-  const dispatchOver = (subject: string) => async (seq: number) => {
-    const reply = await ctx.nc.request(
-      subject,
-      notifyBody(ctx.stack, to(seq), ctx.payload.make(seq)),
-      { timeout: 5000 },
-    );
-    const body = JSON.parse(reply.string()) as { http_status?: number };
-    if (body.http_status !== 200)
-      throw new Error(`${subject} replied ${reply.string().slice(0, 200)}`);
-    return { sent: 1, stored: 0 };
-  };
+  const { to, events, closed, notifyOver, notifyBatchOver, pushOver, pushBatchOver, dispatchOver } =
+    targetOps(ctx, recipients);
   /** A batch target twice: below overload and at it. */
   const batchPair = (
     t: Omit<Target, 'job' | 'load' | 'subject'> & { subject: string },
@@ -268,10 +215,7 @@ export function targetsFor(ctx: BenchContext, recipients: string[], trackers: Fl
       subject: SUBJECTS.rawHttp,
       job: 'single',
       http: ctx.http.rawWs,
-      load: closed(
-        (seq) => one(ctx.http.rawWs.post('/push', pushBody(to(seq), ctx.payload.make(seq)))),
-        1,
-      ),
+      load: closed(pushOver(ctx.http.rawWs), 1),
     },
     ...batchPair(
       { ...raw, subject: SUBJECTS.rawBatch, http: ctx.http.rawWs },
@@ -299,10 +243,7 @@ export function targetsFor(ctx: BenchContext, recipients: string[], trackers: Fl
       subject: SUBJECTS.socketIo,
       job: 'single',
       http: ctx.http.socketIo,
-      load: closed(
-        (seq) => one(ctx.http.socketIo.post('/push', pushBody(to(seq), ctx.payload.make(seq)))),
-        1,
-      ),
+      load: closed(pushOver(ctx.http.socketIo), 1),
     },
     ...batchPair(
       { ...sio, subject: SUBJECTS.socketIoBatch, http: ctx.http.socketIo },

@@ -141,7 +141,7 @@ export function DeliveryPage() {
           </button>
         </form>
         <p className="hint">Payloads are never stored or shown.</p>
-        {/* Stacked under 600 px (styles.css): each cell on its own line, after its label. */}
+        {/* Stacked under 600 px (styles/narrow.css): each cell on its own line, after its label. */}
         <div className="table-wrap">
           <table className="stack-narrow">
             <caption className="sr-only">Recent events</caption>

@@ -1,8 +1,8 @@
 import { Bell } from 'lucide-react';
 import { type ReactNode, useEffect, useId, useRef, useState } from 'react';
 import { badgeText } from './badge.js';
+import { DEFAULT_MAX_ITEMS, DEFAULT_SOUND_URL } from './bell-hub.js';
 import { Dropdown } from './Dropdown.js';
-import { DEFAULT_MAX_ITEMS, DEFAULT_SOUND_URL } from './hub.js';
 import { messagesFor } from './messages.js';
 import type { NotificationBellProps } from './types.js';
 import { useBell } from './use-bell.js';

@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState, useSyncExternalStore } from 'react';
-import { acquireHub, type BellHub, type HubConfig, type Snapshot } from './hub.js';
+import type { BellHub, HubConfig, Snapshot } from './bell-hub.js';
+import { acquireHub } from './hub.js';
 import { EMPTY_STATE } from './persisted.js';
 
 /** What renders before the hub exists: on the server, and in the browser's first render. */

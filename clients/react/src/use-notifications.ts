@@ -1,6 +1,6 @@
 import type { HeraldError, HistoryPage } from '@herald/sdk';
 import { useCallback, useEffect, useRef, useState } from 'react';
-import type { BellHub } from './hub.js';
+import type { BellHub } from './bell-hub.js';
 import type { BellItem } from './types.js';
 import { useBell } from './use-bell.js';
 

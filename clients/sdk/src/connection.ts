@@ -1,7 +1,7 @@
 import { SUBPROTOCOL } from '@herald/proto/wire';
 import { backoffDelay, limitedDelay } from './backoff.js';
 import { closeAction } from './close-action.js';
-import { diagnose } from './diagnose.js';
+import { Outage } from './diagnose.js';
 import { HeraldError } from './errors.js';
 import { closeError, deliver, type ErrorDetail, parseFrame } from './frames.js';
 import { Inbox } from './inbox.js';
@@ -11,7 +11,7 @@ import type { Resolved } from './options.js';
 import { RecentIds } from './recent-ids.js';
 import { TokenSupply } from './token.js';
 import type { ConnectionState, HeraldEvent } from './types.js';
-import { closeQuietly, sendQuietly } from './websocket.js';
+import { closeQuietly, release, sendQuietly } from './websocket.js';
 import type { WebSocketConstructor, WebSocketLike } from './websocket-like.js';
 
 /**
@@ -56,14 +56,8 @@ export class Connection {
   #openedAt = 0;
   #refusal: ErrorDetail | undefined;
   #delivering = false;
-  /** Whether this connection was ever accepted: a URL that worked once is not a wrong one. */
-  #everAccepted = false;
-  /** A network failure is reported once per outage, not once per retry. */
-  #networkReported = false;
-  /** Cancels a probe in flight when the connection closes, so no timer or request outlives it. */
-  #probe: AbortController | undefined;
-  /** The error event of the last socket that failed, for what Node says of its cause. */
-  #failure: unknown;
+  /** Why sockets fail, said once per outage. */
+  readonly #outage = new Outage();
   /** options.getToken: a token before each connect, and fresh ones in-band before expiry. */
   readonly #tokens: TokenSupply | undefined;
 
@@ -99,7 +93,7 @@ export class Connection {
     if (this.#phase === 'closed') return;
     const wasOpen = this.#phase === 'open';
     this.#phase = 'closed';
-    this.#probe?.abort();
+    this.#outage.abort();
     this.#clearTimer();
     this.#detach();
     this.events.clear();
@@ -111,7 +105,7 @@ export class Connection {
 
   async #connect(): Promise<void> {
     this.#phase = 'connecting';
-    this.#failure = undefined;
+    this.#outage.failure = undefined;
     const Ctor = await this.#deps.webSocket();
     if (this.#phase !== 'connecting') return;
     if (!Ctor) {
@@ -164,7 +158,7 @@ export class Connection {
     // The close event follows an error and carries what is worth knowing, but for why a socket
     // never opened: Node's error event says that (an untrusted certificate, a refused port).
     ws.onerror = (ev) => {
-      if (ws === this.#ws) this.#failure = ev;
+      if (ws === this.#ws) this.#outage.failure = ev;
     };
   }
 
@@ -172,8 +166,7 @@ export class Connection {
     if (this.#phase !== 'connecting' || this.#refusal) return;
     this.#clearTimer();
     this.#phase = 'open';
-    this.#everAccepted = true;
-    this.#networkReported = false;
+    this.#outage.accepted();
     this.#log('debug', 'herald: connected');
     this.states.emit('connected');
     this.#deps.onStateChange();
@@ -221,19 +214,11 @@ export class Connection {
    * is already scheduled.
    */
   async #diagnose(): Promise<void> {
-    if (this.#probe) return; // one probe at a time; the retries keep going meanwhile
-    // Once accepted the URL is right, and this outage was reported: nothing left to learn.
-    if (this.#everAccepted && this.#networkReported) return;
-    this.#probe = new AbortController();
-    const found = await diagnose(
+    const found = await this.#outage.explain(
       this.#deps.url,
-      this.#failure,
-      { everAccepted: this.#everAccepted, networkReported: this.#networkReported },
       this.#deps.options.fetch,
-      this.#probe.signal,
+      () => this.#phase === 'connecting' || this.#phase === 'waiting',
     );
-    this.#probe = undefined;
-    if (this.#phase === 'closed' || this.#phase === 'stopped' || this.#phase === 'open') return;
     if (!found) return;
     if (found.stop) {
       this.#detach();
@@ -241,7 +226,6 @@ export class Connection {
       this.#stop(found.error);
       return;
     }
-    this.#networkReported = true;
     this.#emitError(found.error);
   }
 
@@ -293,13 +277,8 @@ export class Connection {
     const ws = this.#ws;
     if (!ws) return;
     this.#ws = undefined;
-    ws.onopen = null;
-    ws.onmessage = null;
-    ws.onclose = null;
-    // Some implementations (ws) throw an unhandled 'error' when closed while connecting.
-    ws.onerror = () => {};
     // A listener that unsubscribes still gets its event acked: #onMessage closes the socket after.
-    if (!this.#delivering) closeQuietly(ws);
+    release(ws, this.#delivering);
   }
 
   /** A fresh recipient token, in-band; false when this socket is no longer the one to take it. */

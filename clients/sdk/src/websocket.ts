@@ -28,6 +28,19 @@ export function closeQuietly(ws: WebSocketLike): void {
   }
 }
 
+/**
+ * Lets go of a socket: none of its events reach their handlers again, and it is closed unless
+ * `keepOpen` (a frame's listeners are still running and its ack is still to be sent).
+ */
+export function release(ws: WebSocketLike, keepOpen: boolean): void {
+  ws.onopen = null;
+  ws.onmessage = null;
+  ws.onclose = null;
+  // Some implementations (ws) throw an unhandled 'error' when closed while connecting.
+  ws.onerror = () => {};
+  if (!keepOpen) closeQuietly(ws);
+}
+
 /** Sends a frame; false when the socket is not open or is going (a reconnect makes up for it). */
 export function sendQuietly(ws: WebSocketLike | undefined, text: string): boolean {
   if (ws?.readyState !== OPEN) return false;

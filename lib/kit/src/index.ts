@@ -44,3 +44,10 @@ export {
 export { closeServer, createServer, type Handler, listen, type ServerConfig } from './server.js';
 export { type ServeConfig, type Service, type Serving, serve } from './service.js';
 export { exitOnStartupError } from './shutdown.js';
+export {
+  msUntilToken,
+  refillBucket,
+  secondsUntilToken,
+  type TokenBucket,
+  type TokenBucketLimits,
+} from './token-bucket.js';

@@ -19,11 +19,6 @@ export {
   startServiceProcess,
 } from './service-process.js';
 export { openSocket, type SocketOptions, TestSocket } from './socket-client.js';
-export {
-  type KeyObject,
-  runAdmin,
-  type Stack,
-  type StackOptions,
-  startStack,
-  TEST_PLANS,
-} from './stack.js';
+export { type Stack, type StackOptions, startStack } from './stack.js';
+export { type KeyObject, runAdmin, type Tenants } from './tenants.js';
+export { TEST_PLANS } from './test-plans.js';

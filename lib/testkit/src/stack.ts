@@ -1,36 +1,11 @@
-import { execFile } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { randomBytes } from 'node:crypto';
 import { makeCerts, type TestCerts } from './certs.js';
-import { request } from './http-client.js';
 import { type NatsServer, startNatsServer } from './nats-server.js';
 import { freePort, retryOnPortTaken } from './ports.js';
 import { startPostgres } from './postgres.js';
-import {
-  REPO_ROOT,
-  type ServiceName,
-  type ServiceProcess,
-  startServiceProcess,
-} from './service-process.js';
-
-const execFileAsync = promisify(execFile);
-
-export interface KeyObject {
-  id: string;
-  key: string;
-  kind: 'live' | 'test';
-  client: 'web' | 'mobile';
-  domain: string | null;
-  expires_at: string | number | null;
-  scope?: 'subscribe' | 'dispatch' | 'both';
-  require_token?: boolean;
-  /** Only for a key that requires recipient tokens: shown once, at creation. */
-  signing_secret?: string;
-  /** Inbox mode: days each event is kept per recipient; null: not stored. */
-  inbox_days?: number | null;
-}
+import { type ServiceName, type ServiceProcess, startServiceProcess } from './service-process.js';
+import { runAdmin, type Tenants, tenants } from './tenants.js';
+import { writePlans } from './test-plans.js';
 
 export interface StackOptions {
   /** Which services to run; default auth, ingress-api and socket-edge. */
@@ -41,7 +16,7 @@ export interface StackOptions {
   env?: Partial<Record<ServiceName, Record<string, string>>>;
 }
 
-export interface Stack {
+export interface Stack extends Tenants {
   baseUrl: string;
   wsUrl: string;
   natsUrl: string;
@@ -52,21 +27,6 @@ export interface Stack {
   ports: Record<ServiceName, number>;
   /** Each running service's plain-HTTP ops port on 127.0.0.1 (/metrics, /readyz with its checks). */
   opsPorts: Record<ServiceName, number>;
-  /** A new account; a paid `plan` runs `until` (ISO date; default a year from now). */
-  createAccount(opts?: { email?: string; plan?: string; until?: string }): Promise<{ id: string }>;
-  createKey(opts: {
-    account: string;
-    kind?: 'live' | 'test';
-    client?: 'web' | 'mobile';
-    domain?: string;
-    scope?: 'subscribe' | 'dispatch' | 'both';
-    requireToken?: boolean;
-    /** Inbox mode (`--inbox-days N`): keep every event N days per recipient. */
-    inboxDays?: number;
-  }): Promise<KeyObject>;
-  revokeKey(id: string): Promise<void>;
-  /** Runs the admin CLI against this stack and returns its parsed `--json` output. */
-  admin(args: string[]): Promise<unknown>;
   startService(name: ServiceName): Promise<void>;
   stopService(name: ServiceName, signal?: NodeJS.Signals): Promise<void>;
   restart(name: ServiceName, opts?: { signal?: NodeJS.Signals }): Promise<void>;
@@ -140,17 +100,6 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     await cleanup();
     throw err;
   }
-  // Tenants are made through the account API, as a customer would: far quicker than a CLI
-  // process per call. Sessions are kept per account for key creation and revocation.
-  const authUrl = `https://127.0.0.1:${ports.auth}`;
-  const sessions = new Map<string, Record<string, string>>();
-  const keyOwners = new Map<string, string>();
-  const login = async (email: string, password: string) => {
-    const res = await request('POST', `${authUrl}/v1/sessions`, certs.ca, { email, password });
-    if (res.status !== 201) throw new Error(`login failed: ${res.status} ${res.text}`);
-    const cookie = String(res.headers['set-cookie'] ?? '').split(';')[0] ?? '';
-    return { cookie, 'x-herald-csrf': res.body.csrf as string };
-  };
   const admin = (args: string[]) =>
     runAdmin(args, {
       DATABASE_URL: pg.url,
@@ -175,71 +124,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     nats,
     ports,
     opsPorts,
-    admin,
-    async createAccount(o = {}) {
-      const email = o.email ?? `acct-${randomUUID()}@test.herald`;
-      if (o.plan && o.plan !== 'free') {
-        // A paid plan is support's to set: only the admin CLI can.
-        const out = (await admin([
-          'account',
-          'create',
-          '--email',
-          email,
-          '--plan',
-          o.plan,
-          '--until',
-          o.until ?? new Date(Date.now() + 365 * 86_400_000).toISOString(),
-          '--json',
-        ])) as { id: string };
-        return { id: out.id };
-      }
-      const password = randomUUID();
-      const signup = await request('POST', `${authUrl}/v1/accounts`, certs.ca, { email, password });
-      if (signup.status !== 201) throw new Error(`signup failed: ${signup.status} ${signup.text}`);
-      sessions.set(signup.body.id, await login(email, password));
-      return { id: signup.body.id as string };
-    },
-    async createKey(o) {
-      const session = sessions.get(o.account);
-      if (!session) {
-        const args = [
-          'key',
-          'create',
-          '--account',
-          o.account,
-          '--kind',
-          o.kind ?? 'test',
-          '--client',
-          o.client ?? 'mobile',
-        ];
-        if (o.domain) args.push('--domain', o.domain);
-        if (o.scope) args.push('--scope', o.scope);
-        if (o.requireToken) args.push('--require-token');
-        if (o.inboxDays !== undefined) args.push('--inbox-days', String(o.inboxDays));
-        return (await admin([...args, '--json'])) as KeyObject;
-      }
-      const path = (o.kind ?? 'test') === 'test' ? '/v1/keys/test' : '/v1/keys';
-      const body = {
-        client: o.client ?? 'mobile',
-        ...(o.domain ? { domain: o.domain } : {}),
-        ...(o.scope ? { scope: o.scope } : {}),
-        ...(o.requireToken ? { require_token: true } : {}),
-        ...(o.inboxDays !== undefined ? { inbox_days: o.inboxDays } : {}),
-      };
-      const res = await request('POST', `${authUrl}${path}`, certs.ca, body, session);
-      if (res.status !== 201) throw new Error(`key create failed: ${res.status} ${res.text}`);
-      keyOwners.set(res.body.id, o.account);
-      return res.body as KeyObject;
-    },
-    async revokeKey(id) {
-      const session = sessions.get(keyOwners.get(id) ?? '');
-      if (!session) {
-        await admin(['key', 'revoke', '--key', id, '--json']);
-        return;
-      }
-      const res = await request('DELETE', `${authUrl}/v1/keys/${id}`, certs.ca, undefined, session);
-      if (res.status !== 200) throw new Error(`key revoke failed: ${res.status} ${res.text}`);
-    },
+    ...tenants(`https://127.0.0.1:${ports.auth}`, certs.ca, admin),
     startService,
     stopService,
     async restart(name, o = {}) {
@@ -250,53 +135,4 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   };
 }
 
-/** Runs the admin CLI (from source) with the given connection settings and parses its `--json` output. */
-export async function runAdmin(args: string[], env: Record<string, string>): Promise<unknown> {
-  try {
-    const { stdout } = await execFileAsync(
-      process.execPath,
-      [
-        '--conditions=herald-source',
-        '--import',
-        'tsx',
-        join('services', 'auth', 'src', 'admin.ts'),
-        ...args,
-      ],
-      { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env } },
-    );
-    return JSON.parse(stdout);
-  } catch (err) {
-    const e = err as { stderr?: string; stdout?: string; message: string };
-    throw new Error(`admin ${args.join(' ')} failed: ${e.stderr || e.stdout || e.message}`);
-  }
-}
-
 export type { TestCerts };
-
-/**
- * The catalogue the test stack runs with: the shipped plans' shape, with limits high enough that
- * a test only meets a cap it sets on purpose (through `StackOptions.plans`).
- */
-export const TEST_PLANS = {
-  plans: [
-    { id: 'free', name: 'Free', paid: false, limits: limits(), price: { usd: 0, kes: 0 } },
-    { id: 'hobby', name: 'Hobby', paid: true, limits: limits(), price: { usd: 9, kes: 1200 } },
-    { id: 'startup', name: 'Startup', paid: true, limits: limits(), price: { usd: 49, kes: 6500 } },
-  ],
-  test_key_limits: limits(),
-};
-
-function limits() {
-  return {
-    connections: 10_000,
-    dispatch_rate: 100_000,
-    dispatch_burst: 100_000,
-    queue_per_recipient: 10_000,
-  };
-}
-
-function writePlans(dir: string, plans: unknown = TEST_PLANS): string {
-  const file = join(dir, 'plans.json');
-  writeFileSync(file, JSON.stringify(plans));
-  return file;
-}

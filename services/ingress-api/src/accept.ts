@@ -1,6 +1,6 @@
-import { isUtf8 } from 'node:buffer';
 import { HeraldError, type NotifyRequest, parseNotifyRequest } from '@herald/proto';
 import { validateIdempotencyKey } from './idempotency.js';
+import { memberValue, payloadOf, scanOrRefuse } from './json-body.js';
 import { type Scanned, scanJson } from './raw-json.js';
 
 /** What the accept step reads of a request. */
@@ -23,7 +23,6 @@ export interface Accepted {
 const SHAPE = 'send a JSON object with recipient, payload, api_key and client';
 /** Stands in for the payload when the small fields are validated: only its presence matters. */
 const PRESENT = true;
-const utf8 = new TextDecoder();
 
 /**
  * Step 1 of a dispatch: parse and validate. The body is scanned once; only the three small fields
@@ -32,14 +31,7 @@ const utf8 = new TextDecoder();
  */
 export function accept(input: AcceptInput, limits: { payloadLimitBytes: number }): Accepted {
   const { body } = input;
-  if (!isUtf8(body)) {
-    throw new HeraldError(
-      'invalid_json',
-      'The body is not valid UTF-8: send JSON encoded as UTF-8',
-      { field: 'body' },
-    );
-  }
-  const scanned = scan(body);
+  const scanned = scanOrRefuse(body, scanJson, SHAPE);
   if (scanned.kind !== 'object') {
     throw new HeraldError(
       'invalid_json',
@@ -48,45 +40,19 @@ export function accept(input: AcceptInput, limits: { payloadLimitBytes: number }
     );
   }
   const { members } = scanned;
-  const field = (name: string) => {
-    const span = members.get(name);
-    return span && JSON.parse(utf8.decode(body.subarray(span.start, span.end)));
-  };
   const payloadSpan = members.get('payload');
   // The three fields picked out by name: a rest spread to drop `payload` was measurable per event.
   const { recipient, api_key, client } = parseNotifyRequest({
-    recipient: field('recipient'),
+    recipient: memberValue(body, members, 'recipient'),
     payload: payloadSpan ? PRESENT : undefined,
-    api_key: field('api_key'),
-    client: field('client'),
+    api_key: memberValue(body, members, 'api_key'),
+    client: memberValue(body, members, 'client'),
   });
   const request = { recipient, api_key, client };
   // parseNotifyRequest refuses a body without a payload, so the span is there.
-  const payload = body.subarray(payloadSpan?.start, payloadSpan?.end);
-  if (payload.byteLength > limits.payloadLimitBytes) {
-    throw new HeraldError(
-      'payload_too_large',
-      `payload is ${payload.byteLength} bytes of JSON but the limit is ${limits.payloadLimitBytes} bytes: send a smaller payload (for example an id the recipient fetches)`,
-      { field: 'payload' },
-    );
-  }
+  const payload = payloadOf(body, payloadSpan, limits.payloadLimitBytes);
   const idempotencyKey = validateIdempotencyKey(input.idempotencyKey);
   return { request, payload, idempotencyKey };
-}
-
-function scan(body: Uint8Array): Scanned {
-  try {
-    return scanJson(body);
-  } catch (err) {
-    if (!(err instanceof SyntaxError)) throw err;
-    // Only the position is echoed: quoting the body could echo the api_key.
-    const at = /position (\d+)/.exec(err.message)?.[1];
-    throw new HeraldError(
-      'invalid_json',
-      `The body is not valid JSON${at === undefined ? '' : ` (at position ${at})`}: ${SHAPE}`,
-      { field: 'body' },
-    );
-  }
 }
 
 function kindOf(kind: Exclude<Scanned['kind'], 'object'>): string {

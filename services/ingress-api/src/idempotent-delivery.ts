@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@herald/kit';
-import { HeraldError } from '@herald/proto';
 import type { IdempotencyStore } from './idempotency.js';
+import { claimOrRefuse, dispatchOwned } from './idempotency-claim.js';
 import { type Outcome, outcomeOfHttp, toHttp } from './outcome.js';
 
 /** Delivers an event under an id and a JetStream dedup id. */
@@ -27,35 +27,16 @@ export function createIdempotentDelivery(store: IdempotencyStore, logger: Logger
       const id = randomUUID();
       return deliver(id, id);
     }
-    let claim: Awaited<ReturnType<IdempotencyStore['claim']>>;
-    try {
-      claim = await store.claim(account, idempotencyKey, randomUUID(), fingerprint());
-    } catch (err) {
-      // The store's own refusal (idempotency_key_reused) is an answer, not an outage.
-      if (err instanceof HeraldError) throw err;
-      logger.warn({ err: String(err) }, 'idempotency store unavailable');
-      throw new HeraldError(
-        'unavailable',
-        'The idempotency store is unavailable: retry shortly (the event was neither sent nor stored)',
-        { cause: err },
-      );
-    }
+    const claim = await claimOrRefuse(store, logger, {
+      account,
+      key: idempotencyKey,
+      fingerprint: fingerprint(),
+      for: 'request',
+    });
     if (claim.kind === 'replay') return outcomeOfHttp(claim.answer.status, claim.answer.body);
-    if (claim.kind === 'busy') {
-      throw new HeraldError(
-        'idempotency_in_progress',
-        'A request with this Idempotency-Key is still being processed: retry after the Retry-After delay to get its result',
-        { field: 'Idempotency-Key', retryAfter: 1 },
-      );
-    }
-    let result: Outcome;
-    try {
-      result = await deliver(claim.id, `${account}:${idempotencyKey}`);
-    } catch (err) {
-      // A bug mid-dispatch: mark the claim failed so the caller's retry may dispatch again.
-      await store.abandon(claim).catch(() => undefined);
-      throw err;
-    }
+    const result = await dispatchOwned(store, claim, () =>
+      deliver(claim.id, `${account}:${idempotencyKey}`),
+    );
     try {
       // Kept in its HTTP form, which every instance (of any release) reads.
       await store.finish(claim, toHttp(result));

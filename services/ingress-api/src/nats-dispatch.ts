@@ -1,5 +1,5 @@
 import type { Logger } from '@herald/kit';
-import { TurnPublisher } from '@herald/nats';
+import type { TurnPublisher } from '@herald/nats';
 import { accountOfDispatchSubject, type DispatchReply, HeraldError, subjects } from '@herald/proto';
 import { Match, type Msg, type MsgHdrs, type NatsConnection, headers as natsHeaders } from 'nats';
 import { type Answer, outcomeOfError } from './answer.js';
@@ -13,6 +13,12 @@ export interface NatsDispatchOptions {
   logger: Logger;
   /** Counts each dispatch's outcome once (the dispatch's last step). */
   answer: Answer;
+  /**
+   * The pipeline's turn publisher: replies leave at the end of the loop turn, so the dispatches
+   * that complete in one turn (their edges' replies arrive together) share one socket write with
+   * each other and with the turn's other messages.
+   */
+  publisher: TurnPublisher;
 }
 
 export type { NatsDispatchServer } from './nats-service.js';
@@ -65,9 +71,6 @@ export function serveNatsDispatch(
     });
   }
 
-  // Replies leave at the end of the loop turn: the dispatches that complete in one turn (their
-  // edges' replies arrive together) then share one socket write instead of one each.
-  const replies = new TurnPublisher(nc);
   const replyFailed = (err: unknown) =>
     opts.logger.warn({ err: String(err) }, 'could not reply to a dispatch');
 
@@ -78,7 +81,7 @@ export function serveNatsDispatch(
       headers = natsHeaders();
       headers.set('Retry-After', String(answer.retryAfter));
     }
-    replies.publish(
+    opts.publisher.publish(
       msg.reply,
       Buffer.from(replyJson(answer)),
       headers ? { headers } : undefined,

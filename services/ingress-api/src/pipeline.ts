@@ -69,6 +69,11 @@ export interface Pipeline {
   deliver: Deliver;
   /** Inbox mode: keeps an inbox key's events before they are answered (a batch's at once). */
   inbox: InboxKeeper;
+  /**
+   * The one turn publisher of the dispatch path: every NATS message of a dispatch (live push,
+   * JetStream publish, notice, status record) and the NATS transport's replies leave through it.
+   */
+  publisher: TurnPublisher;
   /** The dispatch path's requester: its requests leave through the turn publisher. */
   requester: NatsRequester;
   /** Refuses a source that sent too many bad keys, before it costs a parse or a lookup. */
@@ -85,8 +90,9 @@ export interface Pipeline {
 export function createPipeline(deps: PipelineDeps): Pipeline {
   const { nc, config, logger } = deps;
   const now = deps.now ?? Date.now;
-  // Every NATS message of the dispatch path (live push, JetStream publish, notice, status record)
-  // leaves at the end of its turn, so a turn's messages share one socket write (turn-publisher.ts).
+  // Every NATS message of the dispatch path (live push, JetStream publish, notice, status record,
+  // the NATS transport's reply) leaves at the end of its turn, so a turn's messages share one
+  // socket write (turn-publisher.ts).
   const publisher = new TurnPublisher(nc);
   const requester = new NatsRequester(nc, { publisher });
   const { authFailures } = deps;
@@ -127,6 +133,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         now,
       }),
     ),
+    publisher,
     requester,
     checkSource(source) {
       if (source !== undefined) authFailures?.check(source);

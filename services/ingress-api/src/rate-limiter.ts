@@ -1,15 +1,14 @@
 import type { Logger } from '@herald/kit';
-import { isWrongLastSequence } from '@herald/nats';
 import type { HeraldError, VerifiedKey } from '@herald/proto';
-import type { KV, KvEntry } from 'nats';
+import type { KV } from 'nats';
 import { LocalRate, rateLimited } from './local-rate.js';
-import { BucketState, maxLease, msUntilToken, refill } from './token-bucket.js';
+import { type Lease, newLease, promoteNext, type Renewal, resizeLease } from './rate-lease.js';
+import { takeShared } from './shared-rate.js';
+import { maxLease } from './token-bucket.js';
 
 /** The KV bucket holding every key's shared token bucket, keyed by key id. */
 export const RATE_BUCKET = 'herald_dispatch_rate';
 
-/** Compare-and-set attempts per lease before letting the caller try again. */
-const CAS_ATTEMPTS = 5;
 /**
  * Renewals in a row that leased nothing (every compare-and-set lost to other instances) before
  * the dispatches waiting for a token are refused with Retry-After 1 s.
@@ -28,29 +27,6 @@ export interface RateLimiterOptions {
   logger: Logger;
   /** Epoch ms; injectable for tests. */
   now?: () => number;
-}
-
-interface Lease {
-  /** Tokens this instance may spend without asking the shared bucket. */
-  tokens: number;
-  expiresAt: number;
-  /** Tokens the next lease asks for: doubles while leases run out, halves when they expire unused. */
-  size: number;
-  /** The shared bucket had no whole token: refuse locally until then. */
-  emptyUntil: number;
-  /** The lease renewed ahead of this one, spent once this one is used up or expired. */
-  next: { tokens: number; expiresAt: number } | undefined;
-  /** The renewal in flight (at most one per key), which serves `waiters` when it lands. */
-  pending: Promise<void> | undefined;
-  /** Dispatches that found the lease spent, first come first served. */
-  waiters: Waiter[];
-  /** Renewals in a row that ended with waiters left and nothing leased (CAS lost throughout). */
-  stalled: number;
-}
-
-interface Waiter {
-  resolve: () => void;
-  reject: (err: unknown) => void;
 }
 
 /**
@@ -149,20 +125,8 @@ export class DispatchRateLimiter {
 
   #leaseOf(keyId: string): Lease {
     let lease = this.#leases.get(keyId);
-    if (lease) {
-      this.#leases.delete(keyId);
-    } else {
-      lease = {
-        tokens: 0,
-        expiresAt: 0,
-        size: 1,
-        emptyUntil: 0,
-        next: undefined,
-        pending: undefined,
-        waiters: [],
-        stalled: 0,
-      };
-    }
+    if (lease) this.#leases.delete(keyId);
+    else lease = newLease();
     this.#leases.set(keyId, lease);
     if (this.#leases.size > MAX_KEYS) {
       const oldest = this.#leases.keys().next().value;
@@ -177,7 +141,7 @@ export class DispatchRateLimiter {
    * wait); `grow`/`shrink`: renewed ahead with half of it spent, or with its life nearly over and
    * more than half unspent. Never rejects.
    */
-  #renew(key: VerifiedKey, lease: Lease, why: 'due' | 'grow' | 'shrink'): Promise<void> {
+  #renew(key: VerifiedKey, lease: Lease, why: Renewal): Promise<void> {
     return this.#lease(key, lease, why).finally(() => {
       lease.pending = undefined;
       this.#serve(key, lease);
@@ -234,43 +198,18 @@ export class DispatchRateLimiter {
     for (const w of lease.waiters.splice(0)) w.reject(err);
   }
 
-  async #lease(key: VerifiedKey, lease: Lease, why: 'due' | 'grow' | 'shrink'): Promise<void> {
+  async #lease(key: VerifiedKey, lease: Lease, why: Renewal): Promise<void> {
     const limits = key.limits;
-    const max = maxLease(limits, this.#opts.leaseBatchMs);
-    if (lease.expiresAt > 0) {
-      const wasted = why === 'shrink' || (why === 'due' && lease.tokens > 0);
-      lease.size = wasted ? Math.max(1, Math.floor(lease.size / 2)) : Math.min(max, lease.size * 2);
-    }
-    lease.size = Math.min(lease.size, max);
-    // A due renewal replaces a lease that is used up or expired: what is left of it is forfeited.
-    if (why === 'due') lease.tokens = 0;
-    let kv: KV;
+    resizeLease(lease, why, maxLease(limits, this.#opts.leaseBatchMs));
     try {
-      kv = await this.#kv();
-      for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
-        const entry = await kv.get(key.id);
-        const now = this.#now();
-        const bucket = refill(stateOf(entry), limits, now);
-        if (bucket.tokens < 1) {
-          lease.emptyUntil = now + msUntilToken(bucket.tokens, limits);
-          return;
-        }
-        // A token for each dispatch waiting, on top of the lease: they spend theirs on arrival.
-        const wanted = lease.waiters.length + lease.size;
-        const taken = Math.min(wanted, Math.floor(bucket.tokens));
-        const rest = bucket.tokens - taken;
-        const next = encode({ tokens: rest, at: bucket.at });
-        try {
-          if (entry?.operation === 'PUT') await kv.update(key.id, next, entry.revision);
-          else await kv.create(key.id, next);
-        } catch (err) {
-          if (isWrongLastSequence(err)) continue;
-          throw err;
-        }
-        lease.next = { tokens: taken, expiresAt: this.#now() + this.#opts.leaseMs };
-        // Took the last whole token: once these are spent, refuse locally until the next is due.
-        lease.emptyUntil = rest < 1 ? now + msUntilToken(rest, limits) : 0;
-        return;
+      const kv = await this.#kv();
+      // A token for each dispatch waiting, on top of the lease: they spend theirs on arrival.
+      const wanted = () => lease.waiters.length + lease.size;
+      const took = await takeShared(kv, key.id, limits, wanted, this.#now);
+      if (took.kind === 'empty') lease.emptyUntil = took.until;
+      if (took.kind === 'taken') {
+        lease.next = { tokens: took.tokens, expiresAt: this.#now() + this.#opts.leaseMs };
+        lease.emptyUntil = took.emptyUntil;
       }
     } catch (err) {
       this.#fallbackUntil = this.#now() + FALLBACK_MS;
@@ -280,31 +219,4 @@ export class DispatchRateLimiter {
       );
     }
   }
-}
-
-/**
- * Makes the lease renewed ahead the current one once the current one is used up or expired:
- * what is left of the current one is forfeited, as when it expires.
- */
-function promoteNext(lease: Lease, now: number): void {
-  const next = lease.next;
-  if (!next) return;
-  lease.next = undefined;
-  if (now >= next.expiresAt) return;
-  lease.tokens = next.tokens;
-  lease.expiresAt = next.expiresAt;
-}
-
-function stateOf(entry: KvEntry | null): BucketState | undefined {
-  if (entry?.operation !== 'PUT') return undefined;
-  try {
-    const parsed = BucketState.safeParse(entry.json());
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function encode(state: BucketState): Uint8Array {
-  return new TextEncoder().encode(JSON.stringify(state));
 }

@@ -173,7 +173,12 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
         config.JETSTREAM_START_WAIT_MS,
         logger,
       );
-      natsDispatch = serveNatsDispatch(nc, dispatch, { bodyLimitBytes, logger, answer });
+      natsDispatch = serveNatsDispatch(nc, dispatch, {
+        bodyLimitBytes,
+        logger,
+        answer,
+        publisher: pipeline.publisher,
+      });
       natsBatch = serveNatsBatch(nc, dispatchBatch, {
         bodyLimitBytes: config.BATCH_MAX_BYTES,
         logger,

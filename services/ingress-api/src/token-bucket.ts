@@ -1,3 +1,4 @@
+import { msUntilToken as kitMsUntilToken, refillBucket } from '@herald/kit';
 import { z } from 'zod';
 
 /** A key's token bucket at one instant: `tokens` (fractional) as of `at` (epoch ms). */
@@ -16,28 +17,26 @@ export interface BucketLimits {
 }
 
 /**
- * The bucket as of `now`: refilled at `dispatch_rate` per second since `state.at`, never above
- * `dispatch_burst`. A missing state is a full bucket (a key not seen lately has rested). Time
- * that runs backwards (another instance's clock ahead of ours) adds nothing.
+ * The bucket as of `now` (kit's {@link refillBucket} with the plan's figures): refilled at
+ * `dispatch_rate` per second since `state.at`, never above `dispatch_burst`. A missing state is a
+ * full bucket (a key not seen lately has rested). Time that runs backwards (another instance's
+ * clock ahead of ours) adds nothing.
  */
 export function refill(
   state: BucketState | undefined,
   limits: BucketLimits,
   now: number,
 ): BucketState {
-  if (!state) return { tokens: limits.dispatch_burst, at: now };
-  const elapsed = Math.max(0, now - state.at);
-  const tokens = Math.min(
-    limits.dispatch_burst,
-    state.tokens + (elapsed * limits.dispatch_rate) / 1000,
+  return refillBucket(
+    state,
+    { perSecond: limits.dispatch_rate, burst: limits.dispatch_burst },
+    now,
   );
-  return { tokens, at: Math.max(now, state.at) };
 }
 
 /** Milliseconds until a bucket holding `tokens` has one whole token. */
 export function msUntilToken(tokens: number, limits: BucketLimits): number {
-  if (tokens >= 1) return 0;
-  return Math.ceil(((1 - tokens) * 1000) / limits.dispatch_rate);
+  return kitMsUntilToken(tokens, limits.dispatch_rate);
 }
 
 /** The Retry-After header for a wait: whole seconds, at least 1. */

@@ -1,8 +1,7 @@
-import { isUtf8 } from 'node:buffer';
 import { HeraldError, type NotifyRequest, parseNotifyRequest } from '@herald/proto';
 import type { AcceptInput } from '../accept.js';
 import { validateIdempotencyKey } from '../idempotency.js';
-import type { Span } from '../raw-json.js';
+import { memberValue, payloadOf, scanOrRefuse } from '../json-body.js';
 import { type ScannedBatch, scanBatchJson } from './batch-json.js';
 
 /** One event of an accepted batch: ready to deliver, or refused on its own. */
@@ -29,7 +28,6 @@ const SHAPE =
   'send a JSON object with api_key, client and events (an array of {recipient, payload})';
 /** A valid recipient standing in while only api_key and client are checked. */
 const ANY_RECIPIENT = '00000000-0000-4000-8000-000000000000';
-const utf8 = new TextDecoder();
 
 /**
  * Step 1 of a batch dispatch: parse and validate. The body is scanned once; only the small fields
@@ -38,30 +36,17 @@ const utf8 = new TextDecoder();
  */
 export function acceptBatch(input: AcceptInput, limits: BatchLimits): AcceptedBatch {
   const { body } = input;
-  if (!isUtf8(body)) {
-    throw new HeraldError(
-      'invalid_json',
-      'The body is not valid UTF-8: send JSON encoded as UTF-8',
-      {
-        field: 'body',
-      },
-    );
-  }
-  const scanned = scan(body);
+  const scanned = scanOrRefuse(body, scanBatchJson, SHAPE);
   if (scanned.kind !== 'object') {
     throw new HeraldError('invalid_json', `The body must be a JSON object: ${SHAPE}`, {
       field: 'body',
     });
   }
-  const field = (members: Map<string, Span>, name: string): unknown => {
-    const span = members.get(name);
-    return span && JSON.parse(utf8.decode(body.subarray(span.start, span.end)));
-  };
   const { api_key, client } = parseNotifyRequest({
     recipient: ANY_RECIPIENT,
     payload: true,
-    api_key: field(scanned.members, 'api_key'),
-    client: field(scanned.members, 'client'),
+    api_key: memberValue(body, scanned.members, 'api_key'),
+    client: memberValue(body, scanned.members, 'client'),
   });
   const events = eventsOf(scanned, limits.maxEvents);
   const accepted = events.map((event, index): AcceptedEvent => {
@@ -78,20 +63,16 @@ export function acceptBatch(input: AcceptInput, limits: BatchLimits): AcceptedBa
       const payloadSpan = event.members.get('payload');
       // parseNotifyRequest checks a valid event without zod (proto/notify.ts), the rest with it.
       const { recipient } = parseNotifyRequest({
-        recipient: field(event.members, 'recipient'),
+        recipient: memberValue(body, event.members, 'recipient'),
         payload: payloadSpan ? true : undefined,
         api_key,
         client,
       });
-      const payload = body.subarray(payloadSpan?.start, payloadSpan?.end);
-      if (payload.byteLength > limits.payloadLimitBytes) {
-        throw new HeraldError(
-          'payload_too_large',
-          `payload is ${payload.byteLength} bytes of JSON but the limit is ${limits.payloadLimitBytes} bytes: send a smaller payload (for example an id the recipient fetches)`,
-          { field: 'payload' },
-        );
-      }
-      return { ok: true, recipient, payload };
+      return {
+        ok: true,
+        recipient,
+        payload: payloadOf(body, payloadSpan, limits.payloadLimitBytes),
+      };
     } catch (err) {
       if (!(err instanceof HeraldError)) throw err;
       return { ok: false, error: err };
@@ -121,19 +102,4 @@ function eventsOf(scanned: Extract<ScannedBatch, { kind: 'object' }>, maxEvents:
     );
   }
   return events;
-}
-
-function scan(body: Uint8Array): ScannedBatch {
-  try {
-    return scanBatchJson(body);
-  } catch (err) {
-    if (!(err instanceof SyntaxError)) throw err;
-    // Only the position is echoed: quoting the body could echo the api_key.
-    const at = /position (\d+)/.exec(err.message)?.[1];
-    throw new HeraldError(
-      'invalid_json',
-      `The body is not valid JSON${at === undefined ? '' : ` (at position ${at})`}: ${SHAPE}`,
-      { field: 'body' },
-    );
-  }
 }

@@ -3,6 +3,7 @@ import type { Logger } from '@herald/kit';
 import { BatchItemResult, DispatchStatus, HeraldError } from '@herald/proto';
 import { z } from 'zod';
 import type { IdempotencyStore } from '../idempotency.js';
+import { claimOrRefuse, dispatchOwned } from '../idempotency-claim.js';
 import { httpStatus, type Outcome, outcomeOfHttp, toHttp } from '../outcome.js';
 
 /** The event id and JetStream dedup id of each event of a batch, by its index. */
@@ -42,39 +43,21 @@ export function createIdempotentBatch(store: IdempotencyStore, logger: Logger) {
       return run({ id: idAt, msgId: idAt });
     }
     const fingerprint = createHash('sha256').update(body).digest('hex');
-    let claim: Awaited<ReturnType<IdempotencyStore['claim']>>;
-    try {
-      // A space never occurs in a valid Idempotency-Key, so batch entries never meet single ones.
-      claim = await store.claim(account, `batch ${idempotencyKey}`, randomUUID(), fingerprint);
-    } catch (err) {
-      // The store's own refusal (idempotency_key_reused) is an answer, not an outage.
-      if (err instanceof HeraldError) throw err;
-      logger.warn({ err: String(err) }, 'idempotency store unavailable');
-      throw new HeraldError(
-        'unavailable',
-        'The idempotency store is unavailable: retry shortly (no event was sent or stored)',
-        { cause: err },
-      );
-    }
+    // A space never occurs in a valid Idempotency-Key, so batch entries never meet single ones.
+    const claim = await claimOrRefuse(store, logger, {
+      account,
+      key: `batch ${idempotencyKey}`,
+      fingerprint,
+      for: 'batch',
+    });
     if (claim.kind === 'replay') return replay(claim.answer.body);
-    if (claim.kind === 'busy') {
-      throw new HeraldError(
-        'idempotency_in_progress',
-        'A batch with this Idempotency-Key is still being processed: retry after the Retry-After delay to get its results',
-        { field: 'Idempotency-Key', retryAfter: 1 },
-      );
-    }
     const batchId = claim.id;
-    let results: Outcome[];
-    try {
-      results = await run({
+    const results = await dispatchOwned(store, claim, () =>
+      run({
         id: (index) => derivedId(batchId, index),
         msgId: (index) => `${account}:${idempotencyKey} ${index}`,
-      });
-    } catch (err) {
-      await store.abandon(claim).catch(() => undefined);
-      throw err;
-    }
+      }),
+    );
     try {
       if (results.some((r) => httpStatus(r) >= 500)) {
         await store.abandon(claim);

@@ -3,7 +3,6 @@ import { HeraldError, type VerifiedKey } from '@herald/proto';
 import { outcomeOfError } from '../answer.js';
 import type { IngressConfig } from '../config.js';
 import type { PushedLive } from '../deliver.js';
-import type { KeepItem } from '../inbox-keep.js';
 import { notDelivered, type Outcome } from '../outcome.js';
 import type { DispatchInput, Pipeline } from '../pipeline.js';
 import { type AcceptedEvent, acceptBatch } from './batch-accept.js';
@@ -163,16 +162,7 @@ async function pushLive(
   idOf: (index: number) => string,
   ts: number,
 ): Promise<Map<number, PushedLive>> {
-  const indices: number[] = [];
-  const items: LiveBatchItem[] = [];
-  for (const [recipient, ofRecipient] of byRecipient) {
-    for (const index of ofRecipient) {
-      const event = admitted[index];
-      if (!event?.ok) continue;
-      indices.push(index);
-      items.push({ recipient, id: idOf(index), ts, payload: event.payload });
-    }
-  }
+  const { indices, items } = deliverable(admitted, byRecipient, idOf, ts);
   const outcomes = await push(account, items);
   const pushed = new Map<number, PushedLive>();
   indices.forEach((index, at) => {
@@ -195,16 +185,7 @@ async function keepInInbox(
   ts: number,
   results: Outcome[],
 ): Promise<boolean> {
-  const indices: number[] = [];
-  const items: KeepItem[] = [];
-  for (const [recipient, ofRecipient] of byRecipient) {
-    for (const index of ofRecipient) {
-      const event = admitted[index];
-      if (!event?.ok) continue;
-      indices.push(index);
-      items.push({ recipient, id: idOf(index), ts, payload: event.payload });
-    }
-  }
+  const { indices, items } = deliverable(admitted, byRecipient, idOf, ts);
   if (items.length === 0) return true;
   const refusals = await pipeline.inbox.keep(key, items);
   indices.forEach((index, at) => {
@@ -227,4 +208,27 @@ function recipientRefusal(key: VerifiedKey, recipient: string): HeraldError | un
     if (err instanceof HeraldError) return err;
     throw err;
   }
+}
+
+/**
+ * The batch's events still to deliver, recipient by recipient (as `byRecipient` holds them now):
+ * their batch indices and, in the same order, what the live push and the inbox store take.
+ */
+function deliverable(
+  admitted: readonly AcceptedEvent[],
+  byRecipient: ReadonlyMap<string, readonly number[]>,
+  idOf: (index: number) => string,
+  ts: number,
+): { indices: number[]; items: LiveBatchItem[] } {
+  const indices: number[] = [];
+  const items: LiveBatchItem[] = [];
+  for (const [recipient, ofRecipient] of byRecipient) {
+    for (const index of ofRecipient) {
+      const event = admitted[index];
+      if (!event?.ok) continue;
+      indices.push(index);
+      items.push({ recipient, id: idOf(index), ts, payload: event.payload });
+    }
+  }
+  return { indices, items };
 }

@@ -1,3 +1,4 @@
+import { refillBucket, secondsUntilToken } from '@herald/kit';
 import { HeraldError } from '@herald/proto';
 
 export interface ConnectRateSettings {
@@ -41,14 +42,11 @@ export class ConnectRateLimiter {
     if (perSecond === 0) return;
     const now = this.#now();
     const bucket = this.#buckets.get(source);
-    let tokens = burst;
-    if (bucket) {
-      tokens = Math.min(burst, bucket.tokens + ((now - bucket.at) * perSecond) / 1000);
-      this.#buckets.delete(source);
-    }
+    const { tokens } = refillBucket(bucket, this.#settings, now);
+    this.#buckets.delete(source);
     if (tokens < 1) {
       this.#buckets.set(source, { tokens, at: now, told: true });
-      const retryAfter = Math.max(1, Math.ceil((1 - tokens) / perSecond));
+      const retryAfter = secondsUntilToken(tokens, perSecond);
       throw new HeraldError(
         'too_many_connects',
         `Too many connects from this address (more than ${burst} at once, then ${perSecond} per second): retry after Retry-After, with backoff`,
@@ -69,10 +67,10 @@ export class ConnectRateLimiter {
    * Retry-After on the connect that crossed the limit). Spends nothing.
    */
   dropsEarly(source: string): boolean {
-    const { perSecond, burst } = this.#settings;
+    const { perSecond } = this.#settings;
     const bucket = this.#buckets.get(source);
     if (perSecond === 0 || !bucket?.told) return false;
-    return Math.min(burst, bucket.tokens + ((this.#now() - bucket.at) * perSecond) / 1000) < 1;
+    return refillBucket(bucket, this.#settings, this.#now()).tokens < 1;
   }
 
   /** Addresses tracked now (at most maxSources). */

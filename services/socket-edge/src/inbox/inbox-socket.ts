@@ -1,4 +1,4 @@
-import type { Logger } from '@herald/kit';
+import { type Logger, refillBucket, secondsUntilToken } from '@herald/kit';
 import {
   type ErrorFrame,
   HeraldError,
@@ -116,14 +116,15 @@ export class InboxSocket {
   #admit(ref: string | undefined): boolean {
     const now = Date.now();
     const { perSecond, burst } = this.#limits;
-    this.#tokens = Math.min(burst, this.#tokens + ((now - this.#refilledAt) / 1000) * perSecond);
-    this.#refilledAt = now;
+    const bucket = refillBucket({ tokens: this.#tokens, at: this.#refilledAt }, this.#limits, now);
+    this.#tokens = bucket.tokens;
+    this.#refilledAt = bucket.at;
     if (this.#tokens < 1 || this.#waiting.length >= burst) {
       this.#error(
         new HeraldError(
           'rate_limited',
           `at most ${burst} inbox requests at once, then ${perSecond} per second, per socket: slow down`,
-          { field: 'type', retryAfter: Math.max(1, Math.ceil((1 - this.#tokens) / perSecond)) },
+          { field: 'type', retryAfter: secondsUntilToken(this.#tokens, perSecond) },
         ),
         ref,
       );

@@ -1,0 +1,150 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { request } from './http-client.js';
+import { REPO_ROOT } from './service-process.js';
+
+const execFileAsync = promisify(execFile);
+
+export interface KeyObject {
+  id: string;
+  key: string;
+  kind: 'live' | 'test';
+  client: 'web' | 'mobile';
+  domain: string | null;
+  expires_at: string | number | null;
+  scope?: 'subscribe' | 'dispatch' | 'both';
+  require_token?: boolean;
+  /** Only for a key that requires recipient tokens: shown once, at creation. */
+  signing_secret?: string;
+  /** Inbox mode: days each event is kept per recipient; null: not stored. */
+  inbox_days?: number | null;
+}
+
+/** A running stack's tenants: accounts and their keys, made as a customer or support would. */
+export interface Tenants {
+  /** A new account; a paid `plan` runs `until` (ISO date; default a year from now). */
+  createAccount(opts?: { email?: string; plan?: string; until?: string }): Promise<{ id: string }>;
+  createKey(opts: {
+    account: string;
+    kind?: 'live' | 'test';
+    client?: 'web' | 'mobile';
+    domain?: string;
+    scope?: 'subscribe' | 'dispatch' | 'both';
+    requireToken?: boolean;
+    /** Inbox mode (`--inbox-days N`): keep every event N days per recipient. */
+    inboxDays?: number;
+  }): Promise<KeyObject>;
+  revokeKey(id: string): Promise<void>;
+  /** Runs the admin CLI against this stack and returns its parsed `--json` output. */
+  admin(args: string[]): Promise<unknown>;
+}
+
+/**
+ * Tenants are made through the account API at `authUrl`, as a customer would: far quicker than a
+ * CLI process per call. Sessions are kept per account for key creation and revocation; what the
+ * API cannot do (a paid plan, a key of an account made elsewhere) goes through `admin`.
+ */
+export function tenants(
+  authUrl: string,
+  ca: string,
+  admin: (args: string[]) => Promise<unknown>,
+): Tenants {
+  const sessions = new Map<string, Record<string, string>>();
+  const keyOwners = new Map<string, string>();
+  const login = async (email: string, password: string) => {
+    const res = await request('POST', `${authUrl}/v1/sessions`, ca, { email, password });
+    if (res.status !== 201) throw new Error(`login failed: ${res.status} ${res.text}`);
+    const cookie = String(res.headers['set-cookie'] ?? '').split(';')[0] ?? '';
+    return { cookie, 'x-herald-csrf': res.body.csrf as string };
+  };
+  return {
+    admin,
+    async createAccount(o = {}) {
+      const email = o.email ?? `acct-${randomUUID()}@test.herald`;
+      if (o.plan && o.plan !== 'free') {
+        // A paid plan is support's to set: only the admin CLI can.
+        const out = (await admin([
+          'account',
+          'create',
+          '--email',
+          email,
+          '--plan',
+          o.plan,
+          '--until',
+          o.until ?? new Date(Date.now() + 365 * 86_400_000).toISOString(),
+          '--json',
+        ])) as { id: string };
+        return { id: out.id };
+      }
+      const password = randomUUID();
+      const signup = await request('POST', `${authUrl}/v1/accounts`, ca, { email, password });
+      if (signup.status !== 201) throw new Error(`signup failed: ${signup.status} ${signup.text}`);
+      sessions.set(signup.body.id, await login(email, password));
+      return { id: signup.body.id as string };
+    },
+    async createKey(o) {
+      const session = sessions.get(o.account);
+      if (!session) {
+        const args = [
+          'key',
+          'create',
+          '--account',
+          o.account,
+          '--kind',
+          o.kind ?? 'test',
+          '--client',
+          o.client ?? 'mobile',
+        ];
+        if (o.domain) args.push('--domain', o.domain);
+        if (o.scope) args.push('--scope', o.scope);
+        if (o.requireToken) args.push('--require-token');
+        if (o.inboxDays !== undefined) args.push('--inbox-days', String(o.inboxDays));
+        return (await admin([...args, '--json'])) as KeyObject;
+      }
+      const path = (o.kind ?? 'test') === 'test' ? '/v1/keys/test' : '/v1/keys';
+      const body = {
+        client: o.client ?? 'mobile',
+        ...(o.domain ? { domain: o.domain } : {}),
+        ...(o.scope ? { scope: o.scope } : {}),
+        ...(o.requireToken ? { require_token: true } : {}),
+        ...(o.inboxDays !== undefined ? { inbox_days: o.inboxDays } : {}),
+      };
+      const res = await request('POST', `${authUrl}${path}`, ca, body, session);
+      if (res.status !== 201) throw new Error(`key create failed: ${res.status} ${res.text}`);
+      keyOwners.set(res.body.id, o.account);
+      return res.body as KeyObject;
+    },
+    async revokeKey(id) {
+      const session = sessions.get(keyOwners.get(id) ?? '');
+      if (!session) {
+        await admin(['key', 'revoke', '--key', id, '--json']);
+        return;
+      }
+      const res = await request('DELETE', `${authUrl}/v1/keys/${id}`, ca, undefined, session);
+      if (res.status !== 200) throw new Error(`key revoke failed: ${res.status} ${res.text}`);
+    },
+  };
+}
+
+/** Runs the admin CLI (from source) with the given connection settings and parses its `--json` output. */
+export async function runAdmin(args: string[], env: Record<string, string>): Promise<unknown> {
+  try {
+    const { stdout } = await execFileAsync(
+      process.execPath,
+      [
+        '--conditions=herald-source',
+        '--import',
+        'tsx',
+        join('services', 'auth', 'src', 'admin.ts'),
+        ...args,
+      ],
+      { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env } },
+    );
+    return JSON.parse(stdout);
+  } catch (err) {
+    const e = err as { stderr?: string; stdout?: string; message: string };
+    throw new Error(`admin ${args.join(' ')} failed: ${e.stderr || e.stdout || e.message}`);
+  }
+}
