@@ -1,13 +1,12 @@
 import type { KeyVerifier } from '@herald/access';
 import type { Logger } from '@herald/kit';
 import { CloseCodes, SUBPROTOCOL } from '@herald/proto';
-import type { RawData } from 'ws';
 import type { RecipientRegistry } from '../connection-registry.js';
 import type { InboxClient } from '../inbox/inbox-client.js';
 import { type InboxRequestLimits, InboxSocket, refuseInboxFrame } from '../inbox/inbox-socket.js';
 import type { EdgeMetrics } from '../metrics.js';
+import { readClientFrame } from '../socket/client-frames.js';
 import { EdgeSocket } from '../socket/edge-socket.js';
-import { clientFrameJson, parseAck } from '../socket/framing.js';
 import type { ProofLedgerOptions } from '../socket/proof-ledger.js';
 import type { QueueFrameLimits } from '../socket/queue-frame.js';
 import type { TokenPolicy } from './recipient-token.js';
@@ -74,28 +73,19 @@ export function socketAdmitter(deps: {
       tokenExpiresAt === undefined
         ? undefined
         : watchToken(deps, socket, params.api_key, tokenExpiresAt);
-    // A plain client's frames are ignored; herald.v1 clients send acks, and fresh tokens.
+    // A plain client's frames are ignored; herald.v1 clients send acks, fresh tokens and, with an
+    // inbox key, inbox requests (refused in-band with `inbox_disabled` without one).
     if (framing === SUBPROTOCOL) {
       ws.on('message', (data, isBinary) => {
-        const id = parseAck(data, isBinary);
-        if (id !== undefined) socket.acked(id);
-        else if (!onToken?.(data, isBinary) && !inboxFrame(socket, data, isBinary))
-          metrics.malformedClientFrames.inc();
+        const frame = readClientFrame(data, isBinary);
+        if (frame?.type === 'ack') socket.acked(frame.ids);
+        else if (frame?.type === 'token' && onToken) onToken(frame.token);
+        else if (frame?.type === 'read' || frame?.type === 'history') {
+          if (socket.inbox) socket.inbox.handle(frame.frame);
+          else refuseInboxFrame(ws, frame.frame);
+        } else metrics.malformedClientFrames.inc();
       });
       void socket.inbox?.greet();
     }
   };
-}
-
-/**
- * A `read` or `history` frame: handled by the socket's inbox, or refused in-band with
- * `inbox_disabled` when its key keeps no inbox. False for anything else (malformed).
- */
-function inboxFrame(socket: EdgeSocket, data: RawData, isBinary: boolean): boolean {
-  if (isBinary) return false;
-  const frame = clientFrameJson(data);
-  if (typeof frame !== 'object' || frame === null) return false;
-  const fields = frame as Record<string, unknown>;
-  if (socket.inbox) return socket.inbox.handle(fields);
-  return refuseInboxFrame(socket.ws, fields);
 }
