@@ -17,13 +17,13 @@ import { watchRevocations } from './admit/revocation.js';
 import { SocketBudget } from './admit/socket-budget.js';
 import { createUpgradeHandler } from './admit/upgrade-handler.js';
 import { type EdgeConfig, queueFrameLimits } from './config.js';
-import { RecipientRegistry } from './connection-registry.js';
 import { InboxClient } from './inbox/inbox-client.js';
 import { createEdgeMetrics } from './metrics.js';
 import { queueCheckLimiter } from './queue/check-limiter.js';
 import { natsReadiness } from './readiness.js';
-import { RecipientSession, type RecipientSessionDeps } from './recipient-session.js';
 import { edgeService, type Shutdown } from './service.js';
+import { RecipientRegistry } from './session/connection-registry.js';
+import { RecipientSession, type RecipientSessionDeps } from './session/recipient-session.js';
 import { selectProtocol } from './socket/framing.js';
 
 /** The NATS connection is the caller's: it drains it after close(). */

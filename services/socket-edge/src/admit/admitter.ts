@@ -1,10 +1,10 @@
 import type { KeyVerifier } from '@herald/access';
 import type { Logger } from '@herald/kit';
 import { CloseCodes, SUBPROTOCOL } from '@herald/proto';
-import type { RecipientRegistry } from '../connection-registry.js';
 import type { InboxClient } from '../inbox/inbox-client.js';
 import { type InboxRequestLimits, InboxSocket, refuseInboxFrame } from '../inbox/inbox-socket.js';
 import type { EdgeMetrics } from '../metrics.js';
+import type { RecipientRegistry } from '../session/connection-registry.js';
 import { readClientFrame } from '../socket/client-frames.js';
 import { EdgeSocket } from '../socket/edge-socket.js';
 import type { ProofLedgerOptions } from '../socket/proof-ledger.js';

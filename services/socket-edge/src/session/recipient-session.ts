@@ -4,19 +4,19 @@ import type { TurnPublisher } from '@herald/nats';
 import { HeraldError, QueuedNotice, recipientSubjectKind, subjects } from '@herald/proto';
 import type { DevicePositions } from '@herald/queue';
 import type { Msg, NatsConnection, Subscription } from 'nats';
-import { LiveDelivery, liveReply } from './live-delivery.js';
-import type { EdgeMetrics } from './metrics.js';
-import { QueueDrainer, type QueueDrainerDeps } from './queue/queue-drainer.js';
-import { type EdgeEvent, edgeEventOf } from './socket/edge-event.js';
-import type { EdgeSocket } from './socket/edge-socket.js';
-import { EventFrames } from './socket/framing.js';
+import type { EdgeMetrics } from '../metrics.js';
+import { QueueDrainer, type QueueDrainerDeps } from '../queue/queue-drainer.js';
+import { type EdgeEvent, edgeEventOf } from '../socket/edge-event.js';
+import type { EdgeSocket } from '../socket/edge-socket.js';
+import { EventFrames } from '../socket/framing.js';
 import {
   decodeNotice,
   feedStopKey,
   forwardUnread,
   type InboxSessionDeps,
   newFeed,
-} from './socket-feeds.js';
+} from '../socket-feeds.js';
+import { LiveDelivery, liveReply } from './live-delivery.js';
 
 /**
  * Most live requests held for a session whose subscription is up but whose first socket has not
