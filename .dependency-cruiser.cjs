@@ -30,6 +30,31 @@ const SERVICES_MAY = [
 ];
 const HERALD = '^(proto|lib|services|clients|bench)/';
 
+/**
+ * The socket edge's wings (services/socket-edge/src/<wing>/) and what each may import of the edge
+ * besides itself: admit/ → session/ → queue/, inbox/ → feed/ → socket/ (its README draws the
+ * same), every wing below its own; queue/ and inbox/ stand side by side and never import each
+ * other. The wiring (edge.ts, service.ts) stands above them all; metrics.ts is a leaf they share.
+ */
+const EDGE = 'services/socket-edge/src';
+const EDGE_WINGS = {
+  socket: [],
+  feed: ['socket/'],
+  queue: ['feed/', 'socket/', 'metrics.ts'],
+  inbox: ['feed/', 'socket/', 'metrics.ts'],
+  session: ['queue/', 'inbox/', 'feed/', 'socket/', 'metrics.ts'],
+  admit: ['session/', 'queue/', 'inbox/', 'feed/', 'socket/', 'metrics.ts'],
+};
+/** A folder (`feed/`) matches what is under it; a file (`metrics.ts`) only itself. */
+const edgePart = (part) => (part.endsWith('/') ? part : `${part.replace('.', '\\.')}$`);
+const edgeWings = Object.entries(EDGE_WINGS).map(([wing, may]) => ({
+  name: `socket-edge ${wing}/ imports ${may.length > 0 ? `only ${may.join(', ')}` : 'nothing else of the edge'}`,
+  comment: "The edge's wings import downwards only, so its README cannot drift from the code.",
+  severity: 'error',
+  from: { path: `^${EDGE}/${wing}/` },
+  to: { path: `^${EDGE}/`, pathNot: `^${EDGE}/(${[`${wing}/`, ...may].map(edgePart).join('|')})` },
+}));
+
 const onlyBelow = Object.entries(BELOW).map(([pkg, below]) => ({
   name: `${pkg} imports only ${below.join(', ') || 'no other package of Herald'}`,
   severity: 'error',
@@ -79,6 +104,7 @@ module.exports = {
       to: { circular: true },
     },
     ...onlyBelow,
+    ...edgeWings,
     {
       name: 'services import only proto and the libraries',
       comment: 'Services meet on NATS subjects, never through each other.',

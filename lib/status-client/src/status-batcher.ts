@@ -67,6 +67,14 @@ export class StatusBatcher {
   }
 
   /**
+   * Records that the event `id` reached `recipient`: a socket proved receipt (the socket edge's
+   * acked queued events and its catch-up writes). The status keeps the first such record.
+   */
+  delivered(account: string, recipient: string, id: string): void {
+    this.add({ v: 1, id, account_id: account, recipient, status: 'delivered', at: Date.now() });
+  }
+
+  /**
    * Adds a record its producer already wrote as JSON (a {@link StatusEvent} of `account`), for a
    * producer that writes its records' JSON faster than `JSON.stringify` of an object does.
    */

@@ -99,6 +99,31 @@ describe('StatusBatcher (real nats-server)', () => {
     ]);
   });
 
+  it('records a delivery as a `delivered` record of the recipient, stamped now', async () => {
+    const a = randomUUID();
+    const got: Msg[] = [];
+    const s = sub.subscribe(subjects.status(a), { callback: (_e, m) => got.push(m) });
+    await sub.flush();
+    const before = Date.now();
+    new StatusBatcher(new TurnPublisher(nc)).delivered(a, 'r-9', 'ev-9');
+    await new Promise((r) => setImmediate(r));
+    await nc.flush();
+    await sub.flush();
+    s.unsubscribe();
+    expect(got).toHaveLength(1);
+    const rec = StatusEvent.parse(JSON.parse(got[0]?.string() ?? ''));
+    expect(rec).toEqual({
+      v: 1,
+      id: 'ev-9',
+      account_id: a,
+      recipient: 'r-9',
+      status: 'delivered',
+      at: rec.at,
+    });
+    expect(rec.at).toBeGreaterThanOrEqual(before);
+    expect(rec.at).toBeLessThanOrEqual(Date.now());
+  });
+
   it("takes the turn's place of its first record among the turn publisher's messages", async () => {
     const a = randomUUID();
     const got: string[] = [];

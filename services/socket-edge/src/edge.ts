@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { KeyVerifier } from '@herald/access';
 import { AuthFailureLimiter, createRegistry, type Service, type ServiceDeps } from '@herald/kit';
 import { NatsRequester, TurnPublisher } from '@herald/nats';
-import type { CredentialKind } from '@herald/proto';
+import { type CredentialKind, subjects } from '@herald/proto';
 import { DevicePositions, INBOX_POSITION_SPACE, QueueFloors, QueueLayout } from '@herald/queue';
 import { InboxClient as InboxStoreClient, StatusBatcher } from '@herald/status-client';
+import type { JetStreamManager } from 'nats';
 import type { Registry } from 'prom-client';
 import { WebSocketServer } from 'ws';
 import { socketAdmitter } from './admit/admitter.js';
@@ -17,14 +18,24 @@ import { watchRevocations } from './admit/revocation.js';
 import { SocketBudget } from './admit/socket-budget.js';
 import { createUpgradeHandler } from './admit/upgrade-handler.js';
 import { type EdgeConfig, queueFrameLimits } from './config.js';
-import { RecipientRegistry } from './connection-registry.js';
+import { CatchUpFeed, type FeedContext } from './feed/catch-up-feed.js';
+import { DirectFeed } from './feed/direct-feed.js';
 import { InboxClient } from './inbox/inbox-client.js';
+import type { InboxSocket } from './inbox/inbox-socket.js';
+import { InboxSource } from './inbox/inbox-source.js';
 import { createEdgeMetrics } from './metrics.js';
 import { queueCheckLimiter } from './queue/check-limiter.js';
+import type { DrainContext } from './queue/drain-context.js';
+import { QueueDrainer } from './queue/queue-drainer.js';
+import { QueueSource } from './queue/queue-source.js';
 import { natsReadiness } from './readiness.js';
-import { RecipientSession, type RecipientSessionDeps } from './recipient-session.js';
 import { edgeService, type Shutdown } from './service.js';
+import { RecipientRegistry } from './session/connection-registry.js';
+import { RecipientSession } from './session/recipient-session.js';
+import type { SessionContext } from './session/session-context.js';
+import type { EdgeSocket } from './socket/edge-socket.js';
 import { selectProtocol } from './socket/framing.js';
+import type { SocketFeed } from './socket/socket-feed.js';
 
 /** The NATS connection is the caller's: it drains it after close(). */
 export interface EdgeDeps extends ServiceDeps {
@@ -97,13 +108,14 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
   // The edge's one turn publisher: a turn's live replies and its status records (one message per
   // account, the batcher's) leave in one socket write.
   const publisher = new TurnPublisher(nc);
-  // What every session shares; each builds its own deps object from it once.
-  const sessionDeps: RecipientSessionDeps = {
+  const status = new StatusBatcher(publisher);
+  // The edge's QUEUE_CHECK_CONCURRENCY slots: drains' queue checks and device feeds' reads.
+  const limitChecks = queueCheckLimiter(config.QUEUE_CHECK_CONCURRENCY, metrics);
+  const drains: DrainContext = {
     nc,
-    publisher,
-    statusBatcher: new StatusBatcher(publisher),
     js: nc.jetstream(),
     jsm,
+    requester,
     layout,
     options: {
       batch: config.QUEUE_BATCH,
@@ -111,26 +123,39 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
       maxAckPending: config.MAX_ACK_PENDING,
       memoryState: config.QUEUE_CONSUMER_MEMORY,
     },
+    metrics,
+    logger,
+    // nats.js's own JetStream API timeout, as the queue lookup's.
+    floors: new QueueFloors(nc, 5000, requester),
+    status,
+    limitChecks,
+  };
+  const sessionContext: SessionContext = {
+    nc,
+    publisher,
     recheckMs: config.QUEUE_RECHECK_MS,
     metrics,
     logger,
-    limitChecks: queueCheckLimiter(config.QUEUE_CHECK_CONCURRENCY, metrics),
-    requester,
-    // nats.js's own JetStream API timeout, as the queue lookup's.
-    floors: new QueueFloors(nc, 5000, requester),
-    devicePositions: new DevicePositions(nc, 5000, requester),
-    inbox: {
-      client: inboxClient,
-      positions: new DevicePositions(nc, 5000, requester, INBOX_POSITION_SPACE),
-      batch: config.INBOX_CATCH_UP_BATCH,
-      dedupeIds: config.INBOX_DEDUPE_IDS,
-      maxHeld: { events: config.MAX_UNPROVEN_EVENTS, bytes: config.MAX_UNPROVEN_BYTES },
-    },
+    drainFor: (recipient, previous) => new QueueDrainer(drains, recipient, previous),
   };
   const sessions = new RecipientRegistry(
     (account, recipient, previous) =>
-      new RecipientSession(sessionDeps, account, recipient, previous),
+      new RecipientSession(sessionContext, account, recipient, previous),
   );
+  const feedFor = feedBuilder(config, {
+    jsm,
+    layout,
+    inbox: inboxClient,
+    devicePositions: new DevicePositions(nc, 5000, requester),
+    inboxPositions: new DevicePositions(nc, 5000, requester, INBOX_POSITION_SPACE),
+    feeds: {
+      logger,
+      status,
+      limitChecks,
+      maxHeld: { events: config.MAX_UNPROVEN_EVENTS, bytes: config.MAX_UNPROVEN_BYTES },
+      dedupeIds: config.INBOX_DEDUPE_IDS,
+    },
+  });
   const shutdown: Shutdown = { closing: false };
   const closing = () => shutdown.closing;
   const connectRate = new ConnectRateLimiter({
@@ -168,6 +193,7 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
       },
       queueFrames: queueFrameLimits(config, (msg, fields) => logger.warn(fields, msg)),
       closing,
+      feedFor,
     }),
   });
   const service = edgeService(config, {
@@ -203,5 +229,36 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
     id,
     connectionsSeen: (account, kind = 'live') =>
       counts?.total(poolOf({ account_id: account, kind })),
+  };
+}
+
+/**
+ * How a socket is fed, by its connect: without a device, directly; with one, through a catch-up
+ * feed on the inbox store (a herald.v1 socket of an inbox key: the inbox catch-up owns its
+ * delivery) or on the recipient's queue stream.
+ */
+function feedBuilder(
+  config: Pick<EdgeConfig, 'INBOX_CATCH_UP_BATCH'>,
+  deps: {
+    jsm: Promise<JetStreamManager>;
+    layout: QueueLayout;
+    inbox: InboxClient;
+    devicePositions: DevicePositions;
+    inboxPositions: DevicePositions;
+    feeds: FeedContext;
+  },
+): (socket: EdgeSocket, inbox: InboxSocket | undefined) => SocketFeed {
+  return (socket, inbox) => {
+    const { device, account, recipient } = socket;
+    if (device === undefined) return new DirectFeed(socket);
+    const source = inbox
+      ? new InboxSource(deps.inbox, socket, deps.inboxPositions, config.INBOX_CATCH_UP_BATCH)
+      : new QueueSource(
+          deps.jsm,
+          deps.layout.streamOf(account, recipient),
+          subjects.queue(account, recipient),
+          deps.devicePositions,
+        );
+    return new CatchUpFeed(socket, device, source, deps.feeds);
   };
 }

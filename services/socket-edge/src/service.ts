@@ -10,9 +10,9 @@ import type { WebSocketServer } from 'ws';
 import type { ConnectionCounts } from './admit/connection-counts.js';
 import type { bindCountsInBackground } from './admit/counts-binding.js';
 import type { EdgeConfig } from './config.js';
-import type { RecipientRegistry } from './connection-registry.js';
 import { httpHandler } from './http-fallback.js';
-import { serveLiveBatches } from './live-batch.js';
+import type { RecipientRegistry } from './session/connection-registry.js';
+import { serveLiveBatches } from './session/live-batch.js';
 import { closeSockets } from './socket/closing.js';
 import { startHeartbeat } from './socket/heartbeat.js';
 

@@ -1,15 +1,16 @@
 import type { KeyVerifier } from '@herald/access';
 import type { Logger } from '@herald/kit';
 import { CloseCodes, SUBPROTOCOL } from '@herald/proto';
-import type { RawData } from 'ws';
-import type { RecipientRegistry } from '../connection-registry.js';
 import type { InboxClient } from '../inbox/inbox-client.js';
 import { type InboxRequestLimits, InboxSocket, refuseInboxFrame } from '../inbox/inbox-socket.js';
+import { keepInbox } from '../inbox/socket-inboxes.js';
 import type { EdgeMetrics } from '../metrics.js';
+import type { RecipientRegistry } from '../session/connection-registry.js';
+import { readClientFrame } from '../socket/client-frames.js';
 import { EdgeSocket } from '../socket/edge-socket.js';
-import { clientFrameJson, parseAck } from '../socket/framing.js';
 import type { ProofLedgerOptions } from '../socket/proof-ledger.js';
 import type { QueueFrameLimits } from '../socket/queue-frame.js';
+import type { SocketFeed } from '../socket/socket-feed.js';
 import type { TokenPolicy } from './recipient-token.js';
 import { watchToken } from './token-refresh.js';
 import type { Admission } from './upgrade-handler.js';
@@ -29,6 +30,8 @@ export function socketAdmitter(deps: {
   tokenPolicy: TokenPolicy;
   /** Inbox keys' herald.v1 sockets: the store's client and the per-socket request bounds. */
   inbox?: { client: InboxClient; limits: InboxRequestLimits };
+  /** Builds a socket's feed: by its device, and whether it has an inbox side. */
+  feedFor: (socket: EdgeSocket, inbox: InboxSocket | undefined) => SocketFeed;
 }) {
   const { sessions, metrics, logger } = deps;
   // Listeners shared by every socket where they need nothing of it: each closure made per socket
@@ -39,6 +42,16 @@ export function socketAdmitter(deps: {
   return ({ ws, framing, params, key, origin, session, hold, tokenExpiresAt }: Admission) => {
     metrics.openSockets.inc({ framing });
     ws.on('error', onError);
+    // herald.v1 sockets of an inbox key get unread counts and may ask for history and read marks.
+    const inbox =
+      framing === SUBPROTOCOL && key.inbox_days && deps.inbox
+        ? new InboxSocket(ws, {
+            ...deps.inbox,
+            account: key.account_id,
+            recipient: params.recipient,
+            logger,
+          })
+        : undefined;
     const socket = new EdgeSocket({
       ws,
       framing,
@@ -47,6 +60,7 @@ export function socketAdmitter(deps: {
       recipient: params.recipient,
       client: params.client,
       device: params.device,
+      feed: (s) => deps.feedFor(s, inbox),
       origin,
       proof: deps.proof,
       queueFrames: params.batch === '1' ? deps.queueFrames : undefined,
@@ -55,15 +69,7 @@ export function socketAdmitter(deps: {
       onGone: (s) => sessions.detach(session, s),
       onSlow,
     });
-    // herald.v1 sockets of an inbox key get unread counts and may ask for history and read marks.
-    if (framing === SUBPROTOCOL && key.inbox_days && deps.inbox) {
-      socket.inbox = new InboxSocket(ws, {
-        ...deps.inbox,
-        account: key.account_id,
-        recipient: params.recipient,
-        logger,
-      });
-    }
+    if (inbox) keepInbox(socket, inbox);
     sessions.attach(session, socket);
     if (deps.closing()) {
       socket.close(CloseCodes.goingAway, 'going away');
@@ -74,28 +80,19 @@ export function socketAdmitter(deps: {
       tokenExpiresAt === undefined
         ? undefined
         : watchToken(deps, socket, params.api_key, tokenExpiresAt);
-    // A plain client's frames are ignored; herald.v1 clients send acks, and fresh tokens.
+    // A plain client's frames are ignored; herald.v1 clients send acks, fresh tokens and, with an
+    // inbox key, inbox requests (refused in-band with `inbox_disabled` without one).
     if (framing === SUBPROTOCOL) {
       ws.on('message', (data, isBinary) => {
-        const id = parseAck(data, isBinary);
-        if (id !== undefined) socket.acked(id);
-        else if (!onToken?.(data, isBinary) && !inboxFrame(socket, data, isBinary))
-          metrics.malformedClientFrames.inc();
+        const frame = readClientFrame(data, isBinary);
+        if (frame?.type === 'ack') socket.acked(frame.ids);
+        else if (frame?.type === 'token' && onToken) onToken(frame.token);
+        else if (frame?.type === 'read' || frame?.type === 'history') {
+          if (inbox) inbox.handle(frame.frame);
+          else refuseInboxFrame(ws, frame.frame);
+        } else metrics.malformedClientFrames.inc();
       });
-      void socket.inbox?.greet();
+      void inbox?.greet();
     }
   };
-}
-
-/**
- * A `read` or `history` frame: handled by the socket's inbox, or refused in-band with
- * `inbox_disabled` when its key keeps no inbox. False for anything else (malformed).
- */
-function inboxFrame(socket: EdgeSocket, data: RawData, isBinary: boolean): boolean {
-  if (isBinary) return false;
-  const frame = clientFrameJson(data);
-  if (typeof frame !== 'object' || frame === null) return false;
-  const fields = frame as Record<string, unknown>;
-  if (socket.inbox) return socket.inbox.handle(fields);
-  return refuseInboxFrame(socket.ws, fields);
 }

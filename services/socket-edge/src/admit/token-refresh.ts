@@ -1,10 +1,7 @@
 import type { KeyVerifier } from '@herald/access';
 import type { Logger } from '@herald/kit';
-import { TokenFrame } from '@herald/proto';
-import type { RawData } from 'ws';
 import type { EdgeMetrics } from '../metrics.js';
 import type { EdgeSocket } from '../socket/edge-socket.js';
-import { clientFrameJson } from '../socket/framing.js';
 import { checkRecipientToken, type TokenPolicy } from './recipient-token.js';
 import { connectError } from './refusal.js';
 import { TokenLease } from './token-lease.js';
@@ -21,15 +18,15 @@ export interface TokenRefreshDeps {
  * `token_expired` when it expires, unless a fresh token came in-band first (herald.v1
  * `{"type":"token","token":…}`), checked exactly as at connect, with the key's current secrets
  * (a rotation's overlap included). A bad fresh token closes the socket with its refusal (4401 /
- * 4403); auth unreachable keeps the current token's deadline. Returns what to do with a client
- * frame that is not an ack: true when it was a token frame.
+ * 4403); auth unreachable keeps the current token's deadline. Returns what to do with a token
+ * frame's token.
  */
 export function watchToken(
   deps: TokenRefreshDeps,
   socket: EdgeSocket,
   apiKey: string,
   expiresAt: number,
-): (data: RawData, isBinary: boolean) => boolean {
+): (token: string) => void {
   const lease = new TokenLease(expiresAt, (err) => {
     deps.metrics.rejections.inc({ code: err.code });
     socket.fail(err);
@@ -63,17 +60,8 @@ export function watchToken(
       socket.fail(error);
     }
   };
-  return (data, isBinary) => {
-    const token = parseTokenFrame(data, isBinary);
-    if (token === undefined) return false;
+  return (token) => {
     // One refresh at a time, in the order sent: the last accepted token's expiry stands.
     refreshing = refreshing.then(() => refresh(token));
-    return true;
   };
-}
-
-function parseTokenFrame(data: RawData, isBinary: boolean): string | undefined {
-  if (isBinary) return undefined;
-  const frame = TokenFrame.safeParse(clientFrameJson(data));
-  return frame.success ? frame.data.token : undefined;
 }

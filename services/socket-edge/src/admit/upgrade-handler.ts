@@ -22,9 +22,9 @@ import {
   type VerifiedKey,
 } from '@herald/proto';
 import type { WebSocket, WebSocketServer } from 'ws';
-import type { RecipientRegistry } from '../connection-registry.js';
 import type { EdgeMetrics } from '../metrics.js';
-import type { RecipientSession } from '../recipient-session.js';
+import type { RecipientRegistry } from '../session/connection-registry.js';
+import type { RecipientSession } from '../session/recipient-session.js';
 import { closeWithError } from '../socket/closing.js';
 import { type Framing, framingOf } from '../socket/framing.js';
 import { ConnectHold } from './connect-hold.js';

@@ -1,26 +1,15 @@
-import type { Logger } from '@herald/kit';
-import type { QueueFloors } from '@herald/queue';
-import type { StatusBatcher } from '@herald/status-client';
 import type { JsMsg } from 'nats';
 import type { EdgeMetrics } from '../metrics.js';
 import type { EdgeSocket } from '../socket/edge-socket.js';
+import type { DrainContext, DrainTarget } from './drain-context.js';
 import { FloorRecorder } from './floor-recorder.js';
 import { QueuePacer } from './queue-pacer.js';
 import { QueuedDeliveries } from './queued-deliveries.js';
-import { publishDelivered } from './status-events.js';
 
-export interface DrainWriterDeps {
-  account: string;
-  recipient: string;
-  /** The recipient's sockets on this edge, read at each message. */
-  sockets: () => Iterable<EdgeSocket>;
+/** What the writing side uses of the drain's context. */
+export type DrainWriterContext = Pick<DrainContext, 'logger' | 'status' | 'floors'> & {
   metrics: Pick<EdgeMetrics, 'queuedDeliveries'>;
-  logger: Logger;
-  /** The edge's one status batcher: each acked event is a `delivered` record. */
-  statusBatcher: Pick<StatusBatcher, 'add'>;
-  /** Recorded ack floors, for consumers whose state is in nats-server's memory (ack-floors.ts). */
-  floors?: QueueFloors | undefined;
-}
+};
 
 /**
  * The writing side of one recipient's drain: the {@link QueuePacer} that writes a delivery once
@@ -36,32 +25,34 @@ export class DrainWriter {
   #keepAlive: NodeJS.Timeout | undefined;
 
   /**
-   * @param deps the drain's own (kept by its closures: the session's one deps object)
+   * @param ctx the edge's (kept by its closures, as `target` is: nothing is copied per drain)
+   * @param target the recipient and their sockets
    * @param stream the recipient's partition stream
    * @param consumer the recipient's durable consumer
    */
-  constructor(deps: DrainWriterDeps, stream: string, consumer: string) {
-    const floor = deps.floors
+  constructor(ctx: DrainWriterContext, target: DrainTarget, stream: string, consumer: string) {
+    const { account, recipient } = target;
+    const floor = ctx.floors
       ? new FloorRecorder({
-          floors: deps.floors,
-          logger: deps.logger,
-          account: deps.account,
-          recipient: deps.recipient,
+          floors: ctx.floors,
+          logger: ctx.logger,
+          account,
+          recipient,
           stream,
           consumer,
         })
       : undefined;
     const deliveries = new QueuedDeliveries(
       (id) => {
-        deps.metrics.queuedDeliveries.inc();
-        publishDelivered(deps.statusBatcher, deps.account, deps.recipient, id);
+        ctx.metrics.queuedDeliveries.inc();
+        ctx.status.delivered(account, recipient, id);
       },
       () => pacer.pump(),
       floor && ((msg, id) => floor.caughtUp(msg, id, pacer.waiting > 0)),
     );
     const pacer = new QueuePacer(
-      (msg) => hasRoomFor(deps.sockets(), msg),
-      (msg) => deliveries.write(msg, deps.sockets()),
+      (msg) => hasRoomFor(target.sockets(), msg),
+      (msg) => deliveries.write(msg, target.sockets()),
     );
     this.#deliveries = deliveries;
     this.#pacer = pacer;

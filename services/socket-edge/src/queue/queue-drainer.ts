@@ -1,18 +1,8 @@
-import type { Logger } from '@herald/kit';
-import { isNotFound, type NatsRequester } from '@herald/nats';
-import { type QueueFloors, type QueueLayout, queueConsumerName } from '@herald/queue';
-import type { StatusBatcher } from '@herald/status-client';
-import type {
-  Consumer,
-  ConsumerMessages,
-  JetStreamClient,
-  JetStreamManager,
-  JsMsg,
-  NatsConnection,
-} from 'nats';
-import type { EdgeMetrics } from '../metrics.js';
-import type { EdgeSocket } from '../socket/edge-socket.js';
+import { isNotFound } from '@herald/nats';
+import { queueConsumerName } from '@herald/queue';
+import type { Consumer, ConsumerMessages, JsMsg } from 'nats';
 import { nextTrouble } from './consumption-trouble.js';
+import type { DrainContext, DrainTarget } from './drain-context.js';
 import { DrainWriter } from './drain-writer.js';
 import { type FoundConsumer, findQueueConsumer } from './queue-lookup.js';
 import { drainSubscription } from './subscription-drain.js';
@@ -25,44 +15,6 @@ import { drainSubscription } from './subscription-drain.js';
 const ORPHAN_WAIT_MAX_MS = 2000;
 /** Delay before retrying a queue check that failed (JetStream unreachable), ms. */
 const RETRY_MS = 2000;
-export interface QueueDrainerOptions {
-  /** max_messages of consume(). */
-  batch: number;
-  /** ack_wait of the recipient's consumer, ms. */
-  ackWaitMs: number;
-  /** max_ack_pending of a consumer this edge creates. */
-  maxAckPending: number;
-  /** Whether a consumer this edge creates keeps its state in memory (QUEUE_CONSUMER_MEMORY). */
-  memoryState?: boolean;
-}
-
-export interface QueueDrainerDeps {
-  nc: NatsConnection;
-  js: JetStreamClient;
-  jsm: Promise<JetStreamManager>;
-  /** Request/reply without nats.js's Error objects, for the connect-time lookup. */
-  requester: NatsRequester;
-  /** Which partition stream holds the recipient's queue. */
-  layout: QueueLayout;
-  account: string;
-  recipient: string;
-  options: QueueDrainerOptions;
-  /** The recipient's sockets on this edge, read at each message. */
-  sockets: () => Iterable<EdgeSocket>;
-  metrics: EdgeMetrics;
-  logger: Logger;
-  /** Recorded ack floors, for consumers whose state is in nats-server's memory (ack-floors.ts). */
-  floors?: QueueFloors;
-  /** The edge's one status batcher: each acked event is a `delivered` record. */
-  statusBatcher: Pick<StatusBatcher, 'add'>;
-  /** Runs a queue check when one of the edge's QUEUE_CHECK_CONCURRENCY slots is free. */
-  limitChecks: <T>(check: () => Promise<T>) => Promise<T>;
-  /**
-   * The close of the recipient's previous session on this edge, when still running: the first
-   * check waits for it, so what that session nakked is redelivered before anything newer.
-   */
-  previous?: Promise<void>;
-}
 
 type State = 'idle' | 'checking' | 'consuming';
 
@@ -81,7 +33,8 @@ type State = 'idle' | 'checking' | 'consuming';
  * delivered to this edge and not acked, so it comes again at once on the next connect.
  */
 export class QueueDrainer {
-  readonly #deps: QueueDrainerDeps;
+  readonly #ctx: DrainContext;
+  readonly #target: DrainTarget;
   /** The recipient's partition stream. */
   readonly #stream: string;
   /** The writing side, made at the first consume (most sessions never find anything queued). */
@@ -98,15 +51,21 @@ export class QueueDrainer {
   #retry: NodeJS.Timeout | undefined;
   #previous: Promise<void> | undefined;
 
-  constructor(deps: QueueDrainerDeps) {
-    this.#deps = deps;
-    this.#previous = deps.previous;
-    this.#stream = deps.layout.streamOf(deps.account, deps.recipient);
+  /**
+   * @param previous the close of the recipient's previous session on this edge, when still
+   *   running: the first check waits for it, so what that session nakked is redelivered before
+   *   anything newer
+   */
+  constructor(ctx: DrainContext, target: DrainTarget, previous?: Promise<void>) {
+    this.#ctx = ctx;
+    this.#target = target;
+    this.#previous = previous;
+    this.#stream = ctx.layout.streamOf(target.account, target.recipient);
   }
 
   /** The recipient's durable consumer (derived when needed rather than kept per session). */
   get #name(): string {
-    return queueConsumerName(this.#deps.account, this.#deps.recipient);
+    return queueConsumerName(this.#target.account, this.#target.recipient);
   }
 
   /**
@@ -156,9 +115,9 @@ export class QueueDrainer {
     const run = this.#run;
     if (run) {
       this.#arriving = [];
-      await drainSubscription(run, this.#deps.nc);
+      await drainSubscription(run, this.#ctx.nc);
       this.#endRun();
-      const jsm = await this.#deps.jsm;
+      const jsm = await this.#ctx.jsm;
       await jsm.consumers.info(this.#stream, this.#name).catch(() => undefined);
     }
     const held = [...(writer?.takeUnsettled() ?? []), ...(this.#arriving ?? [])];
@@ -176,16 +135,8 @@ export class QueueDrainer {
       }
       do {
         this.#again = false;
-        const found = await this.#deps.limitChecks(() =>
-          this.#stopped
-            ? Promise.resolve(undefined)
-            : findQueueConsumer({
-                ...this.#deps,
-                stream: this.#stream,
-                ackWaitMs: this.#deps.options.ackWaitMs,
-                maxAckPending: this.#deps.options.maxAckPending,
-                memoryState: this.#deps.options.memoryState === true,
-              }),
+        const found = await this.#ctx.limitChecks(() =>
+          this.#stopped ? Promise.resolve(undefined) : this.#find(),
         );
         if (this.#stopped) return;
         if (found) {
@@ -197,7 +148,7 @@ export class QueueDrainer {
     } catch (err) {
       this.#state = 'idle';
       if (this.#stopped) return;
-      this.#deps.logger.warn(
+      this.#ctx.logger.warn(
         { err: String(err), consumer: this.#name },
         'queue check failed: retrying',
       );
@@ -207,16 +158,34 @@ export class QueueDrainer {
     }
   }
 
+  #find(): Promise<FoundConsumer | undefined> {
+    const { js, jsm, requester, logger, floors, options } = this.#ctx;
+    const { account, recipient } = this.#target;
+    return findQueueConsumer({
+      js,
+      jsm,
+      requester,
+      logger,
+      floors,
+      stream: this.#stream,
+      account,
+      recipient,
+      ackWaitMs: options.ackWaitMs,
+      maxAckPending: options.maxAckPending,
+      memoryState: options.memoryState === true,
+    });
+  }
+
   async #consume({ consumer, ackPending, memoryState }: FoundConsumer): Promise<void> {
     this.#state = 'consuming';
     this.#consumer = consumer;
-    if (ackPending > 0 && this.#deps.options.ackWaitMs <= ORPHAN_WAIT_MAX_MS) {
+    if (ackPending > 0 && this.#ctx.options.ackWaitMs <= ORPHAN_WAIT_MAX_MS) {
       await this.#letOrphansExpire();
     }
     if (this.#stopped) return;
-    this.#writer ??= new DrainWriter(this.#deps, this.#stream, this.#name);
+    this.#writer ??= new DrainWriter(this.#ctx, this.#target, this.#stream, this.#name);
     const writer = this.#writer;
-    const { batch } = this.#deps.options;
+    const { batch } = this.#ctx.options;
     const run = await consumer.consume({
       max_messages: batch,
       // nats.js tops the pull up once 3/4 of it is still to come (a pull request, and a write to
@@ -231,8 +200,8 @@ export class QueueDrainer {
       return;
     }
     this.#run = run;
-    this.#deps.metrics.activeDrainers.inc();
-    writer.running(memoryState, this.#deps.options.ackWaitMs);
+    this.#ctx.metrics.activeDrainers.inc();
+    writer.running(memoryState, this.#ctx.options.ackWaitMs);
     void this.#watch(run);
   }
 
@@ -245,7 +214,7 @@ export class QueueDrainer {
    * only by a recipient whose consumer had deliveries in flight when the session started.
    */
   async #letOrphansExpire(): Promise<void> {
-    const waitMs = Math.ceil(this.#deps.options.ackWaitMs * 1.2);
+    const waitMs = Math.ceil(this.#ctx.options.ackWaitMs * 1.2);
     await new Promise<void>((resolve) => setTimeout(resolve, waitMs).unref());
   }
 
@@ -255,10 +224,10 @@ export class QueueDrainer {
     if (!trouble || this.#run !== run) return;
     const { kind, status, data } = trouble;
     if (kind === 'gone') {
-      this.#deps.logger.info({ consumer: this.#name, status }, 'queue consumer gone: back to idle');
+      this.#ctx.logger.info({ consumer: this.#name, status }, 'queue consumer gone: back to idle');
       this.#forget();
     } else {
-      this.#deps.logger.warn(
+      this.#ctx.logger.warn(
         { consumer: this.#name, status, data },
         'queue consumption stalled: restarting',
       );
@@ -287,7 +256,7 @@ export class QueueDrainer {
     this.#run = undefined;
     this.#consumer = undefined;
     run.stop();
-    this.#deps.metrics.activeDrainers.dec();
+    this.#ctx.metrics.activeDrainers.dec();
   }
 
   async #verifyConsumer(): Promise<void> {

@@ -105,10 +105,7 @@ export class QueuedDeliveries {
     for (const socket of sockets) {
       corkForTick(socket.ws);
       // A device socket gets each event once, whichever of the drain and its catch-up reads it first.
-      const taken = socket.feed
-        ? socket.feed.offer(msg.seq, frames, current)
-        : socket.write(frames, current);
-      if (taken) current.pending++;
+      if (socket.feed.offer(msg.seq, frames, current)) current.pending++;
     }
     if (current.pending === 0) this.#settle(event.id, current, 'nak');
   }

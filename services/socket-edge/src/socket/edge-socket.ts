@@ -1,27 +1,14 @@
 import { authorizeKeyUse, type KeyVerifier, keyUseDeadline } from '@herald/access';
 import { type Client, CloseCodes, HeraldError, type VerifiedKey } from '@herald/proto';
 import { WebSocket } from 'ws';
-import type { InboxSocket } from '../inbox/inbox-socket.js';
 import { closeWithError } from './closing.js';
 import type { Delivery } from './delivery.js';
 import type { EventFrames, Framing } from './framing.js';
 import { PingProof } from './ping-proof.js';
 import { ProofLedger, type ProofLedgerOptions } from './proof-ledger.js';
 import { QueueFrame, type QueueFrameLimits } from './queue-frame.js';
+import type { SocketFeed } from './socket-feed.js';
 import { corkUntilTickEnd } from './tick-cork.js';
-
-/** A device socket's queued events (queue/device-feed.ts), as the drain and the session use it. */
-export interface SocketFeed {
-  /** The drain hands the socket the event at stream sequence `seq`; false when not taken. */
-  offer(seq: number, frames: EventFrames, delivery: Delivery): boolean;
-  /** Inbox device feeds only: a live event goes through the feed (written once per id, in order). */
-  take?(frames: EventFrames, delivery: Delivery): boolean;
-  kick(): void;
-  stop(): Promise<void>;
-}
-
-/** The inbox side of the sockets that have one (see {@link EdgeSocket.inbox}). */
-const inboxes = new WeakMap<EdgeSocket, InboxSocket>();
 
 /** setTimeout's largest delay; a deadline later than this is re-armed when the timer fires. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -34,8 +21,10 @@ export interface EdgeSocketInit {
   key: VerifiedKey;
   recipient: string;
   client: Client;
-  /** The `device` of the connect, when given: the socket then gets queued events through a DeviceFeed. */
+  /** The `device` of the connect, when given: its feed then catches the device up (src/feed/). */
   device?: string | undefined;
+  /** Builds the socket's feed, which every write of an event to it goes through. */
+  feed: (socket: EdgeSocket) => SocketFeed;
   origin: string | undefined;
   /** The caps on what is written and unproven, and the live proof deadline. */
   proof: ProofLedgerOptions;
@@ -67,8 +56,8 @@ export class EdgeSocket {
   readonly client: Client;
   readonly origin: string | undefined;
   readonly device: string | undefined;
-  /** The device's queued events (set by its session when `device` is given). */
-  feed: SocketFeed | undefined;
+  /** How events reach this socket: directly, or through its device's catch-up. */
+  readonly feed: SocketFeed;
   key: VerifiedKey;
   /** Its slot among the heartbeat's ticks (see startHeartbeat). */
   heartbeatSlot: number | undefined;
@@ -98,7 +87,6 @@ export class EdgeSocket {
     this.client = init.client;
     this.origin = init.origin;
     this.device = init.device;
-    this.feed = undefined;
     this.heartbeatSlot = undefined;
     this.#proof = init.proof;
     this.#queueFrames =
@@ -121,20 +109,7 @@ export class EdgeSocket {
       this.#markGone();
     });
     this.#armExpiry();
-  }
-
-  /**
-   * herald.v1 sockets of an inbox key only: unread counts, read and history
-   * (inbox/inbox-socket.ts). Kept beside the socket, not in it, so that every other socket holds
-   * not even the field.
-   */
-  get inbox(): InboxSocket | undefined {
-    return inboxes.get(this);
-  }
-
-  set inbox(inbox: InboxSocket | undefined) {
-    if (inbox) inboxes.set(this, inbox);
-    else inboxes.delete(this);
+    this.feed = init.feed(this);
   }
 
   /** The account the socket's key belongs to: the tenant boundary of its subjects. */

@@ -8,8 +8,9 @@
  *   [DEVICE=1] [V1=1 | INBOX=1] node --conditions=herald-source --import tsx services/socket-edge/test/measure/idle-heap.ts [N]
  *
  * V1=1: the connections offer herald.v1; INBOX=1: herald.v1 with an inbox key (issue 32), whose
- * sockets hold an InboxSocket, and with DEVICE=1 an InboxFeed (no inbox store runs here: the
- * connect's unread query and catch-up find no responder, which leaves what an idle socket holds).
+ * sockets hold an InboxSocket, and with DEVICE=1 a CatchUpFeed over the inbox (no inbox store runs
+ * here: the connect's unread query and catch-up find no responder, which leaves what an idle
+ * socket holds).
  */
 import { fork, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -33,7 +34,7 @@ if (process.env.IDLE_HEAP_CLIENT) {
   for (let i = 0; i < count; i += 50) {
     await Promise.all(
       Array.from({ length: Math.min(50, count - i) }, () => {
-        // DEVICE=1: each connection names a device (issue 32), to measure what a DeviceFeed holds.
+        // DEVICE=1: each connection names a device (issue 32), to measure what its CatchUpFeed holds.
         const device = process.env.DEVICE === '1' ? `&device=${randomUUID()}` : '';
         const v1 = process.env.V1 === '1' || process.env.INBOX === '1';
         const ws = new WebSocket(

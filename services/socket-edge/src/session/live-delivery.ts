@@ -1,5 +1,5 @@
 import type { LiveReply } from '@herald/proto';
-import type { Delivery } from './socket/delivery.js';
+import type { Delivery } from '../socket/delivery.js';
 
 export interface LiveDeliveryHooks {
   /** One socket's write completed (counted in metrics). */

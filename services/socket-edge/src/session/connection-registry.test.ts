@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import type { EdgeSocket } from '../socket/edge-socket.js';
 import { RecipientRegistry } from './connection-registry.js';
 import type { RecipientSession } from './recipient-session.js';
-import type { EdgeSocket } from './socket/edge-socket.js';
 
 /** The part of a session the registry uses, with a close that ends when the test says so. */
 class SessionDouble {

@@ -1,22 +1,21 @@
 import { randomUUID } from 'node:crypto';
-import type { Logger } from '@herald/kit';
-import type { TurnPublisher } from '@herald/nats';
-import { HeraldError, QueuedNotice, recipientSubjectKind, subjects } from '@herald/proto';
-import type { DevicePositions } from '@herald/queue';
-import type { Msg, NatsConnection, Subscription } from 'nats';
-import { LiveDelivery, liveReply } from './live-delivery.js';
-import type { EdgeMetrics } from './metrics.js';
-import { QueueDrainer, type QueueDrainerDeps } from './queue/queue-drainer.js';
-import { type EdgeEvent, edgeEventOf } from './socket/edge-event.js';
-import type { EdgeSocket } from './socket/edge-socket.js';
-import { EventFrames } from './socket/framing.js';
 import {
-  decodeNotice,
-  feedStopKey,
-  forwardUnread,
-  type InboxSessionDeps,
-  newFeed,
-} from './socket-feeds.js';
+  HeraldError,
+  InboxUnreadNotice,
+  QueuedNotice,
+  recipientSubjectKind,
+  subjects,
+} from '@herald/proto';
+import type { Msg, Subscription } from 'nats';
+import { forwardUnread } from '../inbox/socket-inboxes.js';
+import type { QueueDrainer } from '../queue/queue-drainer.js';
+import { type EdgeEvent, edgeEventOf } from '../socket/edge-event.js';
+import type { EdgeSocket } from '../socket/edge-socket.js';
+import { EventFrames } from '../socket/framing.js';
+import type { FeedNotice } from '../socket/socket-feed.js';
+import { LiveDelivery, liveReply } from './live-delivery.js';
+import { decodeNotice } from './notices.js';
+import type { SessionContext } from './session-context.js';
 
 /**
  * Most live requests held for a session whose subscription is up but whose first socket has not
@@ -25,52 +24,32 @@ import {
  */
 const EARLY_LIVE_MAX = 1000;
 
-/** What every session of the edge shares: its deps but the recipient's own. */
-export interface RecipientSessionDeps
-  extends Omit<QueueDrainerDeps, 'sockets' | 'account' | 'recipient' | 'previous'> {
-  nc: NatsConnection;
-  /**
-   * The edge's one turn publisher. Each live reply is sent when its socket write completes, and
-   * those completions come one per callback, so sent at once every reply was its own write to
-   * nats-server (9 % of the edge's time in figure 2's profile). Deferred to the end of the loop
-   * turn, the turn's replies share one write, with the turn's status records.
-   */
-  publisher: Pick<TurnPublisher, 'publish'>;
-  /** Delay after the start before the queue is checked once more, ms. */
-  recheckMs: number;
-  metrics: EdgeMetrics;
-  logger: Logger;
-  /** Where device sockets' positions are kept (lib/queue device-positions.ts). */
-  devicePositions?: DevicePositions;
-  /** Inbox keys: the store's client, device positions in the inbox, and the feed's bounds. */
-  inbox?: InboxSessionDeps;
-}
-
 /**
  * Everything this edge holds for one recipient: their sockets (tabs, devices), ONE subscription to
- * their subjects (`rt.*.<account>.<recipient>`: live requests and queued-event notices), and the
- * drainer of their offline queue. Created for the first connect, closed when the last socket goes
- * (and no connect is pending). It is held once per connected recipient, so what it allocates up
- * front is kept small: the early-live buffer exists only while in use, the re-check timer is
- * dropped once it fired, and the drainer shares the session's deps object.
+ * their subjects (`rt.*.<account>.<recipient>`: live requests, queued-event and unread notices),
+ * and the drain of their offline queue. Created for the first connect, closed when the last socket
+ * goes (and no connect is pending). It is held once per connected recipient, so what it allocates
+ * up front is kept small: the early-live buffer exists only while in use, the re-check timer is
+ * dropped once it fired, and the drain keeps the session itself as its recipient.
  *
  * Live events reach every socket of the session. Queued events are written to every socket too
- * and acked on the first proof, so a queued event reaches the recipient's sockets on one edge;
- * a socket that named its `device` also catches up through a {@link DeviceFeed} on what the
- * recipient's queue still stores after the device's position, so each device gets it once.
+ * and acked on the first proof, so a queued event reaches the recipient's sockets on one edge.
+ * Every write goes through the socket's feed: a device socket's catches up on what its source
+ * still stores after the device's position (src/feed/), so each device gets each event once.
  */
 export class RecipientSession {
   readonly account: string;
   readonly recipient: string;
-  /** The session's deps and the drainer's, one object: it is kept once per connected recipient. */
-  readonly #deps: RecipientSessionDeps & QueueDrainerDeps;
+  readonly #ctx: SessionContext;
   /**
    * Copied on change, never changed in place: a loop over it (a live write, the drainer's) sees the
    * sockets of its start whatever closes meanwhile. An array of one socket costs ~60 bytes, a Set
    * ~170, and most recipients hold one socket.
    */
   #sockets: readonly EdgeSocket[] = [];
-  readonly #drainer: QueueDrainer;
+  readonly #drain: QueueDrainer;
+  /** The close of the recipient's previous session on this edge, while it ran at the start. */
+  readonly #previous: Promise<void> | undefined;
   #sub: Subscription | undefined;
   /** The subscription: being made, or `true` once made (a settled promise is not kept per session). */
   #ready: Promise<void> | true | undefined;
@@ -82,32 +61,20 @@ export class RecipientSession {
   #broken = false;
   #recheck: NodeJS.Timeout | undefined;
   #closed = false;
-  /** Device feeds recording their last position, by device (a reconnect of it reads after). */
+  /** Device feeds recording their last position, by position key (a reconnect of it reads after). */
   #feedStops: Map<string, Promise<void>> | undefined;
 
   /**
-   * @param shared the edge's deps, one object for every session
-   * @param previous see {@link QueueDrainerDeps.previous}
+   * @param ctx the edge's, one object for every session
+   * @param previous the close of the recipient's last session on this edge, when still running: the
+   *   drain and the device feeds start after it, so what it nakked or recorded comes first
    */
-  constructor(
-    shared: RecipientSessionDeps,
-    account: string,
-    recipient: string,
-    previous?: Promise<void>,
-  ) {
-    // One object for the session and its drainer, built here once: a session is kept per
-    // connected recipient. Flat, since the drainer spreads it into its queue lookups.
-    const deps: RecipientSessionDeps & QueueDrainerDeps = {
-      ...shared,
-      account,
-      recipient,
-      previous,
-      sockets: () => this.#sockets,
-    };
-    this.#deps = deps;
+  constructor(ctx: SessionContext, account: string, recipient: string, previous?: Promise<void>) {
+    this.#ctx = ctx;
     this.account = account;
     this.recipient = recipient;
-    this.#drainer = new QueueDrainer(deps);
+    this.#previous = previous;
+    this.#drain = ctx.drainFor(this, previous);
   }
 
   /** No socket and no pending connect: the session can close. */
@@ -164,45 +131,43 @@ export class RecipientSession {
     // concat and a literal size the array exactly; a spread would leave room for 16 more.
     if (!this.#sockets.includes(socket)) {
       this.#sockets = this.#sockets.length === 0 ? [socket] : this.#sockets.concat(socket);
-      if (socket.device !== undefined) this.#startFeed(socket, socket.device);
+      const { feed } = socket;
+      const key = feed.positionKey;
+      const before = key === undefined ? undefined : this.#feedStops?.get(key);
+      void feed.start(before ?? this.#previous);
     }
     const early = this.#early;
     this.#early = undefined;
     if (early) for (const msg of early) this.#deliverLive(msg);
     if (this.#activated) return;
     this.#activated = true;
-    this.#drainer.kick();
+    this.#drain.kick();
     this.#recheck = setTimeout(() => {
       // A fired Timeout kept in a field stays on the heap as long as the session: drop it.
       this.#recheck = undefined;
-      this.#drainer.recheck();
-      for (const socket of this.#sockets) socket.feed?.kick();
-    }, this.#deps.recheckMs);
+      this.#drain.recheck();
+      for (const socket of this.#sockets) socket.feed.kick();
+    }, this.#ctx.recheckMs);
     this.#recheck.unref();
   }
 
   /**
    * Removes a socket. What it had not proven is reported lost by its ledger right after: a queued
-   * event no other socket can still prove is nakked, a live one is stored.
+   * event no other socket can still prove is nakked, a live one is stored. Its feed records the
+   * device's position; the device's next feed in this session starts after that.
    */
   remove(socket: EdgeSocket): void {
     if (this.#sockets.includes(socket)) this.#sockets = this.#sockets.filter((s) => s !== socket);
     const { feed } = socket;
-    if (!feed || socket.device === undefined) return;
-    const device = feedStopKey(socket, socket.device);
+    const stopped = feed.stop();
+    const key = feed.positionKey;
+    if (key === undefined) return;
     this.#feedStops ??= new Map();
     const stops = this.#feedStops;
-    const stopped = feed.stop().finally(() => {
-      if (stops.get(device) === stopped) stops.delete(device);
+    const recorded = stopped.finally(() => {
+      if (stops.get(key) === recorded) stops.delete(key);
     });
-    stops.set(device, stopped);
-  }
-
-  /** Starts a device socket's feed once the same device's last one recorded its position. */
-  #startFeed(socket: EdgeSocket, device: string): void {
-    const { feed, stopKey } = newFeed(socket, device, this.#deps);
-    socket.feed = feed;
-    void feed.start(this.#feedStops?.get(stopKey) ?? this.#deps.previous);
+    stops.set(key, recorded);
   }
 
   /** Unsubscribes, stops the drainer and nakks what it held, so the next connect gets it at once. */
@@ -212,26 +177,24 @@ export class RecipientSession {
     clearTimeout(this.#recheck);
     this.#refuseEarly();
     this.#sub?.unsubscribe();
-    await Promise.all([this.#drainer.stop(), ...(this.#feedStops?.values() ?? [])]);
+    await Promise.all([this.#drain.stop(), ...(this.#feedStops?.values() ?? [])]);
   }
 
   async #subscribe(): Promise<void> {
-    const { nc, account, recipient } = this.#deps;
+    const { nc } = this.#ctx;
     try {
-      this.#sub = nc.subscribe(subjects.recipient(account, recipient), {
+      this.#sub = nc.subscribe(subjects.recipient(this.account, this.recipient), {
         callback: (err, msg) => {
           if (err) return;
           const kind = recipientSubjectKind(msg.subject);
           if (kind === 'live') this.#onLive(msg);
-          else if (kind === 'queued') this.#onNotice(msg);
-          // The inbox store's count after a change: to the session's herald.v1 inbox sockets.
-          else if (kind === 'unread') forwardUnread(this.#sockets, msg, this.#deps.logger);
+          else if (kind) this.#onNotice(kind, msg);
         },
       });
       await nc.flush();
     } catch (err) {
       this.#broken = true;
-      this.#deps.logger.error({ err: String(err) }, 'could not subscribe a recipient session');
+      this.#ctx.logger.error({ err: String(err) }, 'could not subscribe a recipient session');
       throw new HeraldError(
         'unavailable',
         'The edge cannot reach NATS right now: reconnect shortly',
@@ -245,7 +208,7 @@ export class RecipientSession {
     const early = this.#early;
     this.#early = undefined;
     for (const msg of early ?? []) {
-      if (msg.reply) this.#deps.publisher.publish(msg.reply, liveReply(0));
+      if (msg.reply) this.#ctx.publisher.publish(msg.reply, liveReply(0));
     }
   }
 
@@ -255,7 +218,7 @@ export class RecipientSession {
       // reply that would not come (and queue it a timeout later).
       this.#early ??= [];
       if (this.#early.length < EARLY_LIVE_MAX) this.#early.push(msg);
-      else if (msg.reply) this.#deps.publisher.publish(msg.reply, liveReply(0));
+      else if (msg.reply) this.#ctx.publisher.publish(msg.reply, liveReply(0));
       return;
     }
     this.#deliverLive(msg);
@@ -275,7 +238,7 @@ export class RecipientSession {
     const answer = (sockets: number) => {
       if (answered || !reply) return;
       answered = true;
-      this.#deps.publisher.publish(reply, liveReply(sockets));
+      this.#ctx.publisher.publish(reply, liveReply(sockets));
     };
     this.pushLive(event, { sent: answer, unsent: () => answer(0) });
   }
@@ -292,28 +255,33 @@ export class RecipientSession {
     answer: { sent: (sockets: number) => void; unsent?: () => void },
   ): LiveDelivery {
     const frames = new EventFrames(event);
-    const { metrics } = this.#deps;
+    const { metrics } = this.#ctx;
     const live = new LiveDelivery({
       wrote: () => metrics.liveDeliveries.inc(),
       reply: answer.sent,
       unsent: answer.unsent,
     });
     for (const socket of this.#sockets) {
-      // An inbox device socket takes live events through its feed: once per id, in store order.
-      const d = live.forSocket();
-      if (socket.feed?.take ? socket.feed.take(frames, d) : socket.write(frames, d)) live.handed();
+      // An inbox device socket's feed writes each id once, in store order.
+      if (socket.feed.take(frames, live.forSocket())) live.handed();
     }
     live.offered();
     return live;
   }
 
-  #onNotice(msg: Msg): void {
-    if (!decodeNotice(QueuedNotice, msg.data)) {
-      this.#deps.logger.warn({ subject: msg.subject }, 'ignoring malformed queued notice');
+  /**
+   * A queued-event notice (the drain checks the queue) or the inbox store's unread count after a
+   * change (to the session's herald.v1 inbox sockets); each socket's feed reads on if its source
+   * wakes on that notice.
+   */
+  #onNotice(kind: FeedNotice, msg: Msg): void {
+    const notice = decodeNotice(kind === 'queued' ? QueuedNotice : InboxUnreadNotice, msg.data);
+    if (!notice) {
+      this.#ctx.logger.warn({ subject: msg.subject }, `ignoring malformed ${kind} notice`);
       return;
     }
-    this.#drainer.kick();
-    // An inbox feed reads on at the unread notice that the same event's store publishes.
-    for (const socket of this.#sockets) if (!socket.inbox) socket.feed?.kick();
+    if ('unread' in notice) forwardUnread(this.#sockets, notice.unread);
+    else this.#drain.kick();
+    for (const socket of this.#sockets) socket.feed.kick(kind);
   }
 }

@@ -1,5 +1,5 @@
+import type { EdgeSocket } from '../socket/edge-socket.js';
 import type { RecipientSession } from './recipient-session.js';
-import type { EdgeSocket } from './socket/edge-socket.js';
 
 /**
  * Maps `<account>.<recipient>` to the recipient's session on this edge. The account comes from

@@ -2,19 +2,20 @@ import { createLogger } from '@herald/kit';
 import type { InboxCatchUpEvent } from '@herald/proto';
 import type { DevicePositions } from '@herald/queue';
 import { describe, expect, it } from 'vitest';
+import { InboxSource } from '../inbox/inbox-source.js';
 import type { Delivery } from '../socket/delivery.js';
 import type { EdgeSocket } from '../socket/edge-socket.js';
 import { EventFrames } from '../socket/framing.js';
-import { InboxFeed } from './inbox-feed.js';
+import { CatchUpFeed } from './catch-up-feed.js';
 
 const A = '0a0a0a0a-0000-4000-8000-00000000000a';
 const R = '0b0b0b0b-0000-4000-8000-00000000000b';
 const utf8 = new TextEncoder();
 
 /**
- * The feed's own logic (order, one write per id, the position over contiguous proofs) against a
- * socket that records writes and a store list held in memory; the same feed against the real
- * store and sockets is test/e2e/inbox-sockets.test.ts.
+ * The feed's own logic over the inbox source (order, one write per id, the position over
+ * contiguous proofs) against a socket that records writes and a store list held in memory; the
+ * same feed against the real store and sockets is test/e2e/inbox-sockets.test.ts.
  */
 function harness(opts: { maxHeld?: number; dedupeIds?: number; room?: () => boolean } = {}) {
   const stored: InboxCatchUpEvent[] = [];
@@ -24,6 +25,8 @@ function harness(opts: { maxHeld?: number; dedupeIds?: number; room?: () => bool
   const socket = {
     open: true,
     framing: 'herald.v1',
+    account: A,
+    recipient: R,
     hasRoomFor: () => opts.room?.() ?? true,
     write(frames: EventFrames, delivery: Delivery) {
       writes.push({ id: frames.event.id, delivery });
@@ -36,22 +39,19 @@ function harness(opts: { maxHeld?: number; dedupeIds?: number; room?: () => bool
       recorded.push(p.seq);
     },
   } as unknown as DevicePositions;
-  const feed = new InboxFeed(socket, 'phone', {
-    inbox: {
-      after: async (_a, _r, after, limit) => {
-        await gate;
-        return stored.filter((e) => e.seq > after).slice(0, limit);
-      },
+  const inbox = {
+    after: async (_a: string, _r: string, after: number, limit: number) => {
+      await gate;
+      return stored.filter((e) => e.seq > after).slice(0, limit);
     },
-    inboxPositions: positions,
-    account: A,
-    recipient: R,
-    batch: 2,
+  };
+  const source = new InboxSource(inbox, { account: A, recipient: R }, positions, 2);
+  const feed = new CatchUpFeed(socket, 'phone', source, {
+    logger: createLogger('test', 'silent'),
+    status: { delivered: () => {} },
+    limitChecks: (check) => check(),
     dedupeIds: opts.dedupeIds ?? 100,
     maxHeld: { events: opts.maxHeld ?? 100, bytes: 1 << 20 },
-    logger: createLogger('test', 'silent'),
-    statusBatcher: { add: () => {} },
-    limitChecks: (check) => check(),
   });
   const store = (id: string) => {
     stored.push({ seq: stored.length + 1, id, ts: 1, payload_json: `"${id}"` });
@@ -79,7 +79,7 @@ function delivery(log: string[], name: string, live = true): Delivery {
 const frames = (id: string) => new EventFrames({ id, ts: 1, data: utf8.encode(`"${id}"`) });
 const tick = () => new Promise((r) => setTimeout(r, 0));
 
-describe('InboxFeed', () => {
+describe('CatchUpFeed over the inbox', () => {
   it('writes the stored events in order, holding a live one that arrives meanwhile for its turn', async () => {
     const h = harness();
     for (const id of ['e1', 'e2', 'e3']) h.store(id);

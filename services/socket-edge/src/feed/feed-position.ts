@@ -1,0 +1,133 @@
+import type { Logger } from '@herald/kit';
+import type { Entry, FeedEntries } from './feed-entries.js';
+import type { PositionSpace } from './feed-source.js';
+
+/** Delay before a proven position is recorded, so a burst of proofs is one KV write, ms. */
+const RECORD_DELAY_MS = 50;
+
+export interface FeedPositionInit {
+  space: PositionSpace;
+  account: string;
+  recipient: string;
+  device: string;
+  /** The source's name, for the log. */
+  name: string;
+  logger: Logger;
+  /** Entries keyed by position, forgotten once the floor passes them (it answers for them then). */
+  forgets?: FeedEntries | undefined;
+}
+
+/**
+ * One device's position in a source: everything up to the floor is proven by the device. The
+ * catch-up covers what it read (in order, with the entry written for it); the floor moves over
+ * the leading run of proven ones only, never past an unproven event, and is recorded 50 ms after
+ * a proof (one KV write for a burst) and at the close. A device that connects again starts after it.
+ */
+export class FeedPosition {
+  readonly #init: FeedPositionInit;
+  #floor = 0;
+  #covered = 0;
+  #recorded = 0;
+  /** What the catch-up covered above the floor, in order, until proven. */
+  #read: { position: number; entry: Entry }[] | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #recording: Promise<void> | undefined;
+  #closed = false;
+
+  constructor(init: FeedPositionInit) {
+    this.#init = init;
+  }
+
+  /** Everything of the source up to here is proven by this device. */
+  get floor(): number {
+    return this.#floor;
+  }
+
+  /** The catch-up read every stored event up to here. */
+  get covered(): number {
+    return this.#covered;
+  }
+
+  /** Reads the device's recorded position (through `limit`, the edge's check slots). */
+  async load(limit: <T>(check: () => Promise<T>) => Promise<T>): Promise<void> {
+    const { space, account, recipient, device } = this.#init;
+    const store = space.store;
+    try {
+      const at = store && (await limit(() => store.read(account, recipient, device)));
+      // A position of another stream (the queue was re-partitioned) says nothing about this one.
+      if (at && at.stream === space.stream) this.#floor = at.seq;
+    } catch (err) {
+      this.warn(err, 'position not read: catching up from the oldest event kept');
+    }
+    this.#covered = this.#floor;
+    this.#recorded = this.#floor;
+  }
+
+  /** The catch-up read the event at `position`, handed to the socket as `entry`. */
+  cover(position: number, entry: Entry): void {
+    this.#read ??= [];
+    this.#read.push({ position, entry });
+    this.#covered = position;
+  }
+
+  /** The catch-up saw every stored event up to `position`. */
+  coverTo(position: number): void {
+    if (position > this.#covered) this.#covered = position;
+  }
+
+  /** Moves the floor over the leading run of proven events; over all it covered when all are. */
+  advance(): void {
+    const read = this.#read ?? [];
+    const forgets = this.#init.forgets;
+    let n = 0;
+    for (const { position, entry } of read) {
+      if (!entry.proven) break;
+      this.#floor = position;
+      forgets?.forget(position);
+      n++;
+    }
+    if (n > 0) read.splice(0, n);
+    if (read.length === 0) this.#floor = Math.max(this.#floor, this.#covered);
+  }
+
+  /** Records the position 50 ms from now, one KV write for a burst of proofs. */
+  recordSoon(): void {
+    if (this.#closed || this.#timer) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#recording = this.record();
+    }, RECORD_DELAY_MS);
+    this.#timer.unref();
+  }
+
+  /** No more timed records; resolves once one that runs ended. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#timer);
+    await this.#recording;
+  }
+
+  /** Advances, and records the floor if it moved since the last record. */
+  async record(): Promise<void> {
+    this.advance();
+    const { space, account, recipient, device } = this.#init;
+    if (!space.store || this.#floor <= this.#recorded) return;
+    const seq = this.#floor;
+    try {
+      await space.store.record(account, recipient, device, { stream: space.stream, seq });
+      this.#recorded = Math.max(this.#recorded, seq);
+    } catch (err) {
+      this.warn(err, 'position not recorded: proven events may come again on the next connect');
+    }
+  }
+
+  /** Whether the floor moved past what was recorded. */
+  get unrecorded(): boolean {
+    return this.#floor > this.#recorded;
+  }
+
+  warn(err: unknown, message: string): void {
+    const { logger, device, name } = this.#init;
+    logger.warn({ err: String(err), device }, `${name} ${message}`);
+  }
+}
