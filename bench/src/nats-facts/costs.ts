@@ -32,8 +32,8 @@ export async function consumerCost(
 }
 
 /**
- * How long one filtered purge holds the stream (2.9.10: 240 ms at 200,000 events over 10,000
- * subjects, which is why retention deletes acked events one by one), against one message delete.
+ * How long one filtered purge holds the stream, against one message delete: why retention deletes
+ * acked events one by one (docs/architecture-history.md, "NATS facts on the pinned server").
  */
 export async function purgeCost(jsm: JetStreamManager, js: JetStreamClient) {
   const events = Number(process.env.FACTS_PURGE_EVENTS ?? 200_000);

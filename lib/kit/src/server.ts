@@ -60,8 +60,8 @@ export function createServer(config: ServerConfig, handler?: Handler): http.Serv
 /**
  * Closes a connection that sent no byte of a request within `ms` of opening (of its TLS handshake
  * completing). Node's header timer starts with a request's first byte, so a connection that stayed
- * silent was held for good: an audit kept 500 open for 330 s, each a descriptor, with nothing
- * bounding them per source. Once a request started, Node's own timers (408) govern; an upgraded
+ * silent was held for good, each a descriptor, with nothing bounding them per source (an audit
+ * held hundreds so). Once a request started, Node's own timers (408) govern; an upgraded
  * socket or a keep-alive one has read its request, so the check leaves it alone.
  */
 function closeSilentConnections(server: http.Server, plain: boolean, ms: number): void {

@@ -15,7 +15,7 @@
  */
 import { QUEUE_SLOTS, queueSlot, subjects } from '@herald/proto';
 
-/** Partitions when QUEUE_PARTITIONS is not set: past 16 the measured drain gained nothing. */
+/** Partitions when QUEUE_PARTITIONS is not set: past 16 the drain gained nothing (see above). */
 export const DEFAULT_QUEUE_PARTITIONS = 16;
 /** Most partitions: one slot per stream. */
 export const MAX_QUEUE_PARTITIONS = QUEUE_SLOTS;

@@ -38,8 +38,8 @@ export interface RateLimiterOptions {
  * refused dispatch is answered locally until the bucket holds a token again.
  *
  * The next lease is taken ahead, in the background, once half of the current one is spent or
- * it has a quarter of `leaseMs` left, so no dispatch waits for the shared state while the key
- * is busy (two KV round trips every lease stalled its dispatches). Dispatches that find
+ * it has a quarter of `leaseMs` left, so no dispatch waits for the shared state's two KV round
+ * trips while the key is busy. Dispatches that find
  * the lease spent anyway (a burst arriving at once) queue, first come first served, behind the
  * one renewal in flight; a renewal takes a token for each of them on top of the lease, as many
  * as the shared bucket holds, and hands them out as soon as it lands, and renewals go on while

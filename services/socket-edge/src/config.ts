@@ -26,8 +26,8 @@ export const Env = CommonEnv.extend({
   ...opsEnv(9444),
   /**
    * Listen backlog of the WSS listener: connects the kernel holds completed and not yet accepted.
-   * Node's default, 511, overflowed when 2,000 clients reconnected at once (figure 4b: the excess
-   * got connection resets); the kernel caps it at net.core.somaxconn. Default 4096.
+   * Node's default (511) overflows in a reconnect storm, and the connects past it get connection
+   * resets; the kernel caps it at net.core.somaxconn. Default 4096.
    */
   LISTEN_BACKLOG: envInt(4096, 1, 65_535),
   /** Interval between pings; a socket that missed the previous pong is terminated, ms. Default 30000. */
@@ -59,7 +59,7 @@ export const Env = CommonEnv.extend({
   /**
    * Event ids an inbox device socket remembers so that a second copy (live and caught up, or
    * queued and caught up) is not written to it again; proven ids beyond it are forgotten, oldest
-   * first (~100 B each). Default 1000.
+   * first, so it bounds what each such socket holds. Default 1000.
    */
   INBOX_DEDUPE_IDS: envInt(1000, 10, 1_000_000),
   /**
@@ -78,7 +78,7 @@ export const Env = CommonEnv.extend({
    * Queued events one consume() asks JetStream for at a time (topped up by half a batch). What the
    * edge holds per recipient is bounded by MAX_ACK_PENDING whatever this is, and a drain writes only
    * while a socket is at most half its MAX_UNPROVEN_* caps; above MAX_ACK_PENDING it gains nothing.
-   * Default 32 (figure 4a drained ~1.5× faster than with 8, with fewer pull requests).
+   * Default 32: fewer pull requests per drained event than a smaller batch.
    */
   QUEUE_BATCH: envInt(32, 1, 256),
   /**
@@ -147,8 +147,8 @@ export const Env = CommonEnv.extend({
   /** Upgrade attempts one address may make at once before CONNECT_RATE_PER_S applies. Default 100. */
   CONNECT_BURST: envInt(100, 1, 1_000_000),
   /**
-   * Most client addresses the connect rate tracks at once (~100 bytes each); past it the one
-   * seen longest ago is forgotten. Default 100000.
+   * Most client addresses the connect rate tracks at once (a bucket each, the limit's memory);
+   * past it the one seen longest ago is forgotten. Default 100000.
    */
   CONNECT_RATE_MAX_SOURCES: envInt(100_000, 1, 10_000_000),
   /** Most open sockets this process holds; beyond it a connect gets 503 / 4503. Default 50000. */

@@ -35,7 +35,7 @@ export function socketAdmitter(deps: {
 }) {
   const { sessions, metrics, logger } = deps;
   // Listeners shared by every socket where they need nothing of it: each closure made per socket
-  // is kept as long as the socket (figure 5 counts them).
+  // is kept as long as the socket, by every idle connection.
   const onError = (err: Error) => logger.debug({ err: err.message }, 'socket error');
   const onSlow = () => metrics.slowConsumerCloses.inc();
   const onClosed = (socket: EdgeSocket) => metrics.openSockets.dec({ framing: socket.framing });

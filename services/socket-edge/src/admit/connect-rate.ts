@@ -22,7 +22,7 @@ interface Bucket {
  * before any key lookup: an address that floods the edge with connects (bad keys or tokens
  * included) is refused 429 `too_many_connects` at the cost of a map lookup, so it neither costs
  * auth round trips nor delays other addresses' connects. Memory is bounded by `maxSources`
- * buckets (~100 bytes each): past it the address seen longest ago is forgotten, and comes back
+ * buckets: past it the address seen longest ago is forgotten, and comes back
  * with a full bucket (an attacker with more addresses than that is the proxy's or firewall's).
  */
 export class ConnectRateLimiter {

@@ -208,7 +208,7 @@ function reject(
 /**
  * The parameters as strings of their own. URLSearchParams hands out slices of the request URL, and
  * a slice the socket keeps for its life (the key, for re-verification; the recipient) keeps the
- * whole URL with it: ~200 bytes per idle socket. Both are ASCII once parsed (key format, UUID).
+ * whole URL with it, for every idle socket. Both are ASCII once parsed (key format, UUID).
  * The token is left out: it is checked at admission and never kept.
  */
 function ownedParams(params: ConnectParams): ConnectParams {

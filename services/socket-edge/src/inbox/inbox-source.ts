@@ -13,11 +13,11 @@ const UNCUT_BYTES = 512 * 1024;
 const utf8 = new TextEncoder();
 
 /**
- * What a herald.v1 device socket of an inbox key catches up on (docs/architecture.md, "Inbox
- * mode: on the socket"): the events the inbox store keeps for the recipient after the device's
- * inbox position (`after`), oldest first. Its positions are the store's sequences, kept in the
- * device bucket's `inbox.` key space; a live or drained copy is matched by its id. An unread
- * notice (the store changed) wakes it.
+ * What a herald.v1 device socket of an inbox key catches up on (docs/architecture-history.md,
+ * "Inbox mode: on the socket"): the events the inbox store keeps for the recipient after the
+ * device's inbox position (`after`), oldest first. Its positions are the store's sequences, kept
+ * in the device bucket's `inbox.` key space; a live or drained copy is matched by its id. An
+ * unread notice (the store changed) wakes it.
  */
 export class InboxSource implements FeedSource {
   readonly #inbox: Pick<InboxClient, 'after'>;

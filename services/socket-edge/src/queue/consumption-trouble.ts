@@ -10,7 +10,7 @@ export interface ConsumptionTrouble {
 /**
  * Watches a consume() run's status stream and resolves with the first reason to replace the run,
  * or undefined when the stream ends (the run was stopped). After a consumer-leader failover
- * consume() stalls until heartbeats are missed (22-42 s measured) unless restarted on the 409
+ * consume() stalls until its heartbeats are missed, long after, unless restarted on the 409
  * leadership event; a fresh consume() asks the new leader.
  */
 export async function nextTrouble(run: ConsumerMessages): Promise<ConsumptionTrouble | undefined> {

@@ -15,8 +15,8 @@ export type DrainWriterContext = Pick<DrainContext, 'logger' | 'status' | 'floor
  * The writing side of one recipient's drain: the {@link QueuePacer} that writes a delivery once
  * every socket has room for it, the {@link QueuedDeliveries} that ack or nak it on the sockets'
  * proofs, and the {@link FloorRecorder} (when floors are recorded). Made at a drain's first
- * consume: most sessions never find anything queued, and this (about 1 KB with its closures) would
- * otherwise be held by every idle connection.
+ * consume: most sessions never find anything queued, and this (with its closures) would otherwise
+ * be held by every idle connection.
  */
 export class DrainWriter {
   readonly #deliveries: QueuedDeliveries;

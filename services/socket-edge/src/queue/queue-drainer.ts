@@ -103,7 +103,8 @@ export class QueueDrainer {
    * the unsubscribe (consume() prefetches) still reaches the callback, which holds it instead of
    * writing it. Naks wait until then and until a consumer info request, which makes the server drop
    * the run's stale pull requests (it checks their interest to report num_waiting): a redelivery
-   * it could only offer to such a request waited for ack_wait (measured on 2.9.10).
+   * it could only offer to such a request waited for ack_wait (nats-server 2.9.10:
+   * docs/architecture-history.md, "Socket-edge: a 2.9.10 redelivery bug").
    */
   async stop(): Promise<void> {
     if (this.#stopped) return;
@@ -208,10 +209,10 @@ export class QueueDrainer {
   /**
    * Deliveries another session holds unsettled may be orphans of an edge that died: JetStream
    * redelivers them once their ack_wait expires (a live edge keeps its own alive), and they go
-   * first, ahead of newer events, only if they are due before this session's first pull (measured:
-   * without this wait, newer events overtook them). So the first pull waits one ack_wait plus a
-   * fifth, for the server's redelivery timer to fire: in-order delivery at a cost of ~1.2 s, paid
-   * only by a recipient whose consumer had deliveries in flight when the session started.
+   * first, ahead of newer events, only if they are due before this session's first pull (without
+   * this wait, newer events overtook them). So the first pull waits one ack_wait plus a fifth, for
+   * the server's redelivery timer to fire: in-order delivery at the cost of that wait, paid only
+   * by a recipient whose consumer had deliveries in flight when the session started.
    */
   async #letOrphansExpire(): Promise<void> {
     const waitMs = Math.ceil(this.#ctx.options.ackWaitMs * 1.2);

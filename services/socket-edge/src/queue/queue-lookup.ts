@@ -68,7 +68,7 @@ export interface FoundConsumer {
  * creates it, or answers the existing consumer's info when its config is the same (the server
  * treats an identical create as a no-op); the Consumer is built from that info without another
  * lookup. Before, a storm of reconnects paid a consumer info (404), a create and a second info per
- * recipient (issue 11: 2,000 recipients reconnecting at once). Only when the create is refused (a
+ * recipient (issue 11's reconnect storm). Only when the create is refused (a
  * consumer with another config: an edge of an earlier release, whose default ack_wait was 30 s, or
  * another max_ack_pending) does it fall back to info and, when ack_wait or max_ack_pending differ
  * from this edge's, one update of both: the short ack_wait is what brings an edge crash's in-flight
@@ -101,8 +101,9 @@ export async function findQueueConsumer(deps: QueueLookupDeps): Promise<FoundCon
     );
     info = await jsm.consumers.info(stream, name);
     // Move what can be moved to this edge's config, once: afterwards the create is the same as the
-    // consumer's and is answered with its info again (the create alone, not the create and an info, on every connect). Its storage
-    // kind (mem_storage) cannot be changed, so such a consumer keeps taking this path.
+    // consumer's and is answered with its info again (the create alone, not the create and an
+    // info, on every connect). Its storage kind (mem_storage) cannot be changed, so such a
+    // consumer keeps taking this path.
     const moved: Partial<ConsumerUpdateConfig> = {};
     if (info.config.ack_wait !== deps.ackWaitMs * NS_PER_MS)
       moved.ack_wait = deps.ackWaitMs * NS_PER_MS;

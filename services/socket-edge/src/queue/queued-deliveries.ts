@@ -17,7 +17,7 @@ class InFlight implements Delivery {
   /**
    * Deliveries carrying this id, one per stream sequence (a redelivery replaces its predecessor).
    * Almost always one: the sequences are compared only when the id comes again, so the common
-   * case never parses a reply subject (nats.js's `seq` does, at a cost per event in figure 4a).
+   * case never parses a reply subject (nats.js's `seq` does, a cost the drain would pay per event).
    */
   readonly msgs: JsMsg[];
   /** Writes of it that may still be proven (handed to a socket, neither proven nor lost). */
@@ -120,8 +120,8 @@ export class QueuedDeliveries {
    * Sends the acks of the deliveries proven since the last flush. Runs on `setImmediate` after a
    * proof, so every proof that arrived in one turn of the event loop (a client's acks come one
    * per TLS read when it is busy) shares one write to nats-server: with an ack sent at each proof,
-   * nats.js flushed once per ack, and those socket writes were a fifth of the edge's CPU in
-   * figure 4a. The delay is below one loop turn, far inside ack_wait; a crash before it only
+   * nats.js flushed once per ack, a socket write per drained event. The delay is below one loop
+   * turn, far inside ack_wait; a crash before it only
    * means a redelivery of proven events, which at-least-once allows and clients drop by id.
    */
   flushAcks(): void {

@@ -9,7 +9,7 @@ import type { RecipientSession } from './recipient-session.js';
 export class RecipientRegistry {
   /**
    * By account, then recipient: nested rather than keyed by `<account>.<recipient>`, whose string
-   * (built, then flattened to hash it) would cost ~120 bytes per connected recipient.
+   * (built, then flattened to hash it) would be one more string held per connected recipient.
    */
   readonly #sessions = new Map<string, Map<string, RecipientSession>>();
   /** Sessions closing (their drainers nakking what they held), by id, until the close ends. */

@@ -22,8 +22,8 @@ export interface LiveDeliveryHooks {
  * One live event on its way to the recipient's sockets on this edge. Answered "sent" only once a
  * socket proved receipt, so the answer (ingress's 200) is true whatever happens next, a crash of
  * this edge included: until then the sender holds the event, and queues it if no answer comes
- * within its LIVE_TIMEOUT_MS (docs/architecture.md, "Delivery proof"). One socket's proof is
- * enough (the recipient has it); nothing is stored here.
+ * within its LIVE_TIMEOUT_MS + LIVE_PROOF_WAIT_MS (docs/architecture-history.md, "Delivery proof
+ * (issue 10)"). One socket's proof is enough (the recipient has it); nothing is stored here.
  */
 export class LiveDelivery {
   readonly #hooks: LiveDeliveryHooks;

@@ -43,8 +43,8 @@ export class RecipientSession {
   readonly #ctx: SessionContext;
   /**
    * Copied on change, never changed in place: a loop over it (a live write, the drainer's) sees the
-   * sockets of its start whatever closes meanwhile. An array of one socket costs ~60 bytes, a Set
-   * ~170, and most recipients hold one socket.
+   * sockets of its start whatever closes meanwhile. An array of one socket is smaller than a Set
+   * of one, and most recipients hold one socket.
    */
   #sockets: readonly EdgeSocket[] = [];
   readonly #drain: QueueDrainer;

@@ -46,8 +46,8 @@ const TS_LINE = `\r\n${EventHeaders.ts}:`;
 /**
  * Reads a queued event from a JetStream message. The common case (the headers ingress wrote, no
  * status) is read from the raw header block without nats.js's `MsgHdrs`, whose decode validates
- * and maps every header of every message (about a twentieth of the edge's time in figure 4a);
- * any other case, or a nats.js whose internals differ, goes through {@link edgeEventOf}.
+ * and maps every header of every message, work the drain would pay per event; any other case,
+ * or a nats.js whose internals differ, goes through {@link edgeEventOf}.
  */
 export function queuedEventOf(msg: JsMsg, fallback: () => { id: string; ts: number }): EdgeEvent {
   const block = rawHeaderText(msg);

@@ -150,7 +150,7 @@ export class EdgeSocket {
     }
     // Plain framing proves receipt with a ping sent after the frame: the transport stays corked
     // until the tick ends, when the ping is sent, so the tick's frames and their ping leave in one
-    // TLS write (a write each cost the edge as much as the frame's own in figure 2's profile).
+    // TLS write (a ping written alone would cost a TLS write of its own, as the frame does).
     if (this.framing === 'plain') {
       this.#pingProof ??= this.#newPingProof();
       if (this.#pingProof.claimFlush()) corkUntilTickEnd(this.ws, flushProof, this.#pingProof);

@@ -12,9 +12,10 @@ export interface Heartbeating {
  * Pings every socket once per `intervalMs`; a socket that did not answer the previous ping is
  * terminated, so half-open connections (a phone that lost its network) free their slot and their
  * session. The work is spread over the interval: each socket gets a fixed slot among `slices`
- * (one per second of the interval, at most 30), and each tick pings one slot only, so 15,000
- * sockets cost ~500 pings a second rather than one 15,000-ping stall every 30 s (which delayed
- * every event due at that moment). Returns the function that stops it.
+ * (one per second of the interval, at most 30), and each tick pings one slot only, so many
+ * sockets cost a steady share of pings every second rather than one stall per interval that
+ * pings them all (which delayed every event due at that moment). Returns the function that stops
+ * it.
  */
 export function startHeartbeat(
   sockets: () => Iterable<Heartbeating>,

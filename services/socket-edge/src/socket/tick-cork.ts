@@ -7,8 +7,8 @@ const corked = new WeakSet<Duplex>();
 /**
  * Holds a WebSocket's writes until the end of the current tick, so the frames of a drain burst
  * (every queued event nats.js hands over from one read) leave in one TLS write instead of one
- * TLS record and one syscall each: figure 4a's profile had `writeBuffer` at 28 % of the edge's
- * time with a write per frame. The frames' order is unchanged; they are only sent together.
+ * TLS record and one syscall each, a cost the drain would otherwise pay per frame. The frames'
+ * order is unchanged; they are only sent together.
  *
  * `ws` keeps its transport on `_socket` (not in its types); without it nothing is corked. Corks
  * once per tick however many frames are written, and uncorks on `process.nextTick`, which runs
