@@ -34,7 +34,10 @@ export const ErrorCodes = {
    * longer than the edge allows.
    */
   invalid_token: 401,
-  /** The socket's recipient token expired and no fresh one came in-band: reconnect with a new one. */
+  /**
+   * The socket's recipient token expired and no fresh one came in-band, or the socket opened
+   * without one and its key now requires tokens: reconnect with a (new) token.
+   */
   token_expired: 401,
   /** The key was revoked. */
   key_revoked: 401,
