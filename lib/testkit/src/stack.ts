@@ -4,7 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { makeCerts, type TestCerts } from './certs.js';
-import { request } from './http-client.js';
+import { type HttpResult, request } from './http-client.js';
 import { type NatsServer, startNatsServer } from './nats-server.js';
 import { freePort, retryOnPortTaken } from './ports.js';
 import { startPostgres } from './postgres.js';
@@ -30,6 +30,12 @@ export interface KeyObject {
   signing_secret?: string;
   /** Inbox mode: days each event is kept per recipient; null: not stored. */
   inbox_days?: number | null;
+  /** Made with the opt-out of the recipient tokens a web inbox key otherwise requires. */
+  allow_unsigned_recipients?: boolean;
+  /** Tokens came on by the rule for web inbox keys, not because they were asked for. */
+  tokens_by_default?: boolean;
+  /** A web key without tokens: what anyone with it can do, and how to turn tokens on. */
+  token_warning?: string | null;
 }
 
 export interface StackOptions {
@@ -63,10 +69,16 @@ export interface Stack {
     requireToken?: boolean;
     /** Inbox mode (`--inbox-days N`): keep every event N days per recipient. */
     inboxDays?: number;
+    /** The opt-out (`--allow-unsigned-recipients`): a web inbox key without tokens. */
+    allowUnsignedRecipients?: boolean;
   }): Promise<KeyObject>;
   revokeKey(id: string): Promise<void>;
   /** Runs the admin CLI against this stack and returns its parsed `--json` output. */
   admin(args: string[]): Promise<unknown>;
+  /** Runs the admin CLI against this stack without --json: its stdout as printed. */
+  adminText(args: string[]): Promise<string>;
+  /** A request on the account API as `account` (made by {@link createAccount} on the free plan). */
+  accountApi(account: string, method: string, path: string, body?: unknown): Promise<HttpResult>;
   startService(name: ServiceName): Promise<void>;
   stopService(name: ServiceName, signal?: NodeJS.Signals): Promise<void>;
   restart(name: ServiceName, opts?: { signal?: NodeJS.Signals }): Promise<void>;
@@ -151,16 +163,16 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     const cookie = String(res.headers['set-cookie'] ?? '').split(';')[0] ?? '';
     return { cookie, 'x-herald-csrf': res.body.csrf as string };
   };
-  const admin = (args: string[]) =>
-    runAdmin(args, {
-      DATABASE_URL: pg.url,
-      ...nats.env('auth'),
-      PLANS_FILE: plansFile,
-      SECRET_ENCRYPTION_KEY: secretKey,
-      ...(opts.env?.auth?.TOKEN_SECRET_OVERLAP_MS
-        ? { TOKEN_SECRET_OVERLAP_MS: opts.env.auth.TOKEN_SECRET_OVERLAP_MS }
-        : {}),
-    });
+  const adminEnv = () => ({
+    DATABASE_URL: pg.url,
+    ...nats.env('auth'),
+    PLANS_FILE: plansFile,
+    SECRET_ENCRYPTION_KEY: secretKey,
+    ...(opts.env?.auth?.TOKEN_SECRET_OVERLAP_MS
+      ? { TOKEN_SECRET_OVERLAP_MS: opts.env.auth.TOKEN_SECRET_OVERLAP_MS }
+      : {}),
+  });
+  const admin = (args: string[]) => runAdmin(args, adminEnv());
   return {
     get baseUrl() {
       return `https://127.0.0.1:${ports['ingress-api']}`;
@@ -176,6 +188,13 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     ports,
     opsPorts,
     admin,
+    adminText: (args: string[]) => runAdminText(args, adminEnv()),
+    accountApi(account, method, path, body) {
+      const session = sessions.get(account);
+      if (!session)
+        throw new Error(`account ${account} has no session: create it on the free plan`);
+      return request(method, `${authUrl}${path}`, certs.ca, body, session);
+    },
     async createAccount(o = {}) {
       const email = o.email ?? `acct-${randomUUID()}@test.herald`;
       if (o.plan && o.plan !== 'free') {
@@ -216,6 +235,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
         if (o.scope) args.push('--scope', o.scope);
         if (o.requireToken) args.push('--require-token');
         if (o.inboxDays !== undefined) args.push('--inbox-days', String(o.inboxDays));
+        if (o.allowUnsignedRecipients) args.push('--allow-unsigned-recipients');
         return (await admin([...args, '--json'])) as KeyObject;
       }
       const path = (o.kind ?? 'test') === 'test' ? '/v1/keys/test' : '/v1/keys';
@@ -225,6 +245,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
         ...(o.scope ? { scope: o.scope } : {}),
         ...(o.requireToken ? { require_token: true } : {}),
         ...(o.inboxDays !== undefined ? { inbox_days: o.inboxDays } : {}),
+        ...(o.allowUnsignedRecipients ? { allow_unsigned_recipients: true } : {}),
       };
       const res = await request('POST', `${authUrl}${path}`, certs.ca, body, session);
       if (res.status !== 201) throw new Error(`key create failed: ${res.status} ${res.text}`);
@@ -252,6 +273,11 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
 
 /** Runs the admin CLI (from source) with the given connection settings and parses its `--json` output. */
 export async function runAdmin(args: string[], env: Record<string, string>): Promise<unknown> {
+  return JSON.parse(await runAdminText(args, env));
+}
+
+/** Runs the admin CLI (from source) with the given connection settings: its stdout as printed. */
+export async function runAdminText(args: string[], env: Record<string, string>): Promise<string> {
   try {
     const { stdout } = await execFileAsync(
       process.execPath,
@@ -264,7 +290,7 @@ export async function runAdmin(args: string[], env: Record<string, string>): Pro
       ],
       { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env } },
     );
-    return JSON.parse(stdout);
+    return stdout;
   } catch (err) {
     const e = err as { stderr?: string; stdout?: string; message: string };
     throw new Error(`admin ${args.join(' ')} failed: ${e.stderr || e.stdout || e.message}`);
