@@ -26,7 +26,10 @@ export const ErrorCodes = {
    * for all, on /notify, the NATS dispatch subject and /ws/connect alike.
    */
   invalid_api_key: 401,
-  /** The key requires recipient tokens and the connect carried none (`token=`). */
+  /**
+   * The key requires recipient tokens and the connect carried none (`token=`), or an open socket
+   * has none when its key begins requiring them (`key require-token`).
+   */
   missing_token: 401,
   /**
    * The recipient token is not one this key's signing secret made: a bad signature, malformed,
@@ -34,10 +37,7 @@ export const ErrorCodes = {
    * longer than the edge allows.
    */
   invalid_token: 401,
-  /**
-   * The socket's recipient token expired and no fresh one came in-band, or the socket opened
-   * without one and its key now requires tokens: reconnect with a (new) token.
-   */
+  /** The socket's recipient token expired and no fresh one came in-band: reconnect with a new one. */
   token_expired: 401,
   /** The key was revoked. */
   key_revoked: 401,

@@ -183,10 +183,9 @@ describe('key require-token: tokens on for an existing key', () => {
       };
       expect(on).toMatchObject({ id: key.id, require_token: true, broadcast: true });
       expect(on.signing_secret).toMatch(/^hk_sign_[0-9A-Za-z]{43}$/);
-      // Closed as if a token had lapsed: clients that can get one reconnect with it.
       const [v1End, plainEnd] = await Promise.all([v1.ended, plain.ended]);
       expect(v1End.code).toBe(4401);
-      expect(JSON.parse(v1End.reason)).toEqual({ code: 'token_expired' });
+      expect(JSON.parse(v1End.reason)).toEqual({ code: 'missing_token' });
       expect(plainEnd.code).toBe(4401);
       const again = await refused(key, to);
       expect(again.httpStatus).toBe(401);

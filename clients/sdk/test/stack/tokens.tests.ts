@@ -149,39 +149,6 @@ export function tokenTests(ctx: () => SdkStack): void {
       await eventually(() => got.length === 1, 'the event');
     });
 
-    it('after `key require-token`, an SDK with getToken is closed (token_expired) and reconnects with a token', async () => {
-      const { herald, newKey, stack } = ctx();
-      const key = await newKey();
-      // Deployed before tokens are on: a key without them ignores the token sent.
-      let secret: string | undefined;
-      const h = herald({
-        apiKey: key.key,
-        getToken: async (r) =>
-          secret ? recipientToken({ secret, recipient: r, ttl: '5m' }) : 'not-required-yet',
-      });
-      const to = recipient();
-      const sub = h.subscribe(to);
-      const states: string[] = [];
-      sub.onConnectionChange((st) => states.push(st));
-      const got: unknown[] = [];
-      sub.listen((p) => got.push(p));
-      await eventually(() => sub.connected(), 'connected before tokens');
-      const on = (await stack.admin(['key', 'require-token', '--key', key.id, '--json'])) as {
-        signing_secret: string;
-      };
-      secret = on.signing_secret;
-      await eventually(() => states.length >= 3 && sub.connected(), 'reconnected with a token');
-      expect(states).toEqual(['connected', 'disconnected', 'connected']);
-      const res = await post(stack.baseUrl, stack.ca, {
-        recipient: to,
-        payload: { after: 'require-token' },
-        api_key: key.key,
-        client: 'mobile',
-      });
-      expect(res.status).toBe(200);
-      await eventually(() => got.length === 1, 'the event on the reconnected socket');
-    }, 60_000);
-
     it('is refused after exp, for another recipient, and with another key’s secret', async () => {
       const { newKey } = ctx();
       const key = await newKey({ requireToken: true });

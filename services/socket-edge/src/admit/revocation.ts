@@ -8,7 +8,7 @@ import { connectError } from './refusal.js';
 /**
  * On every auth invalidation (revocation, reset, plan change, tokens turned on), re-verifies the
  * keys of the open sockets it may concern (same key id, or same account) and closes those whose
- * key no longer passes: 4401 for a revoked or expired key, or `token_expired` for a socket without
+ * key no longer passes: 4401 for a revoked or expired key, or `missing_token` for a socket without
  * a recipient token once its key requires one, 4403 for an inactive plan (herald.v1 clients get an ErrorFrame first). When auth cannot answer, sockets stay open: an outage is not a revocation.
  * Returns the function that stops listening.
  */
@@ -38,9 +38,7 @@ async function recheck(
     const key = await socket.reverify(verifier);
     authorizeKeyUse(key, { client: socket.client, origin: socket.origin, now: Date.now() });
     // Admitted while its key required no token, so none was checked (one sent anyway was
-    // ignored): now that the key requires one, the socket goes as if its token had lapsed, so
-    // clients with a token source reconnect with a token (the SDK retries token_expired, and
-    // stops on missing_token, which a reconnect without a token then gets).
+    // ignored): now that the key requires one, the socket has none.
     if (key.require_token === true && socket.key.require_token !== true) throw tokenNowRequired();
     if (key.id === socket.key.id && key.account_id === socket.account) socket.refreshKey(key);
   } catch (err) {
@@ -64,7 +62,7 @@ async function recheck(
 
 function tokenNowRequired(): HeraldError {
   return new HeraldError(
-    'token_expired',
+    'missing_token',
     'this key now requires a recipient token, and this socket opened without one: reconnect with token=<JWT> (minted by your server with the key’s signing secret)',
     { field: 'token' },
   );
