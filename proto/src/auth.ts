@@ -113,7 +113,17 @@ export const AuthInvalidate = z.object({
   v: z.literal(1),
   key_id: z.string().optional(),
   account_id: z.string().optional(),
-  /** `domain_changed`: a web key's registered domain was changed; re-check Origins. */
-  reason: z.enum(['revoked', 'reset', 'plan_changed', 'domain_changed', 'secret_rotated']),
+  /**
+   * `domain_changed`: a web key's registered domain was changed; re-check Origins.
+   * `token_required`: a key now requires recipient tokens; its sockets without one are closed.
+   */
+  reason: z.enum([
+    'revoked',
+    'reset',
+    'plan_changed',
+    'domain_changed',
+    'secret_rotated',
+    'token_required',
+  ]),
 });
 export type AuthInvalidate = z.infer<typeof AuthInvalidate>;

@@ -26,7 +26,10 @@ export const ErrorCodes = {
    * for all, on /notify, the NATS dispatch subject and /ws/connect alike.
    */
   invalid_api_key: 401,
-  /** The key requires recipient tokens and the connect carried none (`token=`). */
+  /**
+   * The key requires recipient tokens and the connect carried none (`token=`), or an open socket
+   * has none when its key begins requiring them (`key require-token`).
+   */
   missing_token: 401,
   /**
    * The recipient token is not one this key's signing secret made: a bad signature, malformed,

@@ -101,6 +101,18 @@ export {
 } from './notify.js';
 export { Plan, PlanCatalogue, PlanLimits, PlanPrice } from './plans.js';
 export {
+  DEFAULT_TOKEN_TTL_S,
+  MAX_TOKEN_TTL_S,
+  RECIPIENT_TOKEN_ALG,
+  type RecipientTokenClaims,
+  type RecipientTokenInput,
+  recipientTokenClaims,
+  SIGNING_SECRET_FORMAT,
+  SIGNING_SECRET_PREFIX,
+  TokenInputError,
+  tokenTtlSeconds,
+} from './recipient-token.js';
+export {
   AckFrame,
   BatchedEvent,
   ClientFrame,

@@ -12,6 +12,18 @@ export {
   isErrorCode,
   statusOf,
 } from './errors.js';
+export {
+  DEFAULT_TOKEN_TTL_S,
+  MAX_TOKEN_TTL_S,
+  RECIPIENT_TOKEN_ALG,
+  type RecipientTokenClaims,
+  type RecipientTokenInput,
+  recipientTokenClaims,
+  SIGNING_SECRET_FORMAT,
+  SIGNING_SECRET_PREFIX,
+  TokenInputError,
+  tokenTtlSeconds,
+} from './recipient-token.js';
 export { isUuidV4, UUID_V4 } from './uuid.js';
 
 /** The exact `status` strings of the dispatch contract (DESIGN.md section 1). */

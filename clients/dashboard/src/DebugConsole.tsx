@@ -47,6 +47,8 @@ export function DebugConsole({
   const [apiKey, setApiKey] = useState(knownKey?.key ?? '');
   const [client, setClient] = useState<'web' | 'mobile'>(knownKey?.client ?? 'mobile');
   const [recipient, setRecipient] = useState<string>(() => crypto.randomUUID());
+  // Only for keys that require one; kept in this page only, as the key is.
+  const [token, setToken] = useState('');
   const [payload, setPayload] = useState('{"title": "Hello from the debug console"}');
   const [received, setReceived] = useState<Line[]>([]);
   const [answer, setAnswer] = useState('');
@@ -66,6 +68,7 @@ export function DebugConsole({
   const options = () => ({
     apiKey: apiKey.trim(),
     client,
+    ...(token.trim() ? { token: token.trim() } : {}),
     ...(config?.ingress_url ? { baseUrl: config.ingress_url } : {}),
     ...(config?.ws_url ? { wsUrl: config.ws_url } : {}),
   });
@@ -143,6 +146,16 @@ export function DebugConsole({
         <label>
           Recipient (UUID v4)
           <input value={recipient} onChange={(e) => setRecipient(e.target.value)} required />
+        </label>
+        <label>
+          Recipient token (only for keys that require one)
+          <input
+            type="password"
+            value={token}
+            onChange={(e) => setToken(e.target.value)}
+            autoComplete="off"
+            placeholder="eyJ… (npm run -s admin -- token create --key ID --recipient UUID)"
+          />
         </label>
         <div className="inline listener">
           {state === 'closed' || state === 'refused' ? (

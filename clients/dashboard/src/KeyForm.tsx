@@ -8,6 +8,8 @@ export interface Created extends Key {
   key?: string;
   /** Only for a key that requires recipient tokens. */
   signing_secret?: string;
+  /** Tokens came on by default (a web key in inbox mode). */
+  tokens_by_default?: boolean;
 }
 
 export function CreateKeyForm({
@@ -25,7 +27,10 @@ export function CreateKeyForm({
   const [requireToken, setRequireToken] = useState(false);
   const [inbox, setInbox] = useState(false);
   const [inboxDays, setInboxDays] = useState('30');
+  const [optOut, setOptOut] = useState(false);
   const [error, setError] = useState('');
+  // A web key in inbox mode requires tokens unless opted out (auth's token rule).
+  const tokensByDefault = client === 'web' && inbox;
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     setError('');
@@ -34,7 +39,9 @@ export function CreateKeyForm({
         client,
         ...(client === 'web' ? { domain } : {}),
         scope,
-        ...(requireToken && scope !== 'dispatch' ? { require_token: true } : {}),
+        ...(tokensByDefault
+          ? optOut && { allow_unsigned_recipients: true }
+          : requireToken && scope !== 'dispatch' && { require_token: true }),
         // The API names a bad number (inbox_days, 1 to 365); the input only helps.
         ...(inbox ? { inbox_days: Number(inboxDays) } : {}),
       };
@@ -71,7 +78,7 @@ export function CreateKeyForm({
           <option value="dispatch">dispatch (sending only: servers)</option>
         </select>
       </label>
-      {scope !== 'dispatch' && (
+      {scope !== 'dispatch' && !tokensByDefault && (
         <label>
           <input
             type="checkbox"
@@ -98,6 +105,15 @@ export function CreateKeyForm({
             required
           />
         </label>
+      )}
+      {tokensByDefault && (
+        <>
+          <span className="hint">Recipient tokens: required for a web inbox key</span>
+          <label>
+            <input type="checkbox" checked={optOut} onChange={(e) => setOptOut(e.target.checked)} />{' '}
+            Allow unsigned recipients (anyone with this key and a user's id reads that user's inbox)
+          </label>
+        </>
       )}
       <button type="submit">{label}</button>
       {error && (
@@ -138,6 +154,8 @@ export function ShownOnce({ created, onDone }: { created: Created; onDone: () =>
           <p>
             Signing secret: your server signs recipient tokens with it (HS256); sockets of this key
             need one. Never put it in a browser.
+            {created.tokens_by_default &&
+              ' Tokens are on by default for a web key in inbox mode, so its inbox is never readable with the public key alone.'}
           </p>
           <p>
             <code className="secret" data-testid="new-signing-secret">
@@ -173,6 +191,32 @@ export function RotateSecretButton({ k, onRotated }: { k: Key; onRotated: (c: Cr
         }}
       >
         Rotate secret
+      </button>
+      {error && <span className="error">{error}</span>}
+    </>
+  );
+}
+
+/** Turns recipient tokens on for a key that has none: its first signing secret, shown once. */
+export function RequireTokenButton({ k, onDone }: { k: Key; onDone: (c: Created) => void }) {
+  const [error, setError] = useState('');
+  return (
+    <>
+      <button
+        type="button"
+        className="secondary"
+        aria-label={`Require recipient tokens for ${k.key_prefix}`}
+        onClick={async () => {
+          const ask = `Require recipient tokens for ${k.key_prefix}…? Its open sockets without a token are closed, and connects need one from then on.`;
+          if (!confirm(ask)) return;
+          try {
+            onDone(await api<Created>('POST', `/v1/keys/${k.id}/require-token`));
+          } catch (err) {
+            setError(errorText(err));
+          }
+        }}
+      >
+        Require tokens
       </button>
       {error && <span className="error">{error}</span>}
     </>

@@ -1,6 +1,12 @@
 import { useCallback, useEffect, useState } from 'react';
 import { type Account, api, errorText, type Key } from './api.js';
-import { type Created, CreateKeyForm, RotateSecretButton, ShownOnce } from './KeyForm.js';
+import {
+  type Created,
+  CreateKeyForm,
+  RequireTokenButton,
+  RotateSecretButton,
+  ShownOnce,
+} from './KeyForm.js';
 import { useNow } from './useNow.js';
 
 export function KeysPage({
@@ -45,7 +51,7 @@ export function KeysPage({
       <div className="card">
         <h2>Test key</h2>
         {test ? (
-          <TestKey k={test} />
+          <TestKey k={test} onTokensOn={shown} />
         ) : (
           <CreateKeyForm kind="test" onCreated={shown} label="Generate the Test key" />
         )}
@@ -83,7 +89,7 @@ export function KeysPage({
                 </tr>
               </thead>
               <tbody>
-                {live.map((k) => (
+                {live.map((k) => [
                   <tr key={k.id}>
                     <td>
                       <code>{k.key_prefix}…</code>
@@ -100,8 +106,15 @@ export function KeysPage({
                       )}{' '}
                       {!k.revoked_at && <RevokeButton k={k} onRevoked={refresh} />}
                     </td>
-                  </tr>
-                ))}
+                  </tr>,
+                  k.token_warning && (
+                    <tr key={`${k.id}-warning`}>
+                      <td colSpan={8}>
+                        <TokenWarning k={k} onTokensOn={shown} />
+                      </td>
+                    </tr>
+                  ),
+                ])}
               </tbody>
             </table>
           </div>
@@ -130,7 +143,20 @@ function liveKeyState(k: Key, account: Account): string {
     : 'refused: needs a paid plan';
 }
 
-function TestKey({ k }: { k: Key }) {
+/** The flag line of a web key without tokens, and the button that turns them on. */
+function TokenWarning({ k, onTokensOn }: { k: Key; onTokensOn: (c: Created) => void }) {
+  if (!k.token_warning) return null;
+  return (
+    <p className="warning" data-testid="key-warning">
+      <span role="img" aria-label="Warning">
+        ⚠
+      </span>{' '}
+      {k.token_warning} {k.scope !== 'dispatch' && <RequireTokenButton k={k} onDone={onTokensOn} />}
+    </p>
+  );
+}
+
+function TestKey({ k, onTokensOn }: { k: Key; onTokensOn: (c: Created) => void }) {
   const now = useNow(1000);
   const left = k.expires_at ? Date.parse(k.expires_at) - now : 0;
   return (
@@ -147,6 +173,14 @@ function TestKey({ k }: { k: Key }) {
       <dd data-testid="test-countdown">{left > 0 ? duration(left) : 'expired'}</dd>
       <dt>Last used</dt>
       <dd>{when(k.last_used_at)}</dd>
+      {k.token_warning && (
+        <>
+          <dt>Tokens</dt>
+          <dd>
+            <TokenWarning k={k} onTokensOn={onTokensOn} />
+          </dd>
+        </>
+      )}
     </dl>
   );
 }

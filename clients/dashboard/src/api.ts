@@ -64,6 +64,10 @@ export interface Key {
   require_token?: boolean;
   /** Inbox mode: days each event is kept per recipient; null: live events not stored. */
   inbox_days?: number | null;
+  /** Made with the opt-out of the recipient tokens a web inbox key otherwise requires. */
+  allow_unsigned_recipients?: boolean;
+  /** A web key without tokens: what anyone with it and a user's id can do, how to turn tokens on. */
+  token_warning?: string | null;
 }
 
 export interface Limits {

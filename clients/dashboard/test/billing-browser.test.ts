@@ -1,9 +1,7 @@
-import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import {
   type DarajaSimulator,
   SANDBOX_PASSKEY,
@@ -13,13 +11,17 @@ import {
   startDarajaSimulator,
   TEST_PHONES,
 } from '@herald/payments/simulator';
-import { freePort, type Stack, type StackOptions, startStack } from '@herald/testkit';
-import { CHROMIUM_ARGS, CHROMIUM_PATH } from '@herald/testkit/browser';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { freePort, type Stack } from '@herald/testkit';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { notifyWithCurl, SHIPPED_PLANS, until } from './support.js';
+import {
+  buildDashboard,
+  notifyWithCurl,
+  openChromium,
+  startDashboardStack,
+  until,
+} from './support.js';
 
-const run = promisify(execFile);
 const HERE = dirname(fileURLToPath(import.meta.url));
 const APP = join(HERE, '..');
 /**
@@ -65,43 +67,26 @@ describe('dashboard checkout in headless Chromium', () => {
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    await run('npx', ['vite', 'build', '--logLevel', 'warn', '--outDir', DIST, '--emptyOutDir'], {
-      cwd: APP,
-    });
+    await buildDashboard(DIST);
     sim = await startDarajaSimulator({ resultDelayMs: null });
-    const opts = {
+    ({ stack, origin } = await startDashboardStack(
+      DIST,
       // ingress and the edge: the page's socket, and auth's notices dispatched to it.
       // status: the Plan page's dispatch figure comes from it.
-      services: ['auth', 'ingress-api', 'socket-edge', 'status'],
-      // The plans Herald ships, so the page (and its screenshots in docs/) shows their limits.
-      plans: SHIPPED_PLANS,
-      env: {
-        auth: {
-          DASHBOARD_DIR: DIST,
-          BILLING_PROVIDER: 'mpesa',
-          BILLING_CALLBACK_URL: `https://localhost:${await freePort()}`,
-          MPESA_BASE_URL: sim.url,
-          MPESA_CONSUMER_KEY: SIM_CONSUMER_KEY,
-          MPESA_CONSUMER_SECRET: SIM_CONSUMER_SECRET,
-          MPESA_SHORTCODE: SANDBOX_SHORTCODE,
-          MPESA_PASSKEY: SANDBOX_PASSKEY,
-          PAYMENT_QUERY_INTERVAL_MS: '200',
-          BILLING_SWEEP_INTERVAL_MS: '200',
-        } as Record<string, string>,
+      ['auth', 'ingress-api', 'socket-edge', 'status'],
+      {
+        BILLING_PROVIDER: 'mpesa',
+        BILLING_CALLBACK_URL: `https://localhost:${await freePort()}`,
+        MPESA_BASE_URL: sim.url,
+        MPESA_CONSUMER_KEY: SIM_CONSUMER_KEY,
+        MPESA_CONSUMER_SECRET: SIM_CONSUMER_SECRET,
+        MPESA_SHORTCODE: SANDBOX_SHORTCODE,
+        MPESA_PASSKEY: SANDBOX_PASSKEY,
+        PAYMENT_QUERY_INTERVAL_MS: '200',
+        BILLING_SWEEP_INTERVAL_MS: '200',
       },
-    } satisfies StackOptions;
-    stack = await startStack(opts);
-    // The page's socket needs the edge's URL, known only once the stack has its ports: auth
-    // reads it at its restart from the same options object.
-    opts.env.auth.DASHBOARD_WS_URL = stack.wsUrl;
-    await stack.restart('auth');
-    origin = `https://127.0.0.1:${stack.ports.auth}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM_PATH,
-      headless: true,
-      args: [...CHROMIUM_ARGS],
-    });
-    page = await browser.newPage({ viewport: { width: 1200, height: 1000 } });
+    ));
+    ({ browser, page } = await openChromium(1000));
     page.on('websocket', (ws) =>
       ws.on('framereceived', ({ payload }) => {
         const f = JSON.parse(String(payload)) as SocketFrame;

@@ -1,15 +1,18 @@
-import { execFile } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import { openSocket, type Stack, type StackOptions, startStack } from '@herald/testkit';
-import { CHROMIUM_ARGS, CHROMIUM_PATH } from '@herald/testkit/browser';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { openSocket, type Stack } from '@herald/testkit';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { notifyWithCurl, SHIPPED_PLANS, until } from './support.js';
+import {
+  buildDashboard,
+  notifyWithCurl,
+  openChromium,
+  SHIPPED_PLANS,
+  startDashboardStack,
+  until,
+} from './support.js';
 
-const run = promisify(execFile);
 const HERE = dirname(fileURLToPath(import.meta.url));
 const APP = join(HERE, '..');
 const DIST = join(APP, 'dist');
@@ -31,25 +34,14 @@ describe('dashboard in headless Chromium', () => {
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    await run('npx', ['vite', 'build', '--logLevel', 'warn'], { cwd: APP });
-    const opts = {
-      services: ['auth', 'ingress-api', 'socket-edge', 'status'],
-      plans: SHIPPED_PLANS,
-      env: { auth: { DASHBOARD_DIR: DIST } as Record<string, string> },
-    } satisfies StackOptions;
-    stack = await startStack(opts);
-    // The debug console needs ingress's and the edge's URLs, known only once the stack has its
-    // ports: auth reads them at its (re)start from the same options object.
-    opts.env.auth.DASHBOARD_INGRESS_URL = stack.baseUrl;
-    opts.env.auth.DASHBOARD_WS_URL = stack.wsUrl;
-    await stack.restart('auth');
-    origin = `https://127.0.0.1:${stack.ports.auth}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM_PATH,
-      headless: true,
-      args: [...CHROMIUM_ARGS],
-    });
-    page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+    await buildDashboard(DIST);
+    ({ stack, origin } = await startDashboardStack(DIST, [
+      'auth',
+      'ingress-api',
+      'socket-edge',
+      'status',
+    ]));
+    ({ browser, page } = await openChromium(900));
     page.on('dialog', (d) => void d.accept());
   }, 180_000);
 

@@ -3,7 +3,9 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import type { Stack } from '@herald/testkit';
+import { type ServiceName, type Stack, type StackOptions, startStack } from '@herald/testkit';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '@herald/testkit/browser';
+import { type Browser, chromium, type Page } from 'playwright-core';
 
 const run = promisify(execFile);
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -49,4 +51,49 @@ export async function notifyWithCurl(
     `${stack.baseUrl}/notify`,
   ]);
   return JSON.parse(stdout) as { status: string; id: string };
+}
+
+const APP = join(REPO, 'clients', 'dashboard');
+
+/**
+ * Builds the dashboard into `dist`: each browser test file its own folder, since they build at
+ * once in several workers and a build empties its folder first.
+ */
+export async function buildDashboard(dist: string): Promise<void> {
+  await run('npx', ['vite', 'build', '--logLevel', 'warn', '--outDir', dist, '--emptyOutDir'], {
+    cwd: APP,
+  });
+}
+
+/**
+ * The stack with auth serving the dashboard built in `dist` (`authEnv` added to auth's), on the
+ * plans Herald ships, so the pages and their screenshots show them. The debug console and the
+ * page's socket need ingress's and the edge's URLs, known only once the stack has its ports:
+ * auth reads them at its restart from the same options object.
+ */
+export async function startDashboardStack(
+  dist: string,
+  services: ServiceName[],
+  authEnv: Record<string, string> = {},
+): Promise<{ stack: Stack; origin: string }> {
+  const opts = {
+    services,
+    plans: SHIPPED_PLANS,
+    env: { auth: { DASHBOARD_DIR: dist, ...authEnv } as Record<string, string> },
+  } satisfies StackOptions;
+  const stack = await startStack(opts);
+  opts.env.auth.DASHBOARD_INGRESS_URL = stack.baseUrl;
+  opts.env.auth.DASHBOARD_WS_URL = stack.wsUrl;
+  await stack.restart('auth');
+  return { stack, origin: `https://127.0.0.1:${stack.ports.auth}` };
+}
+
+/** Headless Chromium and one page of 1200 × `height`. */
+export async function openChromium(height: number): Promise<{ browser: Browser; page: Page }> {
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: [...CHROMIUM_ARGS],
+  });
+  return { browser, page: await browser.newPage({ viewport: { width: 1200, height } }) };
 }

@@ -36,7 +36,9 @@ const browserLoader: Plugin = {
 /**
  * dist/index.js (ESM) and index.cjs (CJS) for Node and bundlers, with `ws` left as a lazy
  * import; browser.js, minified ESM without it; index.d.ts and index.d.cts, one file each with
- * proto's types inlined, because @herald/proto is private and never published.
+ * proto's types inlined, because @herald/proto is private and never published. server.js,
+ * server.cjs and server.d.ts are `@herald/sdk/server`, built from their own entry with `jose`
+ * left as a dependency: nothing the browser build imports reaches them.
  */
 export async function build(opts: { ifStale?: boolean } = {}): Promise<'built' | 'fresh'> {
   if (opts.ifStale && !(await isStale(at('dist', 'index.d.cts'), INPUTS))) return 'fresh';
@@ -93,14 +95,33 @@ async function emit(out: string): Promise<void> {
       plugins: [browserLoader],
       outfile: join(out, 'browser.js'),
     }),
-    declarations(join(out, 'index.d.ts')),
+    declarations(at('src', 'index.ts'), join(out, 'index.d.ts')),
+    // The server entry: Node only (and server runtimes with WebCrypto), jose from dependencies.
+    esbuild({
+      ...common,
+      entryPoints: [at('src', 'server.ts')],
+      format: 'esm',
+      platform: 'node',
+      external: ['jose'],
+      outfile: join(out, 'server.js'),
+    }),
+    esbuild({
+      ...common,
+      entryPoints: [at('src', 'server.ts')],
+      format: 'cjs',
+      platform: 'node',
+      external: ['jose'],
+      outfile: join(out, 'server.cjs'),
+    }),
+    declarations(at('src', 'server.ts'), join(out, 'server.d.ts')),
   ]);
   await copyFile(join(out, 'index.d.ts'), join(out, 'index.d.cts'));
+  await copyFile(join(out, 'server.d.ts'), join(out, 'server.d.cts'));
 }
 
-async function declarations(file: string): Promise<void> {
+async function declarations(input: string, file: string): Promise<void> {
   const bundle = await rollup({
-    input: at('src', 'index.ts'),
+    input,
     plugins: [
       dts({
         tsconfig: at('tsconfig.json'),

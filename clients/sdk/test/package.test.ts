@@ -24,8 +24,14 @@ describe('the package as built', () => {
       import: { types: './dist/index.d.ts', default: './dist/index.js' },
       require: { types: './dist/index.d.cts', default: './dist/index.cjs' },
     });
-    // @herald/proto is bundled in: nothing at run time but the optional `ws` peer.
-    expect(pkg.dependencies).toBeUndefined();
+    // The server entry: Node (and server runtimes), never a browser condition.
+    expect(pkg.exports['./server']).toEqual({
+      import: { types: './dist/server.d.ts', default: './dist/server.js' },
+      require: { types: './dist/server.d.cts', default: './dist/server.cjs' },
+    });
+    // @herald/proto is bundled in: at run time only jose, which only the server entry imports,
+    // and the optional `ws` peer.
+    expect(pkg.dependencies).toEqual({ jose: expect.any(String) });
     expect(pkg.peerDependenciesMeta).toEqual({ ws: { optional: true } });
   });
 
@@ -69,6 +75,25 @@ describe('the package as built', () => {
     expect(esm).toContain('await import("ws")');
     expect(/node:/.test(esm)).toBe(false);
     expect(imports(read('dist/index.cjs'))).toEqual(['ws']);
+  });
+
+  it('builds @herald/sdk/server apart: recipientToken alone, jose imported there and nowhere else', async () => {
+    const server = await import('@herald/sdk/server');
+    expect(Object.keys(server).sort()).toEqual(['TokenInputError', 'recipientToken']);
+    const cjs = createRequire(import.meta.url)(join(ROOT, 'dist', 'server.cjs'));
+    expect(Object.keys(cjs).sort()).toEqual(['TokenInputError', 'recipientToken']);
+    const imports = (code: string) =>
+      [...code.matchAll(/(?:import\(|from\s*|require\()\s*["']([^"']+)["']/g)].map((m) => m[1]);
+    expect(imports(read('dist/server.js'))).toEqual(['jose']);
+    expect(imports(read('dist/server.cjs'))).toEqual(['jose']);
+    // No signing code in what browsers load: not jose, not the token's claims.
+    for (const file of ['dist/browser.js', 'dist/index.js', 'dist/index.cjs']) {
+      expect(read(file)).not.toMatch(/jose|SignJWT|recipientToken|hk_sign_/);
+    }
+    const dts = read('dist/server.d.ts');
+    expect(dts).toContain('declare function recipientToken');
+    expect(dts).not.toMatch(/from ['"]@herald\/proto/);
+    expect(read('dist/server.d.cts')).toBe(dts);
   });
 
   it('keeps the minified browser bundle under 7.5 KB gzipped', () => {

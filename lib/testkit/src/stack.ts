@@ -4,7 +4,7 @@ import { type NatsServer, startNatsServer } from './nats-server.js';
 import { freePort, retryOnPortTaken } from './ports.js';
 import { startPostgres } from './postgres.js';
 import { type ServiceName, type ServiceProcess, startServiceProcess } from './service-process.js';
-import { runAdmin, type Tenants, tenants } from './tenants.js';
+import { runAdmin, runAdminText, type Tenants, tenants } from './tenants.js';
 import { writePlans } from './test-plans.js';
 
 export interface StackOptions {
@@ -100,16 +100,17 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     await cleanup();
     throw err;
   }
-  const admin = (args: string[]) =>
-    runAdmin(args, {
-      DATABASE_URL: pg.url,
-      ...nats.env('auth'),
-      PLANS_FILE: plansFile,
-      SECRET_ENCRYPTION_KEY: secretKey,
-      ...(opts.env?.auth?.TOKEN_SECRET_OVERLAP_MS
-        ? { TOKEN_SECRET_OVERLAP_MS: opts.env.auth.TOKEN_SECRET_OVERLAP_MS }
-        : {}),
-    });
+  const adminEnv = () => ({
+    DATABASE_URL: pg.url,
+    ...nats.env('auth'),
+    PLANS_FILE: plansFile,
+    SECRET_ENCRYPTION_KEY: secretKey,
+    ...(opts.env?.auth?.TOKEN_SECRET_OVERLAP_MS
+      ? { TOKEN_SECRET_OVERLAP_MS: opts.env.auth.TOKEN_SECRET_OVERLAP_MS }
+      : {}),
+  });
+  const admin = (args: string[]) => runAdmin(args, adminEnv());
+  const adminText = (args: string[]) => runAdminText(args, adminEnv());
   return {
     get baseUrl() {
       return `https://127.0.0.1:${ports['ingress-api']}`;
@@ -124,7 +125,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     nats,
     ports,
     opsPorts,
-    ...tenants(`https://127.0.0.1:${ports.auth}`, certs.ca, admin),
+    ...tenants(`https://127.0.0.1:${ports.auth}`, certs.ca, admin, adminText),
     startService,
     stopService,
     async restart(name, o = {}) {

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { request } from './http-client.js';
+import { type HttpResult, request } from './http-client.js';
 import { REPO_ROOT } from './service-process.js';
 
 const execFileAsync = promisify(execFile);
@@ -20,6 +20,12 @@ export interface KeyObject {
   signing_secret?: string;
   /** Inbox mode: days each event is kept per recipient; null: not stored. */
   inbox_days?: number | null;
+  /** Made with the opt-out of the recipient tokens a web inbox key otherwise requires. */
+  allow_unsigned_recipients?: boolean;
+  /** Tokens came on by the rule for web inbox keys, not because they were asked for. */
+  tokens_by_default?: boolean;
+  /** A web key without tokens: what anyone with it can do, and how to turn tokens on. */
+  token_warning?: string | null;
 }
 
 /** A running stack's tenants: accounts and their keys, made as a customer or support would. */
@@ -35,10 +41,16 @@ export interface Tenants {
     requireToken?: boolean;
     /** Inbox mode (`--inbox-days N`): keep every event N days per recipient. */
     inboxDays?: number;
+    /** The opt-out (`--allow-unsigned-recipients`): a web inbox key without tokens. */
+    allowUnsignedRecipients?: boolean;
   }): Promise<KeyObject>;
   revokeKey(id: string): Promise<void>;
   /** Runs the admin CLI against this stack and returns its parsed `--json` output. */
   admin(args: string[]): Promise<unknown>;
+  /** Runs the admin CLI against this stack without --json: its stdout as printed. */
+  adminText(args: string[]): Promise<string>;
+  /** A request on the account API as `account` (made by {@link createAccount} on the free plan). */
+  accountApi(account: string, method: string, path: string, body?: unknown): Promise<HttpResult>;
 }
 
 /**
@@ -50,6 +62,7 @@ export function tenants(
   authUrl: string,
   ca: string,
   admin: (args: string[]) => Promise<unknown>,
+  adminText: (args: string[]) => Promise<string>,
 ): Tenants {
   const sessions = new Map<string, Record<string, string>>();
   const keyOwners = new Map<string, string>();
@@ -61,6 +74,13 @@ export function tenants(
   };
   return {
     admin,
+    adminText,
+    accountApi(account, method, path, body) {
+      const session = sessions.get(account);
+      if (!session)
+        throw new Error(`account ${account} has no session: create it on the free plan`);
+      return request(method, `${authUrl}${path}`, ca, body, session);
+    },
     async createAccount(o = {}) {
       const email = o.email ?? `acct-${randomUUID()}@test.herald`;
       if (o.plan && o.plan !== 'free') {
@@ -101,6 +121,7 @@ export function tenants(
         if (o.scope) args.push('--scope', o.scope);
         if (o.requireToken) args.push('--require-token');
         if (o.inboxDays !== undefined) args.push('--inbox-days', String(o.inboxDays));
+        if (o.allowUnsignedRecipients) args.push('--allow-unsigned-recipients');
         return (await admin([...args, '--json'])) as KeyObject;
       }
       const path = (o.kind ?? 'test') === 'test' ? '/v1/keys/test' : '/v1/keys';
@@ -110,6 +131,7 @@ export function tenants(
         ...(o.scope ? { scope: o.scope } : {}),
         ...(o.requireToken ? { require_token: true } : {}),
         ...(o.inboxDays !== undefined ? { inbox_days: o.inboxDays } : {}),
+        ...(o.allowUnsignedRecipients ? { allow_unsigned_recipients: true } : {}),
       };
       const res = await request('POST', `${authUrl}${path}`, ca, body, session);
       if (res.status !== 201) throw new Error(`key create failed: ${res.status} ${res.text}`);
@@ -130,6 +152,11 @@ export function tenants(
 
 /** Runs the admin CLI (from source) with the given connection settings and parses its `--json` output. */
 export async function runAdmin(args: string[], env: Record<string, string>): Promise<unknown> {
+  return JSON.parse(await runAdminText(args, env));
+}
+
+/** Runs the admin CLI (from source) with the given connection settings: its stdout as printed. */
+export async function runAdminText(args: string[], env: Record<string, string>): Promise<string> {
   try {
     const { stdout } = await execFileAsync(
       process.execPath,
@@ -142,7 +169,7 @@ export async function runAdmin(args: string[], env: Record<string, string>): Pro
       ],
       { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env } },
     );
-    return JSON.parse(stdout);
+    return stdout;
   } catch (err) {
     const e = err as { stderr?: string; stdout?: string; message: string };
     throw new Error(`admin ${args.join(' ')} failed: ${e.stderr || e.stdout || e.message}`);

@@ -51,6 +51,11 @@ export interface ApiKeysTable {
   previous_secret_until: ColumnType<Date | null, Date | null | undefined, Date | null>;
   /** Inbox mode (migration 0009): days each event is kept per recipient; null: not stored. */
   inbox_days: ColumnType<number | null, number | null | undefined, number | null>;
+  /**
+   * Created with the explicit opt-out of recipient tokens a web inbox key would otherwise require
+   * (migration 0010); false for every key made before.
+   */
+  allow_unsigned_recipients: ColumnType<boolean, boolean | undefined, boolean>;
 }
 
 /** A login of the account API. Only hashes of its tokens are stored. */

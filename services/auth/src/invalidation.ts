@@ -51,6 +51,14 @@ export function planChangedMessage(accountId: string): AuthInvalidate {
  * The broadcast after a web key's domain changed: sockets from the old Origin are re-checked.
  * Only the key is named, since naming the account would re-verify all of its keys for nothing.
  */
+/**
+ * A key now requires recipient tokens: callers drop the cached answer, and the edges close the
+ * key's sockets that opened without a token.
+ */
+export function tokenRequiredMessage(key: Pick<ApiKeySummary, 'id'>): AuthInvalidate {
+  return { v: 1, key_id: key.id, reason: 'token_required' };
+}
+
 /** A key's signing secret was rotated: callers drop the cached secrets and ask again. */
 export function secretRotatedMessage(key: Pick<ApiKeySummary, 'id'>): AuthInvalidate {
   return { v: 1, key_id: key.id, reason: 'secret_rotated' };

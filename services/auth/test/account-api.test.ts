@@ -589,6 +589,8 @@ describe('keys through the account API', () => {
       scope: 'both',
       require_token: false,
       inbox_days: null,
+      allow_unsigned_recipients: false,
+      token_warning: `No recipient tokens: anyone holding this public web key and a user's id can open that user's socket and receive their live events. Turn tokens on: \`key require-token --key ${created.body.id}\` (dashboard: Require tokens).`,
     });
 
     const rows = await sql<Record<string, unknown>>`

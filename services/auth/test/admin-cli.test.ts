@@ -105,6 +105,11 @@ describe('admin CLI', () => {
       scope: 'both',
       require_token: false,
       inbox_days: null,
+      allow_unsigned_recipients: false,
+      tokens_by_default: false,
+      token_warning: expect.stringMatching(
+        /^No recipient tokens: anyone holding this public web key/,
+      ),
     });
     const key = String(created.key);
     const row = await servers.db
@@ -134,6 +139,8 @@ describe('admin CLI', () => {
           scope: 'both',
           require_token: false,
           inbox_days: null,
+          allow_unsigned_recipients: false,
+          token_warning: created.token_warning,
         },
       ],
     });

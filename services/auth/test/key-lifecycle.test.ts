@@ -206,6 +206,9 @@ describe('the Test key', () => {
         scope: 'both',
         require_token: false,
         inbox_days: null,
+        allow_unsigned_recipients: false,
+        tokens_by_default: false,
+        token_warning: expect.stringMatching(/^No recipient tokens: /),
       });
       const expires = Date.parse(String(printed.expires_at));
       expect(expires).toBeGreaterThanOrEqual(before + TEST_KEY_TTL_MS);

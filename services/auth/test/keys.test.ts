@@ -5,10 +5,12 @@ import {
   expiryFor,
   generateApiKey,
   KEY_LENGTH,
+  type KeyRequest,
   keyPrefixOf,
   resolveKeySpec,
   TEST_KEY_TTL_MS,
 } from '../src/keys/key-spec.js';
+import { requiresTokenByDefault, unsignedRecipientsLine } from '../src/keys/token-rule.js';
 
 describe('generateApiKey', () => {
   it('starts with the kind prefix and has a fixed length of letters and digits', () => {
@@ -80,7 +82,9 @@ describe('resolveKeySpec', () => {
       expires_at: new Date('2025-03-01T04:00:00Z'),
       scope: 'both',
       require_token: false,
+      allow_unsigned_recipients: false,
       inbox_days: null,
+      tokens_by_default: false,
     });
     expect(resolveKeySpec({ kind: 'live', client: 'mobile' }, now)).toEqual({
       kind: 'live',
@@ -89,7 +93,9 @@ describe('resolveKeySpec', () => {
       expires_at: null,
       scope: 'both',
       require_token: false,
+      allow_unsigned_recipients: false,
       inbox_days: null,
+      tokens_by_default: false,
     });
   });
 });
@@ -112,6 +118,97 @@ describe('resolveKeySpec inbox_days', () => {
         }),
       );
     }
+  });
+});
+
+describe('the token rule (issue 46): web inbox keys require recipient tokens by default', () => {
+  const now = new Date('2025-03-01T00:00:00Z');
+  const web = { kind: 'live', client: 'web', domain: 'https://app.example.com' } as const;
+  const spec = (extra: Partial<KeyRequest>) => resolveKeySpec({ ...web, ...extra }, now);
+  const refusal = (extra: Partial<KeyRequest>) => {
+    try {
+      spec(extra);
+    } catch (err) {
+      return { field: (err as HeraldError).field, message: (err as Error).message };
+    }
+    throw new Error('not refused');
+  };
+
+  it('names web keys in inbox mode, and nothing else', () => {
+    expect(requiresTokenByDefault({ client: 'web', inbox_days: 7 })).toBe(true);
+    expect(requiresTokenByDefault({ client: 'web', inbox_days: null })).toBe(false);
+    expect(requiresTokenByDefault({ client: 'mobile', inbox_days: 7 })).toBe(false);
+  });
+
+  it('turns tokens on for a web inbox key unless opted out, and says it did', () => {
+    expect(spec({ inbox_days: 7 })).toMatchObject({
+      require_token: true,
+      allow_unsigned_recipients: false,
+      tokens_by_default: true,
+    });
+    expect(spec({ inbox_days: 7, require_token: true })).toMatchObject({
+      require_token: true,
+      tokens_by_default: false,
+    });
+    expect(spec({ inbox_days: 7, allow_unsigned_recipients: true })).toMatchObject({
+      require_token: false,
+      allow_unsigned_recipients: true,
+      tokens_by_default: false,
+    });
+    // Plain web keys and mobile inbox keys keep the spec's default: no tokens unless asked.
+    expect(spec({})).toMatchObject({ require_token: false, tokens_by_default: false });
+    expect(resolveKeySpec({ kind: 'live', client: 'mobile', inbox_days: 7 }, now)).toMatchObject({
+      require_token: false,
+      tokens_by_default: false,
+    });
+  });
+
+  it('refuses what would hide the choice, naming the field', () => {
+    expect(refusal({ inbox_days: 7, require_token: false })).toMatchObject({
+      field: 'require_token',
+      message: expect.stringMatching(/opt out explicitly with allow_unsigned_recipients/),
+    });
+    expect(
+      refusal({ inbox_days: 7, require_token: true, allow_unsigned_recipients: true }),
+    ).toMatchObject({
+      field: 'allow_unsigned_recipients',
+    });
+    expect(refusal({ allow_unsigned_recipients: true })).toMatchObject({
+      field: 'allow_unsigned_recipients',
+      message: expect.stringMatching(/is the opt-out for web keys in inbox mode/),
+    });
+    expect(refusal({ inbox_days: 7, scope: 'dispatch' })).toMatchObject({ field: 'scope' });
+    // A dispatch web inbox key is possible only with the opt-out, and flagged.
+    expect(
+      spec({ inbox_days: 7, scope: 'dispatch', allow_unsigned_recipients: true }),
+    ).toMatchObject({
+      require_token: false,
+    });
+  });
+
+  it('flags every web key without tokens in one line: what it allows, how to turn tokens on', () => {
+    const key = {
+      id: 'k1',
+      client: 'web',
+      scope: 'both',
+      require_token: false,
+      allow_unsigned_recipients: false,
+      inbox_days: null,
+      revoked_at: null,
+    } as const;
+    expect(unsignedRecipientsLine(key)).toBe(
+      "No recipient tokens: anyone holding this public web key and a user's id can open that user's socket and receive their live events. Turn tokens on: `key require-token --key k1` (dashboard: Require tokens).",
+    );
+    expect(unsignedRecipientsLine({ ...key, inbox_days: 3, allow_unsigned_recipients: true })).toBe(
+      "Created without recipient tokens on purpose (allow_unsigned_recipients): anyone holding this public web key and a user's id can open that user's socket, read their stored inbox (3 days) and mark it read. Turn tokens on: `key require-token --key k1` (dashboard: Require tokens).",
+    );
+    expect(unsignedRecipientsLine({ ...key, scope: 'dispatch', inbox_days: 3 })).toMatch(
+      /read that user's stored inbox and mark it read \(\/inbox\/\*\); a dispatch key cannot require tokens/,
+    );
+    expect(unsignedRecipientsLine({ ...key, scope: 'dispatch' })).toBeNull();
+    expect(unsignedRecipientsLine({ ...key, require_token: true })).toBeNull();
+    expect(unsignedRecipientsLine({ ...key, client: 'mobile' })).toBeNull();
+    expect(unsignedRecipientsLine({ ...key, revoked_at: new Date() })).toBeNull();
   });
 });
 

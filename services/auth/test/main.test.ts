@@ -72,6 +72,7 @@ describe('main.ts', () => {
           '0007_key_tokens',
           '0008_nats_users',
           '0009_key_inbox',
+          '0010_key_unsigned_recipients',
         ]);
       } finally {
         await fresh.destroy();

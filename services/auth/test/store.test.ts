@@ -34,6 +34,7 @@ describe('migrations', () => {
         '0007_key_tokens',
         '0008_nats_users',
         '0009_key_inbox',
+        '0010_key_unsigned_recipients',
       ]);
       expect(await migrateToLatest(fresh)).toEqual([]);
       const tables = await sql<{ table_name: string }>`
@@ -97,6 +98,7 @@ describe('migration 0002_plans on existing data', () => {
         '0007_key_tokens',
         '0008_nats_users',
         '0009_key_inbox',
+        '0010_key_unsigned_recipients',
       ]);
       const subs = await sql<{ plan: string; period_end: Date | null }>`
         select plan, period_end from subscriptions where account_id = ${id}`.execute(old);
@@ -263,6 +265,7 @@ describe('api keys', () => {
     for (const k of listed) {
       expect(Object.keys(k).sort()).toEqual([
         'account_id',
+        'allow_unsigned_recipients',
         'client',
         'created_at',
         'domain',

@@ -38,7 +38,8 @@ const BODY_LIMIT_BYTES = 16 * 1024;
 /**
  * `POST /inbox/history` and `POST /inbox/read` (issue 32): a server reads and marks one
  * recipient's inbox with a dispatch key (scope dispatch or both), checked as `/notify` checks it
- * (expiry, plan, client and a web key's Origin, the dashboard's reserved recipient). The account
+ * (expiry, plan, client and a web key's Origin, the dashboard's reserved recipient); a key that
+ * requires recipient tokens is refused, as it carries none here. The account
  * is the key's, never the body's: another account's key reads its own (empty) inbox, never this
  * one. A key without inbox mode is refused 403 `inbox_disabled`. Refusals are the plain error
  * shape `{"error":{...}}`, as `/events/status` answers.
@@ -106,6 +107,15 @@ function route<
       });
       authorizeRecipient(key, body.recipient, 'http');
       authorizeScope(key, 'dispatch');
+      // A key that requires recipient tokens is held by browsers and apps (web inbox keys by
+      // default): with it and a user's id alone, this route would read what its sockets guard.
+      if (key.require_token === true) {
+        throw new HeraldError(
+          'scope_denied',
+          'This api_key requires recipient tokens, and /inbox/* takes none: its holders read the inbox over their socket (with a token); your server reads it with a key that does not require tokens (a mobile key with scope dispatch)',
+          { field: 'api_key' },
+        );
+      }
       if (!key.inbox_days) {
         throw new HeraldError(
           'inbox_disabled',

@@ -43,6 +43,9 @@ describe('@herald/react inbox mode: two devices of one user in headless Chromium
       site.origin,
       '--inbox-days',
       '7',
+      // The example page connects with the key alone (no token server): the explicit opt-out of
+      // the tokens a web inbox key requires by default (issue 46).
+      '--allow-unsigned-recipients',
       '--json',
     ])) as KeyObject;
     runtime = tlsRuntime(stack.ca);

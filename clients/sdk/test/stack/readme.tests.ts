@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { DispatchStatus } from '@herald/sdk';
+import { openSocket } from '@herald/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, recipient, type SdkStack } from './context.js';
 
@@ -23,7 +24,8 @@ export async function snippet(file: string, heading: string): Promise<string> {
 /**
  * The path docs/sdk.md gives a newcomer, since the package is not on the registry: `npm pack` of
  * the built package, installed into an empty project (with `ws`, for Node 20), then the README's
- * "In your app" snippet run there as written, pointed at this stack instead of make dev's ports.
+ * "In your app" snippet run there as written, pointed at this stack instead of make dev's ports;
+ * likewise docs/sdk.md's Node example and its "Tokens in production" routes and `getToken`.
  */
 export function readmeTests(ctx: () => SdkStack): void {
   describe('README and docs snippets from an npm-packed install', () => {
@@ -47,6 +49,8 @@ export function readmeTests(ctx: () => SdkStack): void {
           '--loglevel=error',
           './herald-sdk-0.1.0.tgz',
           'ws@8',
+          // For docs/sdk.md's "Tokens in production" Express route.
+          'express@5',
         ],
         { cwd: project },
       );
@@ -119,5 +123,109 @@ export function readmeTests(ctx: () => SdkStack): void {
       });
       expect(stdout.trim()).toBe('INFO User offline, notification saved');
     });
+
+    it('"Tokens in production": the Express and Next.js routes sign tokens the edge takes, and getToken uses them', async () => {
+      const { stack, newKey, herald } = ctx();
+      const key = await newKey({ requireToken: true });
+      const to = recipient();
+      const env = {
+        ...process.env,
+        NODE_EXTRA_CA_CERTS: stack.caFile,
+        HERALD_SIGNING_SECRET: key.signing_secret as string,
+        USER_ID: to,
+      };
+      // TypeScript's one non-null assertion, so plain Node runs the snippets as written.
+      const plainJs = (code: string) =>
+        code.replaceAll('HERALD_SIGNING_SECRET!', 'HERALD_SIGNING_SECRET');
+      /** The snippet with `prelude` (its free names, as an app has them) after its imports. */
+      const withPrelude = (code: string, prelude: string[]) => {
+        const lines = plainJs(code).split('\n');
+        const body = lines.findIndex((l) => !l.startsWith('import '));
+        return [...lines.slice(0, body), ...prelude, ...lines.slice(body)].join('\n');
+      };
+
+      // Express: the app's login middleware sets req.user.
+      const express = withPrelude(await snippet('docs/sdk.md', '### Express'), [
+        'const requireLogin = (req, _res, next) => { req.user = { id: process.env.USER_ID }; next(); };',
+      ]);
+      await writeFile(
+        join(project, 'express-app.mjs'),
+        `${express}\nconst server = app.listen(0, '127.0.0.1', () => console.log('PORT', server.address().port));\n`,
+      );
+      const app = spawn(process.execPath, ['express-app.mjs'], { cwd: project, env });
+      children.push(app);
+      let said = '';
+      app.stdout.on('data', (d) => {
+        said += String(d);
+      });
+      app.stderr.on('data', (d) => {
+        said += String(d);
+      });
+      await eventually(() => /PORT \d+/.test(said), `the Express app listening (${said})`, 30_000);
+      const tokenUrl = `http://127.0.0.1:${/PORT (\d+)/.exec(said)?.[1]}/api/herald-token`;
+      const fromExpress = (await (await fetch(tokenUrl)).json()) as { token: string };
+      await opensWith(stack, key.key, to, fromExpress.token);
+
+      // Next.js: a route handler is a function of the request; auth() is the app's session helper.
+      const next = withPrelude(
+        (await snippet('docs/sdk.md', '### Next.js (App Router)'))
+          .split('\n')
+          .filter((l) => !l.includes("from '@/auth'"))
+          .join('\n'),
+        ['const auth = async () => ({ user: { id: process.env.USER_ID } });'],
+      );
+      await writeFile(join(project, 'route.mjs'), next);
+      await writeFile(
+        join(project, 'call-route.mjs'),
+        "import { GET } from './route.mjs';\nconst res = await GET();\nconsole.log(res.status, res.headers.get('cache-control'), JSON.stringify(await res.json()));\n",
+      );
+      const { stdout } = await run(process.execPath, ['call-route.mjs'], { cwd: project, env });
+      const [status, cache, body] = stdout.trim().split(' ');
+      expect([status, cache]).toEqual(['200', 'no-store']);
+      await opensWith(stack, key.key, to, (JSON.parse(body ?? '{}') as { token: string }).token);
+
+      // The browser's getToken, calling the Express route. In Node there is no page Origin, which a
+      // web key is held to, so the snippet runs with this mobile key.
+      const client = withPrelude(
+        (await snippet('docs/sdk.md', '### In the browser: `getToken`'))
+          .replace("'hk_live_…'", JSON.stringify(key.key))
+          .replace("client: 'web'", "client: 'mobile'")
+          .replace("'https://herald.example.com'", JSON.stringify(stack.baseUrl))
+          .replace("'wss://herald.example.com'", JSON.stringify(stack.wsUrl))
+          .replace("'/api/herald-token'", JSON.stringify(tokenUrl)),
+        [
+          'const currentUser = { id: process.env.USER_ID };',
+          "const showNotification = (p) => { console.log('EVENT', JSON.stringify(p)); setTimeout(() => process.exit(0), 200); };",
+        ],
+      );
+      await writeFile(
+        join(project, 'client.mjs'),
+        `${client}\nherald.onConnectionChange((s) => console.log(s));\n`,
+      );
+      const page = spawn(process.execPath, ['client.mjs'], { cwd: project, env });
+      children.push(page);
+      let out = '';
+      page.stdout.on('data', (d) => {
+        out += String(d);
+      });
+      page.stderr.on('data', (d) => {
+        out += String(d);
+      });
+      await eventually(() => out.includes('connected'), `connected with a token (${out})`, 30_000);
+      const sent = await herald({ apiKey: key.key }).notify({
+        recipient: to,
+        payload: { signed: true },
+      });
+      expect(sent.status).toBe(DispatchStatus.sent);
+      await eventually(() => out.includes('EVENT {"signed":true}'), 'the event printed', 20_000);
+    }, 120_000);
   });
+}
+
+/** Opens a socket of `to` with `token` and closes it: the edge took the token. */
+async function opensWith(stack: SdkStack['stack'], apiKey: string, to: string, token: string) {
+  expect(token).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+  const socket = openSocket(stack.wsUrl, stack.ca, { apiKey, recipient: to, token });
+  await socket.opened;
+  await socket.close();
 }

@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import type { HeraldError } from '@herald/sdk';
-import { post } from '@herald/testkit';
+import { recipientToken } from '@herald/sdk/server';
+import { openSocket, post } from '@herald/testkit';
 import { describe, expect, it } from 'vitest';
 import { eventually, recipient, type SdkStack } from './context.js';
 
@@ -114,6 +115,69 @@ export function tokenTests(ctx: () => SdkStack): void {
       await eventually(() => sub.connected(), 'connected on the retry');
       expect(errors.map((e) => [e.code, e.kind])).toEqual([['token_unavailable', 'unavailable']]);
       expect(errors[0]?.message).toContain('session store down');
+    });
+  });
+
+  describe('recipientToken (@herald/sdk/server) against the edge', () => {
+    /** A plain socket with `token`, expected refused: the HTTP status and the error's code. */
+    const refusal = async (apiKey: string, to: string, token: string) => {
+      const { stack } = ctx();
+      const end = await openSocket(stack.wsUrl, stack.ca, { apiKey, recipient: to, token }).ended;
+      return { status: end.httpStatus, code: JSON.parse(end.httpBody ?? '{}').error?.code };
+    };
+
+    it('is accepted: getToken calling it connects and receives', async () => {
+      const { herald, newKey, stack } = ctx();
+      const key = await newKey({ requireToken: true });
+      const secret = key.signing_secret as string;
+      const h = herald({
+        apiKey: key.key,
+        getToken: (r) => recipientToken({ secret, recipient: r, ttl: '5m' }),
+      });
+      const to = recipient();
+      const sub = h.subscribe(to);
+      const got: unknown[] = [];
+      sub.listen((p) => got.push(p));
+      await eventually(() => sub.connected(), 'connected with a recipientToken token');
+      const res = await post(stack.baseUrl, stack.ca, {
+        recipient: to,
+        payload: { signed: 'by the SDK' },
+        api_key: key.key,
+        client: 'mobile',
+      });
+      expect(res.status).toBe(200);
+      await eventually(() => got.length === 1, 'the event');
+    });
+
+    it('is refused after exp, for another recipient, and with another key’s secret', async () => {
+      const { newKey } = ctx();
+      const key = await newKey({ requireToken: true });
+      const other = await newKey({ requireToken: true });
+      const secret = key.signing_secret as string;
+      const to = recipient();
+      const lapsing = await recipientToken({ secret, recipient: to, ttl: 1 });
+      // This stack tolerates no clock skew (TOKEN_CLOCK_SKEW_MS=0): once exp has passed, refused.
+      await new Promise((r) => setTimeout(r, 2100));
+      expect(await refusal(key.key, to, lapsing)).toEqual({ status: 401, code: 'invalid_token' });
+      const theirs = await recipientToken({ secret, recipient: recipient() });
+      expect(await refusal(key.key, to, theirs)).toEqual({
+        status: 403,
+        code: 'token_recipient_mismatch',
+      });
+      const wrongKey = await recipientToken({
+        secret: other.signing_secret as string,
+        recipient: to,
+      });
+      expect(await refusal(key.key, to, wrongKey)).toEqual({ status: 401, code: 'invalid_token' });
+      // And the same token, fresh and for this recipient, opens the socket.
+      const { stack } = ctx();
+      const ok = openSocket(stack.wsUrl, stack.ca, {
+        apiKey: key.key,
+        recipient: to,
+        token: await recipientToken({ secret, recipient: to }),
+      });
+      await ok.opened;
+      await ok.close();
     });
   });
 }

@@ -5,18 +5,23 @@ import {
   publishInvalidation,
   revokedMessage,
   secretRotatedMessage,
+  tokenRequiredMessage,
 } from '../invalidation.js';
 import { normalizeDomain } from '../keys/domain.js';
 import { issueKey } from '../keys/issuing.js';
-import { DEFAULT_SECRET_OVERLAP_MS, rotateSigningSecret } from '../keys/signing-secrets.js';
+import {
+  DEFAULT_SECRET_OVERLAP_MS,
+  requireTokens,
+  rotateSigningSecret,
+} from '../keys/signing-secrets.js';
 import { findApiKey, listApiKeys, revokeApiKey, setApiKeyDomain } from '../keys/store.js';
-import { createdKeyView, keyView, rotatedView } from '../keys/views.js';
+import { createdKeyView, keyView, rotatedView, tokensOnView } from '../keys/views.js';
 import type { AccountApiDeps } from './deps.js';
 import { parseBody, readJson } from './json-body.js';
 import { DomainBody, LiveKeyBody, TestKeyBody } from './schemas.js';
 import { requireSession, type SessionState } from './session-auth.js';
 
-/** The account's keys: list, create Live, generate Test, revoke, register a domain. */
+/** The account's keys: list, create Live, generate Test, revoke, tokens and secrets, domain. */
 export function keyRoutes(router: Router<SessionState>, deps: AccountApiDeps): void {
   const { db, settings } = deps;
   const session = requireSession(db, deps.now);
@@ -63,6 +68,7 @@ export function keyRoutes(router: Router<SessionState>, deps: AccountApiDeps): v
           domain: body.domain,
           scope: body.scope,
           require_token: body.require_token,
+          allow_unsigned_recipients: body.allow_unsigned_recipients,
           inbox_days: body.inbox_days,
         },
         new Date(deps.now()),
@@ -91,6 +97,15 @@ export function keyRoutes(router: Router<SessionState>, deps: AccountApiDeps): v
     );
     await broadcast(secretRotatedMessage(rotated.key));
     ctx.body = rotatedView(rotated);
+  });
+
+  // Tokens on for an existing key: its first signing secret, shown once; the edges then close
+  // its sockets that opened without a token.
+  router.post('/v1/keys/:id/require-token', session, async (ctx) => {
+    const accountId = ctx.state.session.account_id;
+    const turnedOn = await requireTokens(db, settings.box, ctx.params.id ?? '', accountId);
+    await broadcast(tokenRequiredMessage(turnedOn.key));
+    ctx.body = tokensOnView(turnedOn);
   });
 
   router.put('/v1/keys/:id/domain', session, async (ctx) => {

@@ -40,6 +40,10 @@ const scope = z.enum(['subscribe', 'dispatch', 'both'], {
 const requireToken = z.boolean({
   error: 'require_token must be true or false: true makes sockets need a recipient token',
 });
+const allowUnsigned = z.boolean({
+  error:
+    "allow_unsigned_recipients must be true or false: true opts a web inbox key out of recipient tokens, so anyone with the key and a user's id reads that user's inbox",
+});
 
 const inboxDays = z
   .number({
@@ -61,6 +65,7 @@ export const LiveKeyBody = z.strictObject({
   domain: domain.optional(),
   scope: scope.optional(),
   require_token: requireToken.optional(),
+  allow_unsigned_recipients: allowUnsigned.optional(),
   inbox_days: inboxDays.optional(),
 });
 export type LiveKeyBody = z.infer<typeof LiveKeyBody>;
@@ -71,6 +76,7 @@ export const TestKeyBody = z.strictObject({
   domain: domain.optional(),
   scope: scope.optional(),
   require_token: requireToken.optional(),
+  allow_unsigned_recipients: allowUnsigned.optional(),
   inbox_days: inboxDays.optional(),
 });
 export type TestKeyBody = z.infer<typeof TestKeyBody>;

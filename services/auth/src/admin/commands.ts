@@ -4,6 +4,7 @@ import type { CommandGroup, CommandSpec } from './command-types.js';
 import { keyCommands } from './key-commands.js';
 import { migrateCommands } from './migrate-commands.js';
 import { natsUserCommands } from './nats-user-commands.js';
+import { tokenCommands } from './token-commands.js';
 
 /**
  * Every command group of the CLI, in --help's order. A wing's commands plug in here, one line per
@@ -14,6 +15,7 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
   migrateCommands,
   accountCommands,
   keyCommands,
+  tokenCommands,
   natsUserCommands,
   billingCommands,
 ];

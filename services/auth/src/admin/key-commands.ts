@@ -25,17 +25,20 @@ export const keyCommands: CommandGroup = {
       scope: 'string',
       'require-token': 'boolean',
       'inbox-days': 'string',
+      'allow-unsigned-recipients': 'boolean',
     },
     required: ['account', 'kind', 'client'],
     synopsis:
-      'key create --account ID --kind live|test --client web|mobile [--domain D] [--scope subscribe|dispatch|both] [--require-token] [--inbox-days N (1-365: keep every event N days, with read state)]',
+      'key create --account ID --kind live|test --client web|mobile [--domain D] [--scope subscribe|dispatch|both] [--require-token] [--inbox-days N (1-365: keep every event N days, with read state; a web key then requires tokens)] [--allow-unsigned-recipients (a web inbox key without tokens: anyone with the key and a user id reads that inbox)]',
     async run(ctx, flags) {
       const request: KeyRequest = {
         kind: flags.kind as KeyKind,
         client: flags.client as KeyRequest['client'],
         domain: flags.domain,
         scope: flags.scope,
-        require_token: flags['require-token'] === 'true',
+        // Left out unless given: web inbox keys require tokens by default (keys/token-rule.ts).
+        require_token: flags['require-token'] === 'true' || undefined,
+        allow_unsigned_recipients: flags['allow-unsigned-recipients'] === 'true' || undefined,
         inbox_days: inboxDaysFlag(flags['inbox-days']),
       };
       // issueKey checks kind, client and domain (naming the field), then the plan rules.
@@ -147,7 +150,8 @@ export const keyCommands: CommandGroup = {
     synopsis: 'key list --account ID',
     async run(ctx, flags) {
       const keys = await listApiKeys(ctx.db(), flags.account ?? '');
-      const rows = keys.map((k) =>
+      const views = keys.map(keyView);
+      const rows = keys.map((k, i) =>
         [
           k.id,
           `${k.key_prefix}…`,
@@ -158,10 +162,13 @@ export const keyCommands: CommandGroup = {
           inboxText(k.inbox_days),
           k.domain ?? '-',
           k.revoked_at ? `revoked ${k.revoked_at.toISOString()}` : expiryText(k),
-        ].join('  '),
+        ]
+          .join('  ')
+          // The flag line of a web key without tokens, under its row.
+          .concat(views[i]?.token_warning ? `\n    ! ${views[i]?.token_warning}` : ''),
       );
       return {
-        json: { keys: keys.map(keyView) },
+        json: { keys: views },
         text: keys.length
           ? [
               `${keys.length} key(s) of account ${flags.account}:`,
@@ -194,6 +201,7 @@ function inboxText(days: number | null): string {
 
 /** The key object `key create` and `key reset-test` print: the only time the key is shown. */
 function createdOutput(key: CreatedApiKey, headline: string): CommandOutput {
+  const view = keyView(key);
   const lines = [
     `${headline} for account ${key.account_id}`,
     `  key:     ${key.key}`,
@@ -204,6 +212,12 @@ function createdOutput(key: CreatedApiKey, headline: string): CommandOutput {
           '           (shown only now: your server signs recipient tokens with it, HS256; sockets of this key need one)',
         ]
       : []),
+    ...(key.tokens_by_default
+      ? [
+          '  tokens:  required, on by default for a web key in inbox mode (its inbox is never readable with the public key alone); opt out with --allow-unsigned-recipients',
+        ]
+      : []),
+    ...(view.token_warning ? [`  warning: ${view.token_warning}`] : []),
     ...(key.domain ? [`  domain:  ${key.domain}`] : []),
     `  scope:   ${key.scope}`,
     `  mode:    ${inboxText(key.inbox_days)}`,
@@ -220,6 +234,9 @@ function createdOutput(key: CreatedApiKey, headline: string): CommandOutput {
       scope: key.scope,
       require_token: key.require_token,
       inbox_days: key.inbox_days,
+      allow_unsigned_recipients: key.allow_unsigned_recipients,
+      tokens_by_default: key.tokens_by_default,
+      token_warning: view.token_warning,
       ...(key.signing_secret ? { signing_secret: key.signing_secret } : {}),
     },
     text: lines.join('\n'),

@@ -86,8 +86,8 @@ export interface TestKeyReset {
 
 /**
  * Support's reset of an account's Test key: revokes the current one and issues a new 4-hour key
- * with the same client, domain, scope and token requirement (a new signing secret, sealed by
- * `box`), in one transaction (the account row is locked, so two resets
+ * with the same client, domain, scope, inbox and token choice (a new signing secret, sealed by
+ * `box`; a key the token rule covers gets tokens unless it had opted out), in one transaction (the account row is locked, so two resets
  * cannot interleave). The caller broadcasts `reset` for each revoked key. Throws naming
  * `account` when there is no such account or it never had a Test key.
  */
@@ -124,7 +124,10 @@ export async function resetTestKey(
         client: latest.client,
         domain: latest.domain ?? undefined,
         scope: latest.scope,
-        require_token: latest.require_token,
+        // Left out unless on: a web inbox key made before tokens were its default gets them now
+        // (the reset's output shows the secret), unless it was made with the opt-out.
+        require_token: latest.require_token || undefined,
+        allow_unsigned_recipients: latest.allow_unsigned_recipients,
         inbox_days: latest.inbox_days,
       },
       now,

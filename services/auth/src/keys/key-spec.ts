@@ -8,8 +8,10 @@ import {
   KeyKind,
   KeyPrefix,
   KeyScope,
+  SIGNING_SECRET_PREFIX,
 } from '@herald/proto';
 import { normalizeDomain } from './domain.js';
+import { resolveTokenRule } from './token-rule.js';
 
 /** Random bytes behind every key: 256 bits, far past any brute force. */
 export const KEY_RANDOM_BYTES = 32;
@@ -42,9 +44,6 @@ export function expiryFor(kind: KeyKind, now: Date): Date | null {
   return kind === 'test' ? new Date(now.getTime() + TEST_KEY_TTL_MS) : null;
 }
 
-/** A signing secret's prefix, so secret scanners can find a leaked one. */
-export const SIGNING_SECRET_PREFIX = 'hk_sign_';
-
 /**
  * A new signing secret for recipient tokens: the prefix, then 32 random bytes in base62. Tokens
  * are signed with the UTF-8 bytes of this whole string (prefix included).
@@ -61,8 +60,16 @@ export interface KeyRequest {
   domain?: string | undefined;
   /** What the key may do; default `both`. */
   scope?: string | undefined;
-  /** Whether its sockets need a recipient token; default false. */
+  /**
+   * Whether its sockets need a recipient token; default: yes for the keys token-rule.ts's
+   * `requiresTokenByDefault` names (web keys in inbox mode), no for the rest.
+   */
   require_token?: boolean | undefined;
+  /**
+   * The explicit opt-out of that default: a web inbox key whose inbox anyone holding the public
+   * key and a user's id may read. Only for keys that would require tokens by default.
+   */
+  allow_unsigned_recipients?: boolean | undefined;
   /** Inbox mode: keep every event this many days (1–365) per recipient; default none. */
   inbox_days?: number | null | undefined;
 }
@@ -75,12 +82,17 @@ export interface KeySpec {
   expires_at: Date | null;
   scope: KeyScope;
   require_token: boolean;
+  /** Created with the opt-out: a web inbox key left without tokens on purpose (shown as a warning). */
+  allow_unsigned_recipients: boolean;
   inbox_days: number | null;
+  /** Not stored: tokens came on by the rule (token-rule.ts), not because they were asked for. */
+  tokens_by_default: boolean;
 }
 
 /**
  * Checks a key request and resolves what the key will be. Throws a {@link HeraldError} naming the
- * field at fault: a web key without a domain, a mobile key with one, or a bad domain.
+ * field at fault: a web key without a domain, a mobile key with one, a bad domain, or a token
+ * choice the rule refuses (token-rule.ts).
  */
 export function resolveKeySpec(request: KeyRequest, now: Date): KeySpec {
   // Typed callers cannot get these wrong, but the CLI and a future HTTP API pass user input.
@@ -116,14 +128,6 @@ export function resolveKeySpec(request: KeyRequest, now: Date): KeySpec {
       { field: 'scope' },
     );
   }
-  const requireToken = request.require_token ?? false;
-  if (requireToken && scope.data === 'dispatch') {
-    throw new HeraldError(
-      'invalid_field',
-      'require_token is for keys that open sockets, and a dispatch key cannot: use scope subscribe (or both) with require_token, or drop require_token',
-      { field: 'require_token' },
-    );
-  }
   const inboxDays = request.inbox_days ?? null;
   if (inboxDays !== null && !InboxDays.safeParse(inboxDays).success) {
     throw new HeraldError(
@@ -132,14 +136,21 @@ export function resolveKeySpec(request: KeyRequest, now: Date): KeySpec {
       { field: 'inbox_days' },
     );
   }
+  const tokens = resolveTokenRule(request, {
+    client: request.client,
+    scope: scope.data,
+    inbox_days: inboxDays,
+  });
   return {
     kind,
     client: request.client,
     domain: request.client === 'web' ? normalizeDomain(request.domain ?? '', kind) : null,
     expires_at: expiryFor(kind, now),
     scope: scope.data,
-    require_token: requireToken,
+    require_token: tokens.require_token,
+    allow_unsigned_recipients: tokens.allow_unsigned_recipients,
     inbox_days: inboxDays,
+    tokens_by_default: tokens.by_default,
   };
 }
 

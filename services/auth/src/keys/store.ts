@@ -16,6 +16,8 @@ export interface CreatedApiKey extends ApiKeySummary {
   key: string;
   /** Only for a key that requires tokens: its signing secret, shown this once. */
   signing_secret?: string;
+  /** Tokens came on by the rule for web inbox keys (token-rule.ts), not because they were asked. */
+  tokens_by_default: boolean;
 }
 
 /** The columns of an ApiKeySummary: everything but the hash and the sealed secrets. */
@@ -32,6 +34,7 @@ export const SUMMARY_COLUMNS = [
   'scope',
   'require_token',
   'inbox_days',
+  'allow_unsigned_recipients',
 ] as const;
 
 const ACCOUNT_HINT = 'give the id `account create` printed';
@@ -51,7 +54,7 @@ export async function createApiKey(
   box?: SecretBox,
 ): Promise<CreatedApiKey> {
   const account_id = parseId('account', accountId, ACCOUNT_HINT);
-  const spec = resolveKeySpec(request, now);
+  const { tokens_by_default, ...spec } = resolveKeySpec(request, now);
   const key = generateApiKey(spec.kind);
   // The id is made here, not by the database: the sealed secret is bound to it.
   const id = randomUUID();
@@ -70,7 +73,7 @@ export async function createApiKey(
       })
       .returning(SUMMARY_COLUMNS)
       .executeTakeFirstOrThrow();
-    return { ...row, key, ...(secret ? { signing_secret: secret.plain } : {}) };
+    return { ...row, key, tokens_by_default, ...(secret ? { signing_secret: secret.plain } : {}) };
   } catch (err) {
     if (isPgError(err, PgCodes.foreignKeyViolation)) throw noAccount(account_id);
     if (isPgError(err, PgCodes.uniqueViolation) && constraintOf(err) === ONE_TEST_KEY_INDEX) {

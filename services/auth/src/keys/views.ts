@@ -1,6 +1,7 @@
 import { iso } from '../dates.js';
-import type { RotatedSecret } from './signing-secrets.js';
+import type { RotatedSecret, TokensTurnedOn } from './signing-secrets.js';
 import type { ApiKeySummary, CreatedApiKey } from './store.js';
+import { unsignedRecipientsLine } from './token-rule.js';
 
 /** A key as the API lists it: never the key, never its hash. */
 export function keyView(k: ApiKeySummary) {
@@ -16,6 +17,9 @@ export function keyView(k: ApiKeySummary) {
     scope: k.scope,
     require_token: k.require_token,
     inbox_days: k.inbox_days,
+    allow_unsigned_recipients: k.allow_unsigned_recipients,
+    /** A web key without tokens: what a stranger with it can do, and how to turn tokens on. */
+    token_warning: unsignedRecipientsLine(k),
   };
 }
 
@@ -24,6 +28,7 @@ export function createdKeyView(k: CreatedApiKey) {
   return {
     ...keyView(k),
     key: k.key,
+    tokens_by_default: k.tokens_by_default,
     ...(k.signing_secret === undefined ? {} : { signing_secret: k.signing_secret }),
   };
 }
@@ -35,4 +40,9 @@ export function rotatedView(r: RotatedSecret) {
     signing_secret: r.signing_secret,
     previous_secret_valid_until: iso(r.previous_valid_until),
   };
+}
+
+/** Tokens turned on for an existing key: the key and its first signing secret, shown this once. */
+export function tokensOnView(t: TokensTurnedOn) {
+  return { ...keyView(t.key), signing_secret: t.signing_secret };
 }
