@@ -178,3 +178,22 @@ export {
   NOTIFY_PATHS,
   SUBPROTOCOL,
 } from './wire.js';
+export {
+  parseWebhookEvents,
+  WEBHOOK_API_SUBJECT,
+  WEBHOOK_ATTEMPTS_MAX,
+  WEBHOOK_EVENT_TYPES,
+  WEBHOOK_STATUS_OF_TYPE,
+  WEBHOOK_TEST_TYPE,
+  WEBHOOK_URL_MAX,
+  WebhookAttempt,
+  WebhookAttemptsReply,
+  WebhookBody,
+  WebhookEndpoint,
+  WebhookEndpointReply,
+  WebhookEventType,
+  WebhookListReply,
+  WebhookQueuedReply,
+  WebhookRequest,
+  WebhookSecretReply,
+} from './webhooks.js';

@@ -6,6 +6,7 @@ import {
   subjectPatterns,
 } from './nats-permissions.js';
 import { subjects } from './subjects.js';
+import { WEBHOOK_API_SUBJECT } from './webhooks.js';
 
 const A = '0a0a0a0a-0000-4000-8000-00000000000a';
 const R = '0b0b0b0b-0000-4000-8000-00000000000b';
@@ -32,6 +33,7 @@ describe('subjectPatterns', () => {
       inboxExpire: subjects.inboxExpire,
       inboxApi: subjects.inboxQuery(A),
       inboxUnread: subjects.inboxUnread(A, R),
+      webhookApi: WEBHOOK_API_SUBJECT,
     };
     for (const [name, pattern] of Object.entries(subjectPatterns)) {
       expect(matches(pattern, built[name as keyof typeof subjectPatterns]), name).toBe(true);
@@ -42,6 +44,8 @@ describe('subjectPatterns', () => {
     expect(matches(subjectPatterns.recipient, subjects.inboxUnread(A, R))).toBe(true);
     expect(matches(subjectPatterns.inboxApi, subjects.inboxStore(A))).toBe(true);
     expect(matches(subjectPatterns.inboxApi, subjects.inboxUnread(A, R))).toBe(false);
+    // An edge's per-recipient subscription never reads webhook endpoint operations (secrets).
+    expect(matches(subjectPatterns.recipient, WEBHOOK_API_SUBJECT)).toBe(false);
   });
 
   it("gives a backend only its account's two dispatch subjects, and refuses a bad account id", () => {

@@ -11,6 +11,7 @@
 import { billingSubjects } from './billing.js';
 import { CONNECTIONS_BUCKET } from './connections.js';
 import { assertToken } from './subjects.js';
+import { WEBHOOK_API_SUBJECT } from './webhooks.js';
 
 /** One direction's lists, as nats-server's `permissions` block takes them. */
 export interface SubjectList {
@@ -48,6 +49,8 @@ export const subjectPatterns = {
   /** Every subject of the inbox API (an edge's rt.*.*.* must not read its stores and queries). */
   inboxApi: 'rt.inboxapi.>',
   inboxUnread: 'rt.unread.*.*',
+  /** Webhook endpoint operations: auth asks, the status service answers. */
+  webhookApi: WEBHOOK_API_SUBJECT,
 } as const;
 
 /** Where request replies land (nats.js's default inbox prefix). */
@@ -118,6 +121,7 @@ export const servicePermissions: Record<NatsService, NatsPermissions> = {
       subjectPatterns.billingNotice,
       subjectPatterns.dispatch,
       subjectPatterns.statusQuery,
+      subjectPatterns.webhookApi,
       ...kvRead,
       // Reading every key of the connection counts is an ordered consumer on the bucket.
       js.consumerCreate,
@@ -218,7 +222,8 @@ export const servicePermissions: Record<NatsService, NatsPermissions> = {
     ],
     [],
   ),
-  // Status: its stream and durable consumer, the queries and trims it answers; the inbox store.
+  // Status: its stream and durable consumer, the queries and trims it answers; the inbox store;
+  // webhook endpoint operations (it sends webhooks over HTTPS, never over NATS).
   status: perms(
     [
       js.info,
@@ -239,6 +244,7 @@ export const servicePermissions: Record<NatsService, NatsPermissions> = {
       subjectPatterns.inboxStore,
       subjectPatterns.inboxQuery,
       subjectPatterns.inboxExpire,
+      subjectPatterns.webhookApi,
     ],
     { allowResponses: true },
   ),
