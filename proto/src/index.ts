@@ -172,13 +172,6 @@ export {
 } from './subjects.js';
 export { isUuidV4, UUID_V4 } from './uuid.js';
 export {
-  CONNECT_PATH,
-  DispatchStatus,
-  NOTIFY_BATCH_PATHS,
-  NOTIFY_PATHS,
-  SUBPROTOCOL,
-} from './wire.js';
-export {
   parseWebhookEvents,
   WEBHOOK_API_SUBJECT,
   WEBHOOK_ATTEMPTS_MAX,
@@ -197,3 +190,10 @@ export {
   WebhookRequest,
   WebhookSecretReply,
 } from './webhooks.js';
+export {
+  CONNECT_PATH,
+  DispatchStatus,
+  NOTIFY_BATCH_PATHS,
+  NOTIFY_PATHS,
+  SUBPROTOCOL,
+} from './wire.js';
