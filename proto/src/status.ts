@@ -41,6 +41,14 @@ export const StatusEvent = z.object({
   at: z.number().int().nonnegative().max(MAX_DATE_MS),
   /** Why, for `failed` (an error code, never a payload). */
   reason: StoredText.max(200).optional(),
+  /** On `delivered` from a socket with a `device`: the device that proved receipt (webhooks). */
+  device: StoredText.min(1).max(128).optional(),
+  /**
+   * On `sent` and `pending` of a key created with `--webhook-payload` only: the event's payload as
+   * the sender's JSON text, kept for that key's webhook bodies. Such a record travels alone (one
+   * StatusEvent message, never in a StatusBatch), so a batch stays within NATS's max_payload.
+   */
+  payload_json: StoredText.max(1_048_576).optional(),
 });
 export type StatusEvent = z.infer<typeof StatusEvent>;
 
