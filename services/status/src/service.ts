@@ -109,8 +109,7 @@ export function createStatusService(config: StatusConfig, deps: StatusServiceDep
     async close() {
       for (const s of [...subs, ...(inbox?.subs ?? [])]) s.unsubscribe();
       await inbox?.idle();
-      await writer?.stop();
-      await webhooks.stop();
+      await Promise.all([writer?.stop(), webhooks.stop()]);
     },
   };
 }

@@ -289,4 +289,30 @@ describe('webhook delivery to a real HTTPS receiver', () => {
     await drained(id);
     expect(rx.at(path).map((a) => a.id)).toEqual([`${ev}:event.sent`, `${ev}:event.sent`]);
   });
+
+  it('signs with both secrets during a rotation overlap, with the new one alone after it', async () => {
+    const path = `/rotate-${uuid()}`;
+    const { id, secret: old } = await endpoint(uuid(), path);
+    const rotated = await ask({ op: 'rotate-secret', id });
+    const fresh = rotated.secret as string;
+    await ask({ op: 'test', id });
+    await eventually(() => rx.at(path).length === 1, 'the test event arrives');
+    const during = rx.at(path)[0] as NonNullable<ReturnType<typeof rx.at>[number]>;
+    expect(during.signature.split(' ')).toHaveLength(2);
+    expect(during.signature).toMatch(/^v1,\S+ v1,\S+$/);
+    verified(old, during);
+    verified(fresh, during);
+    // The overlap is over: only the new secret signs.
+    await f.db
+      .updateTable('webhook_endpoints')
+      .set({ previous_until: new Date(Date.now() - 1000) })
+      .where('id', '=', id)
+      .execute();
+    await ask({ op: 'test', id });
+    await eventually(() => rx.at(path).length === 2, 'the second test event arrives');
+    const after = rx.at(path)[1] as NonNullable<ReturnType<typeof rx.at>[number]>;
+    expect(after.signature.split(' ')).toHaveLength(1);
+    verified(fresh, after);
+    expect(() => verified(old, after)).toThrow();
+  });
 });

@@ -19,7 +19,9 @@ export interface Arrival {
 }
 
 /** What the receiver answers: a status (and headers), or never (the request hangs). */
-export type Answer = { status: number; headers?: Record<string, string> } | 'hang';
+export type Answer =
+  | { status: number; headers?: Record<string, string>; delayMs?: number }
+  | 'hang';
 
 /**
  * A real HTTPS webhook receiver with its own CA (the status service trusts it through
@@ -115,8 +117,12 @@ export class Receiver {
         res.on('close', () => set.delete(res));
         return;
       }
-      res.writeHead(answer.status, answer.headers ?? {});
-      res.end('ok');
+      const send = () => {
+        res.writeHead(answer.status, answer.headers ?? {});
+        res.end('ok');
+      };
+      if (answer.delayMs) setTimeout(send, answer.delayMs);
+      else send();
     });
   }
 

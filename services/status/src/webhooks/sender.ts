@@ -35,8 +35,11 @@ export interface SenderDeps {
 const COMPLETION_BATCH = 500;
 /** Wait after a failed claim or completion before trying again, ms. */
 const DB_RETRY_MS = 1000;
-/** A claim lasts the request's timeout and this margin to record its result, ms. */
-const LEASE_MARGIN_MS = 10_000;
+/**
+ * A claim lasts twice the request's timeout and a second: the request's own time, then as long
+ * again to record its result. A crashed worker's claims are due again when it ends.
+ */
+export const leaseMs = (timeoutMs: number): number => 2 * timeoutMs + 1000;
 
 /**
  * Sends the outbox: claims due messages (a lease, shared fairly with every other status instance),
@@ -93,7 +96,7 @@ export class WebhookSender {
 
   async #run(): Promise<void> {
     const { db, logger } = this.#deps;
-    const lease = this.#opts.timeoutMs + LEASE_MARGIN_MS;
+    const lease = leaseMs(this.#opts.timeoutMs);
     while (!this.#stopping) {
       this.#woken = false;
       const free = this.#opts.concurrency - this.#inflight.size;
