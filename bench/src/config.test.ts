@@ -28,7 +28,12 @@ describe('loadBenchConfig', () => {
       runtime: 'dist',
     });
     expect([...c.figures]).toEqual(['1', '2', '3', '4', '5', '6', '7']);
-    expect(c).toMatchObject({ webhookBacklog: 5000, webhookLoad: 0.5, statusEnv: {} });
+    expect(c).toMatchObject({
+      webhookBacklog: 5000,
+      webhookLoad: 0.5,
+      webhookSettleMs: 120_000,
+      statusEnv: {},
+    });
   });
 
   it('QUICK=1 shrinks every size, runs once, leaves the docs alone and must end within 300 s', () => {
@@ -41,6 +46,7 @@ describe('loadBenchConfig', () => {
     // The smoke run measures every figure, the webhooks' too, at small sizes.
     expect([...c.figures]).toEqual(['1', '2', '3', '4', '5', '6', '7']);
     expect(c.webhookBacklog).toBe(500);
+    expect(c.webhookSettleMs).toBe(20_000);
   });
 
   it('lets every knob be set explicitly, in either mode', () => {
@@ -99,6 +105,10 @@ describe('loadBenchConfig', () => {
     expect(() => loadBenchConfig({ BENCH_WEBHOOK_BACKLOG: '9' })).toThrow(/at least 10/);
     expect(() => loadBenchConfig({ BENCH_WEBHOOK_BACKLOG: '1000001' })).toThrow(/at most 1000000/);
     expect(loadBenchConfig({ BENCH_WEBHOOK_LOAD: '.25' }).webhookLoad).toBe(0.25);
+    expect(loadBenchConfig({ BENCH_WEBHOOK_SETTLE_MS: '1000' }).webhookSettleMs).toBe(1000);
+    expect(loadBenchConfig({ BENCH_WEBHOOK_SETTLE_MS: '600000' }).webhookSettleMs).toBe(600_000);
+    expect(() => loadBenchConfig({ BENCH_WEBHOOK_SETTLE_MS: '999' })).toThrow(/at least 1000/);
+    expect(() => loadBenchConfig({ BENCH_WEBHOOK_SETTLE_MS: '600001' })).toThrow(/at most 600000/);
     for (const bad of ['0', '1', '1.5', '0.5,0.6'])
       expect(() => loadBenchConfig({ BENCH_WEBHOOK_LOAD: bad })).toThrow(/BENCH_WEBHOOK_LOAD/);
     expect(() => loadBenchConfig({ BENCH_SERVICES: 'tsx' })).toThrow(

@@ -148,6 +148,12 @@ export const BenchEnv = z.object({
   BENCH_WEBHOOK_BACKLOG: int(10, 1_000_000),
   /** Figure 7's steady rate for the lag, as a fraction of the backlog's webhooks/s. Default 0.5. */
   BENCH_WEBHOOK_LOAD: fraction,
+  /**
+   * Longest a figure 7 window waits, after its load, for every status record to be written and
+   * every message answered, ms. Default 120000 (QUICK: 20000, so a stuck sender cannot hold the
+   * smoke run past its deadline).
+   */
+  BENCH_WEBHOOK_SETTLE_MS: int(1000, 600_000),
 });
 export type BenchEnv = z.infer<typeof BenchEnv>;
 
@@ -193,6 +199,7 @@ export interface BenchConfig {
   statusEnv: Record<string, string>;
   webhookBacklog: number;
   webhookLoad: number;
+  webhookSettleMs: number;
 }
 
 /** Reads the bench knobs; throws one ConfigError naming every bad variable. */
@@ -246,6 +253,7 @@ export function loadBenchConfig(
     statusEnv: pairsOf(e.BENCH_STATUS_ENV),
     webhookBacklog: pick(e.BENCH_WEBHOOK_BACKLOG, 5000, 500),
     webhookLoad: e.BENCH_WEBHOOK_LOAD ?? 0.5,
+    webhookSettleMs: pick(e.BENCH_WEBHOOK_SETTLE_MS, 120_000, 20_000),
   };
   const problems = crossCheck(config);
   if (problems.length > 0) throw new ConfigError('bench', problems);

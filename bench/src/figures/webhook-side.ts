@@ -11,9 +11,6 @@ export const SUBJECTS = {
   on: 'Herald POST /notify, webhooks on (one endpoint, every type)',
 } as const;
 
-/** Longest a window waits for the sender to answer every message its events caused, ms. */
-export const WEBHOOK_SETTLE_MS = 120_000;
-
 /** The account whose webhooks are on: its key, its one endpoint, and what reaches the receiver. */
 export interface WebhookSide {
   /** The stack as that account's key sees it: every notify body of the side carries its key. */
@@ -43,10 +40,10 @@ export async function settleWindow(
   const settled = await settle(ctx.nc, ctx.jsm, {
     ...(endpoint === undefined ? {} : { endpoint }),
     arrivals: () => side.tracker.arrivals,
-    timeoutMs: WEBHOOK_SETTLE_MS,
+    timeoutMs: ctx.config.webhookSettleMs,
   });
   if (!settled)
     notes.push(
-      `${what}: the status pipeline had not settled ${WEBHOOK_SETTLE_MS / 1000} s after the window (records unwritten or messages unanswered)`,
+      `${what}: the status pipeline had not settled ${ctx.config.webhookSettleMs / 1000} s after the window (BENCH_WEBHOOK_SETTLE_MS: records unwritten or messages unanswered)`,
     );
 }
