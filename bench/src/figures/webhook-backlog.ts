@@ -86,7 +86,7 @@ export class WebhookBacklog {
     this.#add(`webhooks/s, a backlog of ${total.toLocaleString('en-US')}`, 'webhooks/s', rate);
     this.#perMessage('backlog', cpu, tracker.received);
     this.#problems(what, total, loop.failed, loop.firstError);
-    if (lastAccepted - start > 0.5 * (tracker.lastAt - tracker.firstAt))
+    if (tracker.received > 1 && lastAccepted - start > 0.5 * (tracker.lastAt - tracker.firstAt))
       this.#out.notes.push(
         `${what}: storing the events took ${((lastAccepted - start) / 1000).toFixed(1)} s of the ${span.toFixed(1)} s the messages arrived over, so the sender was not the only bound`,
       );
