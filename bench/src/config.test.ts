@@ -32,6 +32,7 @@ describe('loadBenchConfig', () => {
       webhookBacklog: 5000,
       webhookLoad: 0.5,
       webhookSettleMs: 120_000,
+      webhookTrust: 'extra-ca-certs',
       statusEnv: {},
     });
   });
@@ -108,6 +109,12 @@ describe('loadBenchConfig', () => {
     expect(loadBenchConfig({ BENCH_WEBHOOK_SETTLE_MS: '1000' }).webhookSettleMs).toBe(1000);
     expect(loadBenchConfig({ BENCH_WEBHOOK_SETTLE_MS: '600000' }).webhookSettleMs).toBe(600_000);
     expect(() => loadBenchConfig({ BENCH_WEBHOOK_SETTLE_MS: '999' })).toThrow(/at least 1000/);
+    expect(loadBenchConfig({ BENCH_WEBHOOK_TRUST: 'webhook-ca-file' }).webhookTrust).toBe(
+      'webhook-ca-file',
+    );
+    expect(() => loadBenchConfig({ BENCH_WEBHOOK_TRUST: 'system' })).toThrow(
+      /BENCH_WEBHOOK_TRUST \("system"\): must be extra-ca-certs or webhook-ca-file/,
+    );
     expect(() => loadBenchConfig({ BENCH_WEBHOOK_SETTLE_MS: '600001' })).toThrow(/at most 600000/);
     for (const bad of ['0', '1', '1.5', '0.5,0.6'])
       expect(() => loadBenchConfig({ BENCH_WEBHOOK_LOAD: bad })).toThrow(/BENCH_WEBHOOK_LOAD/);

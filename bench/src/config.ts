@@ -154,6 +154,17 @@ export const BenchEnv = z.object({
    * smoke run past its deadline).
    */
   BENCH_WEBHOOK_SETTLE_MS: int(1000, 600_000),
+  /**
+   * How the status service trusts figure 7's receiver's CA: `extra-ca-certs`, NODE_EXTRA_CA_CERTS
+   * (the sender keeps Node's default trust, as a deployment sending to public receivers runs it),
+   * or `webhook-ca-file`, WEBHOOK_CA_FILE (the sender names its CAs on every request). Default
+   * extra-ca-certs.
+   */
+  BENCH_WEBHOOK_TRUST: z
+    .enum(['extra-ca-certs', 'webhook-ca-file'], {
+      error: 'must be extra-ca-certs or webhook-ca-file',
+    })
+    .default('extra-ca-certs'),
 });
 export type BenchEnv = z.infer<typeof BenchEnv>;
 
@@ -200,6 +211,7 @@ export interface BenchConfig {
   webhookBacklog: number;
   webhookLoad: number;
   webhookSettleMs: number;
+  webhookTrust: 'extra-ca-certs' | 'webhook-ca-file';
 }
 
 /** Reads the bench knobs; throws one ConfigError naming every bad variable. */
@@ -254,6 +266,7 @@ export function loadBenchConfig(
     webhookBacklog: pick(e.BENCH_WEBHOOK_BACKLOG, 5000, 500),
     webhookLoad: e.BENCH_WEBHOOK_LOAD ?? 0.5,
     webhookSettleMs: pick(e.BENCH_WEBHOOK_SETTLE_MS, 120_000, 20_000),
+    webhookTrust: e.BENCH_WEBHOOK_TRUST,
   };
   const problems = crossCheck(config);
   if (problems.length > 0) throw new ConfigError('bench', problems);

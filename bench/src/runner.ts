@@ -109,9 +109,13 @@ export async function runBench(
         status: {
           // As deployed: webhook secrets are sealed with a key of the status service's own.
           WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
-          ...(webhookReceiver
-            ? // The receiver is on loopback, behind a CA of its own, as `make dev`'s would be.
-              { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_CA_FILE: webhookReceiver.caFile }
+          // The receiver is on loopback, behind a CA of its own, as `make dev`'s would be.
+          ...(webhookReceiver ? { WEBHOOK_ALLOW_PRIVATE: 'true' } : {}),
+          ...(webhookReceiver && config.webhookTrust === 'extra-ca-certs'
+            ? { NODE_EXTRA_CA_CERTS: webhookReceiver.caFile }
+            : {}),
+          ...(webhookReceiver && config.webhookTrust === 'webhook-ca-file'
+            ? { WEBHOOK_CA_FILE: webhookReceiver.caFile }
             : {}),
           ...config.statusEnv,
         },

@@ -30,7 +30,13 @@ export function settingsOf(c: BenchConfig): Record<string, string | number | boo
     ...(c.statusOff ? { statusOff: true } : {}),
     ...(Object.keys(c.edgeEnv).length > 0 ? { edgeEnv: pairsText(c.edgeEnv) } : {}),
     ...(Object.keys(c.ingressEnv).length > 0 ? { ingressEnv: pairsText(c.ingressEnv) } : {}),
-    ...(c.figures.has('7') ? { webhookBacklog: c.webhookBacklog, webhookLoad: c.webhookLoad } : {}),
+    ...(c.figures.has('7')
+      ? {
+          webhookBacklog: c.webhookBacklog,
+          webhookLoad: c.webhookLoad,
+          webhookTrust: c.webhookTrust,
+        }
+      : {}),
     ...(Object.keys(c.statusEnv).length > 0 ? { statusEnv: pairsText(c.statusEnv) } : {}),
   };
 }
