@@ -185,8 +185,12 @@ export class WebhookSender {
       }
     };
     const keys = [open(m.secret_sealed)];
-    if (m.previous_secret_sealed && m.previous_until && m.previous_until.getTime() > now)
-      keys.push(open(m.previous_secret_sealed));
+    if (m.previous_secret_sealed && m.previous_until && m.previous_until.getTime() > now) {
+      // One sealed under a key since replaced is left out: the new secret alone signs.
+      try {
+        keys.push(open(m.previous_secret_sealed));
+      } catch {}
+    }
     return keys;
   }
 
