@@ -27,7 +27,14 @@ describe('loadBenchConfig', () => {
       centrifugo: true,
       runtime: 'dist',
     });
-    expect([...c.figures]).toEqual(['1', '2', '3', '4', '5', '6']);
+    expect([...c.figures]).toEqual(['1', '2', '3', '4', '5', '6', '7']);
+    expect(c).toMatchObject({
+      webhookBacklog: 5000,
+      webhookLoad: 0.5,
+      webhookSettleMs: 120_000,
+      webhookTrust: 'extra-ca-certs',
+      statusEnv: {},
+    });
   });
 
   it('QUICK=1 shrinks every size, runs once, leaves the docs alone and must end within 300 s', () => {
@@ -37,6 +44,10 @@ describe('loadBenchConfig', () => {
     expect(c.runtime).toBe('source');
     expect(loadBenchConfig({ QUICK: '1', BENCH_SERVICES: 'dist' }).runtime).toBe('dist');
     expect(c.recipients).toEqual([200]);
+    // The smoke run measures every figure, the webhooks' too, at small sizes.
+    expect([...c.figures]).toEqual(['1', '2', '3', '4', '5', '6', '7']);
+    expect(c.webhookBacklog).toBe(500);
+    expect(c.webhookSettleMs).toBe(20_000);
   });
 
   it('lets every knob be set explicitly, in either mode', () => {
@@ -61,9 +72,10 @@ describe('loadBenchConfig', () => {
   });
 
   it('names each bad variable and what it should be', () => {
-    expect(() => loadBenchConfig({ BENCH_RUNS: '0', BENCH_FIGURES: '7' })).toThrow(
-      /BENCH_RUNS \("0"\): must be at least 1[\s\S]*BENCH_FIGURES \("7"\): must be a comma-separated list of figure numbers 1\.\.6/,
+    expect(() => loadBenchConfig({ BENCH_RUNS: '0', BENCH_FIGURES: '8' })).toThrow(
+      /BENCH_RUNS \("0"\): must be at least 1[\s\S]*BENCH_FIGURES \("8"\): must be a comma-separated list of figure numbers 1\.\.7/,
     );
+    expect([...loadBenchConfig({ BENCH_FIGURES: '7' }).figures]).toEqual(['7']);
     expect(() => loadBenchConfig({ BENCH_LATENCY_LOADS: '0.5,1.5' })).toThrow(
       /BENCH_LATENCY_LOADS/,
     );
@@ -89,6 +101,23 @@ describe('loadBenchConfig', () => {
     expect(() => loadBenchConfig({ BENCH_BATCH_SIZE: '0' })).toThrow(/at least 1/);
     expect(() => loadBenchConfig({ BENCH_BATCH_SIZE: '1001' })).toThrow(/at most 1000/);
     expect(loadBenchConfig({ BENCH_SERVICES: 'source' }).runtime).toBe('source');
+    expect(loadBenchConfig({ BENCH_WEBHOOK_BACKLOG: '10' }).webhookBacklog).toBe(10);
+    expect(loadBenchConfig({ BENCH_WEBHOOK_BACKLOG: '1000000' }).webhookBacklog).toBe(1_000_000);
+    expect(() => loadBenchConfig({ BENCH_WEBHOOK_BACKLOG: '9' })).toThrow(/at least 10/);
+    expect(() => loadBenchConfig({ BENCH_WEBHOOK_BACKLOG: '1000001' })).toThrow(/at most 1000000/);
+    expect(loadBenchConfig({ BENCH_WEBHOOK_LOAD: '.25' }).webhookLoad).toBe(0.25);
+    expect(loadBenchConfig({ BENCH_WEBHOOK_SETTLE_MS: '1000' }).webhookSettleMs).toBe(1000);
+    expect(loadBenchConfig({ BENCH_WEBHOOK_SETTLE_MS: '600000' }).webhookSettleMs).toBe(600_000);
+    expect(() => loadBenchConfig({ BENCH_WEBHOOK_SETTLE_MS: '999' })).toThrow(/at least 1000/);
+    expect(loadBenchConfig({ BENCH_WEBHOOK_TRUST: 'webhook-ca-file' }).webhookTrust).toBe(
+      'webhook-ca-file',
+    );
+    expect(() => loadBenchConfig({ BENCH_WEBHOOK_TRUST: 'system' })).toThrow(
+      /BENCH_WEBHOOK_TRUST \("system"\): must be extra-ca-certs or webhook-ca-file/,
+    );
+    expect(() => loadBenchConfig({ BENCH_WEBHOOK_SETTLE_MS: '600001' })).toThrow(/at most 600000/);
+    for (const bad of ['0', '1', '1.5', '0.5,0.6'])
+      expect(() => loadBenchConfig({ BENCH_WEBHOOK_LOAD: bad })).toThrow(/BENCH_WEBHOOK_LOAD/);
     expect(() => loadBenchConfig({ BENCH_SERVICES: 'tsx' })).toThrow(
       /BENCH_SERVICES \("tsx"\): must be dist or source/,
     );
@@ -134,6 +163,13 @@ describe('loadBenchConfig', () => {
     ).toEqual({ QUEUE_BATCH: '32', LISTEN_BACKLOG: '511' });
     for (const bad of ['QUEUE_BATCH', 'queue_batch=1', 'A=1,,B=2'])
       expect(() => loadBenchConfig({ BENCH_EDGE_ENV: bad })).toThrow(/BENCH_EDGE_ENV/);
+  });
+
+  it('passes BENCH_STATUS_ENV to the status service the same way', () => {
+    expect(loadBenchConfig({ BENCH_STATUS_ENV: 'WEBHOOK_CONCURRENCY=8' }).statusEnv).toEqual({
+      WEBHOOK_CONCURRENCY: '8',
+    });
+    expect(() => loadBenchConfig({ BENCH_STATUS_ENV: 'x=1' })).toThrow(/BENCH_STATUS_ENV/);
   });
 
   it('passes BENCH_INGRESS_ENV to ingress-api the same way', () => {

@@ -1,37 +1,19 @@
 import { ConfigError, envBool, parseEnv } from '@herald/kit';
 import { z } from 'zod';
+import {
+  cpuList,
+  envPairs,
+  fraction,
+  fractionList,
+  int,
+  intList,
+  pairsOf,
+} from './config-fields.js';
 
-/** The six figures of docs/benchmarks.md, by number. */
-export const FigureId = z.enum(['1', '2', '3', '4', '5', '6']);
+/** The figures of docs/benchmarks.md, by number (7: delivery-status webhooks, issue 39). */
+export const FigureId = z.enum(['1', '2', '3', '4', '5', '6', '7']);
 export type FigureId = z.infer<typeof FigureId>;
-
-const int = (min: number, max: number) =>
-  z.coerce
-    .number({ error: `must be an integer between ${min} and ${max}` })
-    .int(`must be an integer between ${min} and ${max}`)
-    .min(min, `must be at least ${min}`)
-    .max(max, `must be at most ${max}`)
-    .optional();
-
-const intList = (min: number, max: number) =>
-  z
-    .string()
-    .regex(/^\d+(,\d+)*$/, 'must be a comma-separated list of integers, e.g. 1000,5000')
-    .transform((s) => s.split(',').map(Number))
-    .refine((xs) => xs.every((x) => x >= min && x <= max), `every value must be ${min}..${max}`)
-    .optional();
-
-const fractionList = z
-  .string()
-  .regex(/^0?\.\d+(,0?\.\d+)*$/, 'must be comma-separated fractions of 1, e.g. 0.1,0.5,0.8')
-  .transform((s) => s.split(',').map(Number))
-  .refine((xs) => xs.every((x) => x > 0 && x < 1), 'every value must be between 0 and 1')
-  .optional();
-
-const cpuList = z
-  .string()
-  .regex(/^\d+([-,]\d+)*$/, 'must be a taskset CPU list such as 0 or 0-1 or 0,2')
-  .optional();
+const ALL_FIGURES = FigureId.options.join(',');
 
 /**
  * Every knob of `make bench`, as environment variables. Unset values take the full-run default, or
@@ -42,10 +24,10 @@ export const BenchEnv = z.object({
   QUICK: envBool(false),
   /** Repetitions of each figure; the median is reported. Default 5 (QUICK: 1). */
   BENCH_RUNS: int(1, 50),
-  /** Which figures to run, e.g. `1,3`. Default all six. */
+  /** Which figures to run, e.g. `1,3`. Default all seven. */
   BENCH_FIGURES: z
     .string()
-    .regex(/^[1-6](,[1-6])*$/, 'must be a comma-separated list of figure numbers 1..6')
+    .regex(/^[1-7](,[1-7])*$/, 'must be a comma-separated list of figure numbers 1..7')
     .optional(),
   /** Length of one throughput or latency measurement window, ms. Default 1000 (QUICK: 400). */
   BENCH_MEASURE_MS: int(100, 60_000),
@@ -157,28 +139,34 @@ export const BenchEnv = z.object({
   BENCH_EDGE_ENV: envPairs(),
   /** Extra environment of Herald's ingress-api, as BENCH_EDGE_ENV (same form). Default: none. */
   BENCH_INGRESS_ENV: envPairs(),
+  /** Extra environment of Herald's status service (its webhook sender's knobs), same form. */
+  BENCH_STATUS_ENV: envPairs(),
+  /**
+   * Figure 7: events stored at once for the webhook endpoint's account, whose `event.queued`
+   * webhooks the sender then works off (its throughput). Default 5000 (QUICK: 500).
+   */
+  BENCH_WEBHOOK_BACKLOG: int(10, 1_000_000),
+  /** Figure 7's steady rate for the lag, as a fraction of the backlog's webhooks/s. Default 0.5. */
+  BENCH_WEBHOOK_LOAD: fraction,
+  /**
+   * Longest a figure 7 window waits, after its load, for every status record to be written and
+   * every message answered, ms. Default 120000 (QUICK: 20000, so a stuck sender cannot hold the
+   * smoke run past its deadline).
+   */
+  BENCH_WEBHOOK_SETTLE_MS: int(1000, 600_000),
+  /**
+   * How the status service trusts figure 7's receiver's CA: `extra-ca-certs`, NODE_EXTRA_CA_CERTS
+   * (the sender keeps Node's default trust, as a deployment sending to public receivers runs it),
+   * or `webhook-ca-file`, WEBHOOK_CA_FILE (the sender names its CAs on every request). Default
+   * extra-ca-certs.
+   */
+  BENCH_WEBHOOK_TRUST: z
+    .enum(['extra-ca-certs', 'webhook-ca-file'], {
+      error: 'must be extra-ca-certs or webhook-ca-file',
+    })
+    .default('extra-ca-certs'),
 });
 export type BenchEnv = z.infer<typeof BenchEnv>;
-
-/** `NAME=value` pairs separated by commas: a service's extra environment. */
-function envPairs() {
-  return z
-    .string()
-    .regex(
-      /^([A-Z][A-Z0-9_]*=[^,]*)(,[A-Z][A-Z0-9_]*=[^,]*)*$/,
-      'NAME=value pairs, comma-separated',
-    )
-    .optional();
-}
-
-function pairsOf(pairs: string | undefined): Record<string, string> {
-  return Object.fromEntries(
-    (pairs ?? '')
-      .split(',')
-      .filter((pair) => pair !== '')
-      .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
-  );
-}
 
 export interface BenchConfig {
   quick: boolean;
@@ -219,6 +207,11 @@ export interface BenchConfig {
   deadlineMs: number;
   edgeEnv: Record<string, string>;
   ingressEnv: Record<string, string>;
+  statusEnv: Record<string, string>;
+  webhookBacklog: number;
+  webhookLoad: number;
+  webhookSettleMs: number;
+  webhookTrust: 'extra-ca-certs' | 'webhook-ca-file';
 }
 
 /** Reads the bench knobs; throws one ConfigError naming every bad variable. */
@@ -233,7 +226,7 @@ export function loadBenchConfig(
     quick: q,
     runs,
     rampRuns: e.BENCH_RAMP_RUNS ?? 1,
-    figures: new Set((e.BENCH_FIGURES ?? '1,2,3,4,5,6').split(',').map((f) => FigureId.parse(f))),
+    figures: new Set((e.BENCH_FIGURES ?? ALL_FIGURES).split(',').map((f) => FigureId.parse(f))),
     measureMs: pick(e.BENCH_MEASURE_MS, 1000, 400),
     concurrency: e.BENCH_CONCURRENCY ?? 64,
     warmupMs: e.BENCH_WARMUP_MS ?? (q ? Math.min(300, e.BENCH_MEASURE_MS ?? 400) : 5000),
@@ -269,6 +262,11 @@ export function loadBenchConfig(
     deadlineMs: pick(e.BENCH_DEADLINE_S, 2700, 300) * 1000,
     edgeEnv: pairsOf(e.BENCH_EDGE_ENV),
     ingressEnv: pairsOf(e.BENCH_INGRESS_ENV),
+    statusEnv: pairsOf(e.BENCH_STATUS_ENV),
+    webhookBacklog: pick(e.BENCH_WEBHOOK_BACKLOG, 5000, 500),
+    webhookLoad: e.BENCH_WEBHOOK_LOAD ?? 0.5,
+    webhookSettleMs: pick(e.BENCH_WEBHOOK_SETTLE_MS, 120_000, 20_000),
+    webhookTrust: e.BENCH_WEBHOOK_TRUST,
   };
   const problems = crossCheck(config);
   if (problems.length > 0) throw new ConfigError('bench', problems);

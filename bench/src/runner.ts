@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -10,6 +11,7 @@ import { type HeraldStack, startHeraldStack } from './env/herald-stack.js';
 import { REPO_ROOT } from './env/node-process.js';
 import { pinning } from './env/pinning.js';
 import { cpuSnapshot } from './env/process-cpu.js';
+import { startWebhookReceiver } from './env/webhook-receiver.js';
 import { type BenchContext, DeadlineExceeded, deadlineChecker } from './figures/context.js';
 import { FIGURES } from './figures/index.js';
 import { clientTls } from './load/client-tls.js';
@@ -87,6 +89,9 @@ export async function runBench(
       const built = await ensureBuilt(SERVICE_DIRS, log);
       log(built.length > 0 ? `built ${built.join(', ')}` : 'dist/ is current: nothing to build');
     }
+    // Figure 7's receiver first: the status service is started trusting its CA.
+    const webhookReceiver = config.figures.has('7') ? await startWebhookReceiver() : undefined;
+    if (webhookReceiver) cleanups.push(() => webhookReceiver.stop());
     log(
       `starting nats-server, Postgres and Herald (auth, ingress-api, socket-edge, status) ${config.runtime === 'dist' ? 'from dist/ (node)' : 'from source (tsx)'}`,
     );
@@ -101,6 +106,19 @@ export async function runBench(
           ...config.edgeEnv,
         },
         'ingress-api': config.ingressEnv,
+        status: {
+          // As deployed: webhook secrets are sealed with a key of the status service's own.
+          WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
+          // The receiver is on loopback, behind a CA of its own, as `make dev`'s would be.
+          ...(webhookReceiver ? { WEBHOOK_ALLOW_PRIVATE: 'true' } : {}),
+          ...(webhookReceiver && config.webhookTrust === 'extra-ca-certs'
+            ? { NODE_EXTRA_CA_CERTS: webhookReceiver.caFile }
+            : {}),
+          ...(webhookReceiver && config.webhookTrust === 'webhook-ca-file'
+            ? { WEBHOOK_CA_FILE: webhookReceiver.caFile }
+            : {}),
+          ...config.statusEnv,
+        },
       },
       ...(cpuProfDir ? { cpuProfDir } : {}),
     });
@@ -146,6 +164,7 @@ export async function runBench(
       baselines,
       centrifugo,
       ...(centrifugoSkipped ? { centrifugoSkipped } : {}),
+      ...(webhookReceiver ? { webhookReceiver } : {}),
       servers: [
         ...stack.processes,
         ...baselines.processes,

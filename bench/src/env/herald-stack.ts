@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -26,6 +27,8 @@ export interface HeraldStack {
   /** The account and mobile key every scenario dispatches with. */
   account: string;
   apiKey: string;
+  /** One more account with a mobile key of its own (figure 7's, whose webhooks are on). */
+  createTenant(): Promise<Tenant>;
   /** The edge process (inspector open, for figure 5). */
   edge(): NodeProcess;
   /** What was pinned where, for the report. */
@@ -45,6 +48,11 @@ export interface HeraldStackOptions {
 }
 
 export type Runtime = 'dist' | 'source';
+
+export interface Tenant {
+  account: string;
+  apiKey: string;
+}
 
 /** The entry point of a service (or a bench baseline) in the given runtime. */
 export function entryPoint(runtime: Runtime, dir: string, name: string): string {
@@ -117,11 +125,8 @@ export async function startHeraldStack(opts: HeraldStackOptions): Promise<Herald
       start('socket-edge', true),
       start('status', false),
     ]);
-    const tenant = await createTenant({
-      DATABASE_URL: pg.url,
-      ...nats.env('auth'),
-      PLANS_FILE: plansFile,
-    });
+    const adminEnv = { DATABASE_URL: pg.url, ...nats.env('auth'), PLANS_FILE: plansFile };
+    const tenant = await createTenant(adminEnv);
     return {
       baseUrl: `https://127.0.0.1:${ingress.port}`,
       wsUrl: `wss://127.0.0.1:${edge.port}`,
@@ -130,6 +135,7 @@ export async function startHeraldStack(opts: HeraldStackOptions): Promise<Herald
       certs,
       account: tenant.account,
       apiKey: tenant.apiKey,
+      createTenant: () => createTenant(adminEnv),
       edge: () => edge,
       pinned,
       processes,
@@ -142,10 +148,8 @@ export async function startHeraldStack(opts: HeraldStackOptions): Promise<Herald
 }
 
 /** An account and a mobile Test key (valid 4 hours: longer than any run), through the admin CLI. */
-async function createTenant(
-  env: Record<string, string>,
-): Promise<{ account: string; apiKey: string }> {
-  const email = `bench-${Date.now()}@bench.herald`;
+async function createTenant(env: Record<string, string>): Promise<Tenant> {
+  const email = `bench-${randomUUID()}@bench.herald`;
   const account = (await admin(['account', 'create', '--email', email, '--json'], env)) as {
     id: string;
   };

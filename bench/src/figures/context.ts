@@ -5,6 +5,7 @@ import type { BaselineServers } from '../env/baseline-servers.js';
 import type { CentrifugoEngine, CentrifugoServer } from '../env/centrifugo-server.js';
 import type { HeraldStack } from '../env/herald-stack.js';
 import type { NamedProcess } from '../env/process-cpu.js';
+import type { WebhookReceiver } from '../env/webhook-receiver.js';
 import type { ClientTls } from '../load/client-tls.js';
 import type { Poster } from '../load/http-poster.js';
 import type { SourceAddresses } from '../load/source-addresses.js';
@@ -37,6 +38,8 @@ export interface BenchContext {
     koaJetStream: Poster;
     designFloor: Poster;
   };
+  /** Figure 7's HTTPS receiver, started with the stack when figure 7 runs (the status service trusts its CA). */
+  webhookReceiver?: WebhookReceiver;
   /** Progress line on stderr. */
   log(message: string): void;
   /** Throws when the run's deadline passed, so every figure stops between measurements. */

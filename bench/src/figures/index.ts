@@ -6,6 +6,7 @@ import { drain } from './drain.js';
 import { latency } from './latency.js';
 import { offlineThroughput } from './offline-throughput.js';
 import { onlineThroughput } from './online-throughput.js';
+import { webhooks } from './webhooks.js';
 
 export interface Figure {
   ids: FigureId[];
@@ -32,4 +33,5 @@ export const FIGURES: Figure[] = [
     title: 'memory per connection and connections per process',
     run: connectionRamps,
   },
+  { ids: ['7'], title: 'delivery-status webhooks', run: async (ctx) => [await webhooks(ctx)] },
 ];

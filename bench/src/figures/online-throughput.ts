@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { centrifugoFleet } from '../load/centrifugo-fleet.js';
-import { waitUntil } from '../load/pace.js';
 import { SioFleet } from '../load/sio-fleet.js';
 import { WsFleet } from '../load/ws-fleet.js';
 import { seqOfFrame, seqOfValue } from '../payload.js';
@@ -17,10 +16,8 @@ import { type BenchContext, HANDSHAKE_TIMEOUT_MS, SETTLE_TIMEOUT_MS } from './co
 import { meterCpu, perUnitUs } from './cpu-meter.js';
 import { DeliveryTracker } from './delivery-tracker.js';
 import { connectUrl, rawWsUrl } from './herald-wire.js';
-import { type Fleets, inFlight, SUBJECTS, type Target, targetsFor } from './online-targets.js';
-
-/** After an overload window, how long duplicates (a stored copy of a delivered event) may take. */
-const DUPLICATE_GRACE_MS = 1000;
+import { type Fleets, inFlight, SUBJECTS, targetsFor } from './online-targets.js';
+import { measureWindow } from './online-window.js';
 
 const metricOf = (n: number) => `deliveries/s, ${n.toLocaleString('en-US')} recipients`;
 const cpuMetricOf = (n: number) =>
@@ -114,7 +111,7 @@ export async function onlineThroughput(ctx: BenchContext): Promise<FigureResult>
       // Warm-up: JIT, key caches and keep-alive connections, for every target alike.
       for (const t of targets) {
         if (config.warmupMs <= 0) continue;
-        const m = await measure(t, config.warmupMs, nextSeq);
+        const m = await measureWindow(t, config.warmupMs, nextSeq);
         nextSeq += m.used;
       }
       for (let run = 0; run < config.runs; run++) {
@@ -128,7 +125,7 @@ export async function onlineThroughput(ctx: BenchContext): Promise<FigureResult>
             cpuSeconds,
             perProcess,
           } = await meterCpu(ctx.servers, t.processes, () =>
-            measure(t, config.measureMs, nextSeq),
+            measureWindow(t, config.measureMs, nextSeq),
           ).finally(() => resume?.());
           nextSeq += m.used;
           const cpuUs = (1e6 * cpuSeconds) / m.delivered;
@@ -229,39 +226,5 @@ function ratiosFor(rows: RowCollector, n: number, batch: number, concurrency: nu
     natsFloor: vs('rt.dispatch ÷ design floor NATS', SUBJECTS.heraldNats, SUBJECTS.floorNats),
     floorHttpSio: vs('design floor POST ÷ Socket.IO', SUBJECTS.floorHttp, SUBJECTS.socketIo),
     floorNatsSio: vs('design floor NATS ÷ Socket.IO', SUBJECTS.floorNats, SUBJECTS.socketIo),
-  };
-}
-
-async function measure(
-  t: Target,
-  windowMs: number,
-  base: number,
-): Promise<{
-  rate: number;
-  delivered: number;
-  duplicates: number;
-  stored: number;
-  late: number;
-  lost: number;
-  failed: number;
-  used: number;
-  firstError?: string;
-}> {
-  t.tracker.start(base, { distinct: !t.countAll });
-  const { expected, stored, used, start, loop } = await t.load(windowMs, base);
-  await waitUntil(() => t.tracker.received >= expected, SETTLE_TIMEOUT_MS);
-  // A stored copy of an event already delivered comes after the live one: give it time to show.
-  if (t.job === 'overload') await new Promise((r) => setTimeout(r, DUPLICATE_GRACE_MS));
-  const elapsed = (t.tracker.lastAt - start) / 1000;
-  return {
-    rate: elapsed > 0 ? t.tracker.received / elapsed : 0,
-    delivered: t.tracker.received,
-    duplicates: t.tracker.duplicates,
-    stored,
-    late: t.tracker.late,
-    lost: Math.max(0, expected - t.tracker.received),
-    failed: loop?.failed ?? 0,
-    used,
-    ...(loop?.firstError === undefined ? {} : { firstError: loop.firstError }),
   };
 }

@@ -1,7 +1,11 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BEGIN, END, spliceResults } from './docs-file.js';
+import { BEGIN, DOC_BLOCKS, END, spliceResults, updateBenchmarksDoc } from './docs-file.js';
 import { renderMarkdown } from './markdown.js';
-import type { BenchResults } from './results.js';
+import type { BenchResults, FigureResult } from './results.js';
+import { docBlocksOf } from './results-file.js';
 
 const results: BenchResults = {
   meta: {
@@ -57,7 +61,9 @@ describe('renderMarkdown', () => {
     expect(md).toContain('| commit | `abc123` |');
     expect(md).toContain('| nats-server | v2.9.10 |');
     expect(md).toContain('0.50 0.40 0.30 / 1.90 1.20 0.70');
-    expect(md).toContain('median of 5 runs (connection ramps of figures 5–6: 3)');
+    expect(md).toContain('| repetitions | median of 5 runs |');
+    const withRamps = renderMarkdown({ ...results, figures: [...results.figures, figure('5')] });
+    expect(withRamps).toContain('median of 5 runs (connection ramps of figures 5–6: 3)');
   });
 
   it('says when the deadline stopped the run before every figure was measured', () => {
@@ -103,6 +109,58 @@ describe('renderMarkdown', () => {
     );
     expect(md).not.toContain('same-run ratio');
     expect(md).not.toContain('Profile of');
+  });
+});
+
+/** A figure with one check and nothing else, for the report's grouping. */
+function figure(id: FigureResult['id']): FigureResult {
+  return {
+    id,
+    title: `Figure ${id}`,
+    rows: [],
+    checks: [{ figure: id, target: `target of ${id}`, measured: '1.00×', pass: true }],
+    notes: [],
+    elapsedMs: 1,
+  };
+}
+
+describe('figure 7 in the report', () => {
+  it("lists its target under issue 39's heading, never under issue 11's", () => {
+    const md = renderMarkdown({ ...results, figures: [figure('2'), figure('7')] });
+    const issue11 = md.indexOf("#### Issue 11's targets");
+    const issue39 = md.indexOf("#### Issue 39's target");
+    expect(issue11).toBeGreaterThan(-1);
+    expect(issue39).toBeGreaterThan(issue11);
+    expect(md.slice(issue11, issue39)).not.toContain('target of 7');
+    expect(md.slice(issue39)).toContain('| 7 | target of 7 | 1.00× | met |');
+    const alone = renderMarkdown({ ...results, figures: [figure('7')] });
+    expect(alone).not.toContain("Issue 11's targets");
+  });
+
+  it('goes to a block of its own, so a run of figure 7 alone keeps the run of record of 1–6', () => {
+    const [main, hooks] = DOC_BLOCKS as [(typeof DOC_BLOCKS)[0], (typeof DOC_BLOCKS)[0]];
+    const dir = mkdtempSync(join(tmpdir(), 'bench-docs-'));
+    const path = join(dir, 'benchmarks.md');
+    writeFileSync(
+      path,
+      `# B\n\n${main.begin}\nrecord of 1-6\n${main.end}\n\n## Webhooks\n\n${hooks.begin}\nold 7\n${hooks.end}\n`,
+    );
+    const only7 = docBlocksOf({ ...results, figures: [figure('7')] });
+    expect(only7.map((b) => b.block)).toEqual([hooks]);
+    updateBenchmarksDoc(path, only7);
+    const doc = readFileSync(path, 'utf8');
+    expect(doc).toContain('record of 1-6');
+    expect(doc).not.toContain('old 7');
+    expect(doc).toContain('#### 7. Figure 7');
+    const both = docBlocksOf({ ...results, figures: [figure('2'), figure('7')] });
+    expect(both.map((b) => b.block)).toEqual([main, hooks]);
+    expect(both[0]?.markdown).not.toContain('Figure 7');
+    expect(both[1]?.markdown).not.toContain('Figure 2');
+    updateBenchmarksDoc(path, both);
+    const after = readFileSync(path, 'utf8');
+    expect(after).not.toContain('record of 1-6');
+    expect(after.indexOf('#### 2. Figure 2')).toBeLessThan(after.indexOf('## Webhooks'));
+    expect(after.indexOf('#### 7. Figure 7')).toBeGreaterThan(after.indexOf('## Webhooks'));
   });
 });
 

@@ -12,6 +12,7 @@ const PROFILED: Record<FigureId, string[]> = {
   '4': ['ingress-api', 'socket-edge', 'status'],
   '5': ['socket-edge', 'auth'],
   '6': ['socket-edge', 'auth'],
+  '7': ['status', 'ingress-api', 'socket-edge'],
 };
 /** Frames listed per server and kind (self, inclusive). */
 const PROFILE_FRAMES = 8;

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { BenchConfig } from '../config.js';
 import { REPO_ROOT } from '../env/node-process.js';
-import { updateBenchmarksDoc } from './docs-file.js';
+import { DOC_BLOCKS, updateBenchmarksDoc } from './docs-file.js';
 import { renderMarkdown } from './markdown.js';
 import { peerCheck } from './peers.js';
 import type { BenchResults } from './results.js';
@@ -30,6 +30,14 @@ export function settingsOf(c: BenchConfig): Record<string, string | number | boo
     ...(c.statusOff ? { statusOff: true } : {}),
     ...(Object.keys(c.edgeEnv).length > 0 ? { edgeEnv: pairsText(c.edgeEnv) } : {}),
     ...(Object.keys(c.ingressEnv).length > 0 ? { ingressEnv: pairsText(c.ingressEnv) } : {}),
+    ...(c.figures.has('7')
+      ? {
+          webhookBacklog: c.webhookBacklog,
+          webhookLoad: c.webhookLoad,
+          webhookTrust: c.webhookTrust,
+        }
+      : {}),
+    ...(Object.keys(c.statusEnv).length > 0 ? { statusEnv: pairsText(c.statusEnv) } : {}),
   };
 }
 
@@ -54,14 +62,25 @@ export function writeResults(
   writeFileSync(join(dir, `${name}-latest.md`), markdown);
   log(`raw results: ${join(config.outDir, `${name}-${stamp}.json`)}`);
   if (config.writeDocs && results.meta.stoppedEarly === undefined) {
-    updateBenchmarksDoc(join(REPO_ROOT, 'docs', 'benchmarks.md'), markdown);
-    log('docs/benchmarks.md updated');
+    const blocks = docBlocksOf(results);
+    updateBenchmarksDoc(join(REPO_ROOT, 'docs', 'benchmarks.md'), blocks);
+    log(`docs/benchmarks.md updated (figures ${blocks.flatMap((b) => b.block.figures).join(',')})`);
   }
   process.stdout.write(markdown);
   const failed = results.figures
     .flatMap((f) => [...f.checks, ...(f.peers ?? []).flatMap((l) => peerCheck(l) ?? [])])
     .filter((c) => c.pass === false);
   if (failed.length > 0) log(`${failed.length} target(s) missed: see the report`);
+}
+
+/** Each block of docs/benchmarks.md the run measured figures of, with its figures' report. */
+export function docBlocksOf(results: BenchResults) {
+  return DOC_BLOCKS.flatMap((block) => {
+    const figures = results.figures.filter((f) => block.figures.includes(f.id));
+    return figures.length === 0
+      ? []
+      : [{ block, markdown: renderMarkdown({ ...results, figures }) }];
+  });
 }
 
 function pairsText(env: Record<string, string>): string {

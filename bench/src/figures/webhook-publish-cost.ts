@@ -1,0 +1,177 @@
+import { randomUUID } from 'node:crypto';
+import type { HeraldStack } from '../env/herald-stack.js';
+import { WsFleet } from '../load/ws-fleet.js';
+import { seqOfFrame } from '../payload.js';
+import { type BenchContext, HANDSHAKE_TIMEOUT_MS } from './context.js';
+import { meterCpu, PROCESSES } from './cpu-meter.js';
+import { DeliveryTracker } from './delivery-tracker.js';
+import { connectUrl } from './herald-wire.js';
+import { targetOps } from './online-ops.js';
+import type { Target } from './online-targets.js';
+import { measureWindow } from './online-window.js';
+import { SUBJECTS, settleWindow, type WebhookOut, type WebhookSide } from './webhook-side.js';
+
+/** The metrics of the on/off pair at n recipients. */
+export const pairMetrics = (n: number) => {
+  const at = `${n.toLocaleString('en-US')} recipients`;
+  return {
+    rate: `deliveries/s, ${at}`,
+    cpu: `server CPU per event, ${at}, until the pipeline settled`,
+    process: (name: string) => `server CPU per event, ${at}: ${name}`,
+    webhooks: `webhooks per event, ${at}`,
+    perWebhook: `Herald CPU per webhook, ${at}, from the on/off pair`,
+  };
+};
+
+interface Side {
+  subject: string;
+  target: Target;
+  fleet: WsFleet;
+  /** The endpoint whose messages a window waits for; none with webhooks off. */
+  endpoint?: string;
+}
+
+/**
+ * Figure 7's cost to `POST /notify`, with figure 2's harness (the same sockets per recipient,
+ * closed loop at BENCH_CONCURRENCY, the same window and delivery counting), on two accounts side by
+ * side in each run: one with no endpoint (off), one whose endpoint takes every type (on). Each
+ * window runs until the pipeline settled (status records written, and with webhooks on every
+ * message answered), so both sides count all the work their events caused; which side goes first
+ * alternates from run to run.
+ */
+export class PublishCost {
+  readonly #ctx: BenchContext;
+  readonly #webhooks: WebhookSide;
+  readonly #out: WebhookOut;
+  readonly #n: number;
+  readonly #sides: Side[];
+  #seq = 0;
+
+  constructor(ctx: BenchContext, webhooks: WebhookSide, out: WebhookOut) {
+    this.#ctx = ctx;
+    this.#webhooks = webhooks;
+    this.#out = out;
+    this.#n = ctx.config.recipients[0] ?? 1;
+    this.#sides = [
+      this.#side(SUBJECTS.off, ctx.stack),
+      { ...this.#side(SUBJECTS.on, webhooks.stack), endpoint: webhooks.endpoint },
+    ];
+  }
+
+  /** Connects both fleets and warms both paths (JIT, key caches, keep-alive), as figure 2 does. */
+  async setup(): Promise<void> {
+    const ctx = this.#ctx;
+    ctx.log(`figure 7: connecting ${this.#n} sockets to each of the two accounts`);
+    for (const s of this.#sides) {
+      const out = await s.fleet.grow(this.#n);
+      if (out.failed > 0)
+        throw new Error(
+          `${s.subject}: ${out.failed} of ${this.#n} connects failed: ${out.firstError}`,
+        );
+    }
+    if (ctx.config.warmupMs <= 0) return;
+    for (const s of this.#sides) await this.#window(s, ctx.config.warmupMs, 'warm-up');
+  }
+
+  /** Run `run` (0-based): both sides, the order alternating. */
+  async run(run: number): Promise<string[]> {
+    const { rows, notes } = this.#out;
+    const m = pairMetrics(this.#n);
+    const order = run % 2 === 0 ? this.#sides : [...this.#sides].reverse();
+    const cpu = new Map<string, number>();
+    let perEvent = Number.NaN;
+    const line: string[] = [];
+    for (const s of order) {
+      await this.#ctx.http.ingress.warm();
+      const w = await this.#window(s, this.#ctx.config.measureMs, `run ${run + 1}`);
+      const delivered = Math.max(1, w.delivered);
+      const cpuUs = (1e6 * w.cpuSeconds) / delivered;
+      cpu.set(s.subject, cpuUs);
+      rows.add(m.rate, s.subject, 'herald', 'deliveries/s', w.rate);
+      rows.add(m.cpu, s.subject, 'herald', 'µs', cpuUs);
+      for (const name of PROCESSES.herald)
+        rows.add(
+          m.process(name),
+          s.subject,
+          'herald',
+          'µs',
+          (1e6 * (w.perProcess[name] ?? 0)) / delivered,
+        );
+      if (s.endpoint !== undefined) {
+        perEvent = w.webhooks / delivered;
+        rows.add(m.webhooks, s.subject, 'herald', 'webhooks', perEvent);
+      }
+      line.push(`${s.subject === SUBJECTS.on ? 'on' : 'off'} ${Math.round(cpuUs)} µs/event`);
+      if (w.lost > 0 || w.failed > 0 || w.duplicates > 0)
+        notes.push(
+          `${s.subject}, run ${run + 1}: ${w.failed} failed requests, ${w.lost} deliveries missing, ${w.duplicates} delivered twice${w.firstError ? ` (${w.firstError})` : ''}`,
+        );
+    }
+    const extra = (cpu.get(SUBJECTS.on) ?? Number.NaN) - (cpu.get(SUBJECTS.off) ?? Number.NaN);
+    rows.add(
+      m.perWebhook,
+      SUBJECTS.sender,
+      'herald',
+      'µs',
+      perEvent > 0 ? extra / perEvent : Number.NaN,
+    );
+    return line;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.#sides.map((s) => s.fleet.close()));
+  }
+
+  async #window(s: Side, windowMs: number, what: string) {
+    const ctx = this.#ctx;
+    const tracker = this.#webhooks.tracker;
+    const { result, cpuSeconds, perProcess } = await meterCpu(
+      ctx.servers,
+      PROCESSES.herald,
+      async () => {
+        tracker.start({ lag: false });
+        const w = await measureWindow(s.target, windowMs, this.#seq);
+        await settleWindow(
+          ctx,
+          this.#webhooks,
+          s.endpoint,
+          this.#out.notes,
+          `${s.subject}, ${what}`,
+        );
+        tracker.close();
+        return { ...w, webhooks: tracker.received, webhookDuplicates: tracker.duplicates };
+      },
+    );
+    this.#seq += result.used;
+    if (s.endpoint === undefined && result.webhooks > 0)
+      this.#out.notes.push(
+        `${s.subject}, ${what}: ${result.webhooks} webhooks arrived with webhooks off`,
+      );
+    return { ...result, cpuSeconds, perProcess };
+  }
+
+  #side(subject: string, stack: HeraldStack): Omit<Side, 'endpoint'> {
+    const ctx = { ...this.#ctx, stack };
+    const recipients = Array.from({ length: this.#n }, () => randomUUID());
+    const tracker = new DeliveryTracker();
+    const fleet = new WsFleet({
+      tls: ctx.tls,
+      addresses: ctx.addresses,
+      concurrency: ctx.config.connectConcurrency,
+      handshakeTimeoutMs: HANDSHAKE_TIMEOUT_MS,
+      url: (i) => connectUrl(stack, recipients[i] as string),
+      onMessage: (_i, data) => tracker.hit(seqOfFrame(data)),
+    });
+    const { closed, notifyOver } = targetOps(ctx, recipients);
+    const target: Target = {
+      subject,
+      role: 'herald',
+      job: 'other',
+      processes: PROCESSES.herald,
+      tracker,
+      http: ctx.http.ingress,
+      load: closed(notifyOver(ctx.http.ingress), 1),
+    };
+    return { subject, target, fleet };
+  }
+}
