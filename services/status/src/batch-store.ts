@@ -1,6 +1,6 @@
 import type { StatusEvent } from '@herald/proto';
 import { type Kysely, sql } from 'kysely';
-import type { StatusDb, StatusEventRow } from './db-schema.js';
+import { STATUS_EVENT_COLUMNS, type StatusDb, type StatusEventRow } from './db-schema.js';
 import { markDelivered } from './inbox/queries.js';
 import { mergeBatch } from './merge.js';
 
@@ -26,7 +26,7 @@ export async function writeBatch(
     const current = ids.length
       ? await trx
           .selectFrom('status_events')
-          .selectAll()
+          .select(STATUS_EVENT_COLUMNS)
           .where('id', 'in', ids)
           .orderBy('id')
           .forUpdate()

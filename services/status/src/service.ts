@@ -5,6 +5,7 @@ import {
   dbReady,
   type Handler,
   natsAnswers,
+  SecretBox,
   type Service,
   type ServiceDeps,
 } from '@herald/kit';
@@ -18,6 +19,7 @@ import type { StatusDb } from './db-schema.js';
 import { type InboxResponder, serveInbox } from './inbox/responder.js';
 import { createStatusMetrics } from './metrics.js';
 import { serveStatusRequests } from './responder.js';
+import { serveWebhookApi } from './webhooks/api-responder.js';
 import { ensureWriterConsumer, StatusWriter } from './writer.js';
 
 export interface StatusServiceDeps extends ServiceDeps {
@@ -86,6 +88,19 @@ export function createStatusService(config: StatusConfig, deps: StatusServiceDep
         batchMax: config.INBOX_BATCH_MAX,
         now: deps.now ?? Date.now,
       });
+      subs.push(
+        serveWebhookApi({
+          nc,
+          db,
+          logger,
+          box: config.WEBHOOK_SECRET_KEY ? new SecretBox(config.WEBHOOK_SECRET_KEY) : undefined,
+          allowPrivate: config.WEBHOOK_ALLOW_PRIVATE,
+          overlapMs: config.WEBHOOK_SECRET_OVERLAP_MS,
+          queueMax: config.WEBHOOK_ENDPOINT_QUEUE_MAX,
+          now: deps.now ?? Date.now,
+          queued: () => {},
+        }),
+      );
       // The server knows the subscriptions once start resolves: a store sent next finds them.
       await nc.flush();
     },
