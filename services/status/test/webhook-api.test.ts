@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { SecretBox } from '@herald/kit';
-import { WEBHOOK_API_SUBJECT, WEBHOOK_EVENT_TYPES } from '@herald/proto';
+import { subjects, WEBHOOK_API_SUBJECT, WEBHOOK_EVENT_TYPES } from '@herald/proto';
 import type { NatsConnection } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sealContext } from '../src/webhooks/secrets.js';
-import { type InboxFixture, request, startInboxFixture, uuid } from './support.js';
+import { eventually, type InboxFixture, request, startInboxFixture, uuid } from './support.js';
 
 const KEY = randomBytes(32);
 // A public address as a literal: create needs no DNS for it, and nothing is sent in these tests.
@@ -12,12 +12,17 @@ const PUBLIC_URL = 'https://93.184.215.14/hooks';
 
 let f: InboxFixture;
 let auth: NatsConnection;
+let ingress: NatsConnection;
+/** Nothing is sent here (WEBHOOK_CONCURRENCY=0), so queues only fill. */
+const QUEUE_MAX = 3;
 beforeAll(async () => {
   f = await startInboxFixture({
     WEBHOOK_SECRET_KEY: KEY.toString('base64'),
     WEBHOOK_CONCURRENCY: '0',
+    WEBHOOK_ENDPOINT_QUEUE_MAX: String(QUEUE_MAX),
   });
   auth = await f.client('auth');
+  ingress = await f.client('ingress-api');
 });
 afterAll(async () => {
   await f?.close();
@@ -154,6 +159,57 @@ describe('rt.webhookapi.request: endpoints', () => {
     expect((await ask({ op: 'explode' })).error.code).toBe('invalid_field');
     const r = await ask({ op: 'attempts', id: 'x', limit: 101 });
     expect(r.error).toMatchObject({ code: 'invalid_field', field: 'limit' });
+  });
+});
+
+describe('WEBHOOK_ENDPOINT_QUEUE_MAX', () => {
+  it('queues up to the bound per endpoint; past it a message is dropped and counted', async () => {
+    const account = uuid();
+    const { endpoint } = await create(account);
+    const other = (await create(account, { events: ['event.sent'] })).endpoint;
+    const dropped = async () =>
+      (await f.service.registry.getSingleMetric('herald_webhook_dropped_total')?.get())?.values[0]
+        ?.value ?? 0;
+    const before = await dropped();
+    // Four first transitions: `endpoint` takes 3 of its 4 messages, `other` its only one (sent).
+    const ev = uuid();
+    for (const status of ['sent', 'pending', 'delivered', 'failed']) {
+      ingress.publish(
+        subjects.status(account),
+        JSON.stringify({
+          v: 1,
+          id: ev,
+          account_id: account,
+          key_id: 'k',
+          recipient: uuid(),
+          status,
+          at: Date.now(),
+        }),
+      );
+    }
+    await eventually(
+      async () => (await ask({ op: 'get', id: other.id })).endpoint.pending === 1,
+      'the other endpoint has its message',
+    );
+    expect((await ask({ op: 'get', id: endpoint.id })).endpoint.pending).toBe(QUEUE_MAX);
+    expect((await dropped()) - before).toBe(1);
+    // At the bound, "send a test event" says so.
+    const t = await ask({ op: 'test', id: endpoint.id });
+    expect(t.error.code).toBe('queue_full');
+    expect(t.error.message).toMatch(/WEBHOOK_ENDPOINT_QUEUE_MAX/);
+    // One below it, one more fits.
+    await f.db
+      .deleteFrom('webhook_messages')
+      .where('endpoint_id', '=', endpoint.id)
+      .where('msg_id', '=', `${ev}:event.sent`)
+      .execute();
+    await f.db
+      .updateTable('webhook_endpoints')
+      .set({ pending: QUEUE_MAX - 1 })
+      .where('id', '=', endpoint.id)
+      .execute();
+    expect((await ask({ op: 'test', id: endpoint.id })).queued).toBe(1);
+    expect((await ask({ op: 'get', id: endpoint.id })).endpoint.pending).toBe(QUEUE_MAX);
   });
 });
 
