@@ -22,3 +22,4 @@ export { openSocket, type SocketOptions, TestSocket } from './socket-client.js';
 export { type Stack, type StackOptions, startStack } from './stack.js';
 export { type KeyObject, runAdmin, type Tenants } from './tenants.js';
 export { TEST_PLANS } from './test-plans.js';
+export { type WebhookArrival, WebhookReceiver } from './webhook-receiver.js';
