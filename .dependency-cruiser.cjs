@@ -9,6 +9,7 @@ const BELOW = {
   'lib/nats': ['proto'],
   'lib/kit': ['proto'],
   'lib/payments': [],
+  'lib/outbound': [],
   'lib/testkit': [],
   'lib/queue': ['proto', 'lib/nats'],
   'lib/access': ['proto', 'lib/kit', 'lib/nats'],
@@ -27,6 +28,7 @@ const SERVICES_MAY = [
   'lib/access',
   'lib/status-client',
   'lib/payments',
+  'lib/outbound',
 ];
 const HERALD = '^(proto|lib|services|clients|bench)/';
 

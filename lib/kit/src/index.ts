@@ -41,6 +41,7 @@ export {
   runService,
   type ServiceDeps,
 } from './run-service.js';
+export { SecretBox, SecretEncryptionKey } from './secret-box.js';
 export { closeServer, createServer, type Handler, listen, type ServerConfig } from './server.js';
 export { type ServeConfig, type Service, type Serving, serve } from './service.js';
 export { exitOnStartupError } from './shutdown.js';

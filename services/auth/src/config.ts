@@ -1,8 +1,16 @@
-import { CommonEnv, envBool, envInt, envPort, opsEnv, parseEnv, requireTls } from '@herald/kit';
+import {
+  CommonEnv,
+  envBool,
+  envInt,
+  envPort,
+  opsEnv,
+  parseEnv,
+  requireTls,
+  SecretEncryptionKey,
+} from '@herald/kit';
 import { z } from 'zod';
 import { BillingEnvShape, requireBillingSettings } from './billing/config.js';
 import { DEFAULT_MAX_LIVE_KEYS } from './keys/issuing.js';
-import { SecretEncryptionKey } from './keys/secret-box.js';
 import { DEFAULT_SECRET_OVERLAP_MS } from './keys/signing-secrets.js';
 
 /** A Postgres connection URL (also what the admin CLI accepts). */

@@ -44,7 +44,7 @@ export interface ApiKeysTable {
   scope: ColumnType<KeyScope, KeyScope | undefined, KeyScope>;
   /** Whether its sockets need a recipient token. */
   require_token: ColumnType<boolean, boolean | undefined, boolean>;
-  /** The signing secret, sealed by secret-box.ts (never in clear); null without tokens. */
+  /** The signing secret, sealed by kit's SecretBox (never in clear); null without tokens. */
   signing_secret: ColumnType<string | null, string | null | undefined, string | null>;
   /** The secret a rotation replaced, sealed, accepted until previous_secret_until. */
   previous_signing_secret: ColumnType<string | null, string | null | undefined, string | null>;

@@ -3,6 +3,7 @@ import {
   createRegistry,
   dbReady,
   natsAnswers,
+  SecretBox,
   type Service,
   type ServiceDeps,
 } from '@herald/kit';
@@ -17,7 +18,6 @@ import type { BillingService } from './billing/service.js';
 import { createBilling } from './billing/wiring.js';
 import type { AuthConfig } from './config.js';
 import type { AuthDb } from './db-schema.js';
-import { SecretBox } from './keys/secret-box.js';
 import { type AuthMetrics, createAuthMetrics } from './metrics.js';
 import { startCalloutResponder } from './nats-users/callout-responder.js';
 import { loadPlanCatalogue, resolvePlansFile } from './plan-catalogue.js';

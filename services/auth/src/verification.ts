@@ -1,4 +1,5 @@
 import { digestsEqual } from '@herald/access';
+import type { SecretBox } from '@herald/kit';
 import {
   type AuthVerifyReply,
   dashboardRecipient,
@@ -10,7 +11,6 @@ import {
 import type { Kysely } from 'kysely';
 import type { AuthDb } from './db-schema.js';
 import { findDashboardKey } from './keys/dashboard-keys.js';
-import type { SecretBox } from './keys/secret-box.js';
 import { openSigningSecrets } from './keys/signing-secrets.js';
 import { findPlan } from './plan-catalogue.js';
 import { DEFAULT_PLAN, liveKeyStanding } from './subscriptions.js';

@@ -1,4 +1,4 @@
-import type { Logger } from '@herald/kit';
+import type { Logger, SecretBox } from '@herald/kit';
 import {
   type AuthVerifyReply,
   AuthVerifyRequest,
@@ -11,7 +11,6 @@ import {
 import type { Kysely } from 'kysely';
 import { JSONCodec, type Msg, type NatsConnection } from 'nats';
 import type { AuthDb } from './db-schema.js';
-import type { SecretBox } from './keys/secret-box.js';
 import type { AuthMetrics, VerifyResult } from './metrics.js';
 import { verifyKeyHash } from './verification.js';
 

@@ -1,7 +1,91 @@
-import { CommonEnv, envBool, envInt, envPort, opsEnv, parseEnv, requireTls } from '@herald/kit';
+import { existsSync } from 'node:fs';
+import {
+  CommonEnv,
+  envBool,
+  envInt,
+  envPort,
+  opsEnv,
+  parseEnv,
+  requireTls,
+  SecretEncryptionKey,
+} from '@herald/kit';
 import { z } from 'zod';
 
 const DAY_MS = 24 * 3600_000;
+
+export const DEFAULT_RETRY_SCHEDULE = '5s,5m,30m,2h,5h,10h,10h';
+const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: DAY_MS } as const;
+/** Most retries a schedule may list. */
+export const RETRY_SCHEDULE_MAX = 50;
+
+/** `5s,5m,2h` → the waits in ms; each from 1 ms to 7 days. */
+export const RetrySchedule = z
+  .string()
+  .default(DEFAULT_RETRY_SCHEDULE)
+  .transform((text, ctx) => {
+    const parts = text.split(',').map((p) => p.trim());
+    const out: number[] = [];
+    for (const part of parts) {
+      const m = /^(\d+)(ms|s|m|h|d)$/.exec(part);
+      const ms = m ? Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS] : Number.NaN;
+      if (!(ms >= 1 && ms <= 7 * DAY_MS)) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `"${part}" is not a wait from 1ms to 7d: write a comma list such as ${DEFAULT_RETRY_SCHEDULE}`,
+        });
+        return z.NEVER;
+      }
+      out.push(ms);
+    }
+    if (out.length > RETRY_SCHEDULE_MAX) {
+      ctx.addIssue({ code: 'custom', message: `must list at most ${RETRY_SCHEDULE_MAX} waits` });
+      return z.NEVER;
+    }
+    return out;
+  });
+
+/** Webhook settings (issue 39); docs/operations.md, "Webhooks". */
+function webhookEnv() {
+  return {
+    /**
+     * Seals endpoint secrets at rest: the base64 of 32 random bytes (`openssl rand -base64 32`).
+     * Unset: `create` and `rotate-secret` answer an error naming it; everything else works.
+     */
+    WEBHOOK_SECRET_KEY: SecretEncryptionKey.optional(),
+    /** Allow loopback, private and link-local targets and http:// (development only). Default false. */
+    WEBHOOK_ALLOW_PRIVATE: envBool(false),
+    /** Messages waiting per endpoint; past it new ones are dropped, counted and logged. Default 100,000. */
+    WEBHOOK_ENDPOINT_QUEUE_MAX: envInt(100_000, 1, 10_000_000),
+    /** Requests in flight to one endpoint, across every status instance. Default 4. */
+    WEBHOOK_ENDPOINT_CONCURRENCY: envInt(4, 1, 100),
+    /** Requests in flight from this instance; 0: this instance sends none. Default 32. */
+    WEBHOOK_CONCURRENCY: envInt(32, 0, 1000),
+    /** A 2xx within this many ms is success; anything else is retried. Default 15,000. */
+    WEBHOOK_TIMEOUT_MS: envInt(15_000, 100, 120_000),
+    /**
+     * The waits before each retry, a comma list of durations (`500ms`, `5s`, `5m`, `2h`, `1d`),
+     * each taken ±20 %; past the last the message is failed. Default "5s,5m,30m,2h,5h,10h,10h".
+     */
+    WEBHOOK_RETRY_SCHEDULE: RetrySchedule,
+    /** An endpoint failing without a success for this long is disabled, ms. Default 5 days. */
+    WEBHOOK_DISABLE_AFTER_MS: envInt(5 * DAY_MS, 1000, 365 * DAY_MS),
+    /** How long a rotated-out secret keeps signing beside the new one, ms. Default 24 h. */
+    WEBHOOK_SECRET_OVERLAP_MS: envInt(DAY_MS, 0, 30 * DAY_MS),
+    /** A PEM file of CA certificates trusted beside the system's (NODE_EXTRA_CA_CERTS works too). */
+    WEBHOOK_CA_FILE: z
+      .string()
+      .refine(existsSync, 'must name a readable PEM file of CA certificates')
+      .optional(),
+    /** Attempts kept per endpoint (the newest). Default 1000. */
+    WEBHOOK_ATTEMPTS_KEPT: envInt(1000, 100, 1_000_000),
+    /** How often an idle sender looks for due messages, ms (its own writes wake it at once). Default 1000. */
+    WEBHOOK_POLL_MS: envInt(1000, 10, 60_000),
+    /** Bytes of a response body read (then discarded) before the connection is closed. Default 64 KiB. */
+    WEBHOOK_RESPONSE_MAX_BYTES: envInt(64 * 1024, 0, 16 * 1024 * 1024),
+    /** At shutdown, how long requests in flight may take to finish, ms. Default 10,000. */
+    WEBHOOK_DRAIN_MS: envInt(10_000, 0, 120_000),
+  };
+}
 
 export const Env = CommonEnv.extend({
   /** Port of the health listener (/healthz, /readyz's status; TLS). Default 8447; 0 picks one. */
@@ -49,6 +133,7 @@ export const Env = CommonEnv.extend({
   INBOX_MAX_PER_RECIPIENT: envInt(10_000, 1, 1_000_000),
   /** Most inbox events kept in one transaction (concurrent stores share it). Default 1000. */
   INBOX_BATCH_MAX: envInt(1000, 1, 10_000),
+  ...webhookEnv(),
 }).superRefine(requireTls);
 export type Env = z.infer<typeof Env>;
 export type StatusConfig = Env;

@@ -18,6 +18,11 @@ export interface StatusEventsTable {
   reason: string | null;
   /** When the first record of this event was written (what trimming and "recent" go by). */
   created_at: Timestamp;
+  /**
+   * An opted-in key's payload (`--webhook-payload`), JSON text, for its later webhook bodies;
+   * null otherwise. Read only where a body needs it: rows are loaded without it.
+   */
+  payload_json: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** Transitions per account, key, status and minute: what the charts and counts read. */
@@ -45,10 +50,70 @@ export interface InboxEventsTable {
   delivered: ColumnType<boolean, boolean | undefined, boolean>;
 }
 
+/** A webhook endpoint of an account (migration 0003). */
+export interface WebhookEndpointsTable {
+  id: string;
+  account_id: string;
+  url: string;
+  events: string[];
+  secret_sealed: string;
+  previous_secret_sealed: string | null;
+  previous_until: Date | null;
+  created_at: ColumnType<Date, Date | undefined, never>;
+  disabled_at: Date | null;
+  disabled_reason: string | null;
+  failing_since: Date | null;
+  pending: ColumnType<number, number | undefined, number>;
+}
+
+/** One message waiting to be sent to one endpoint (the outbox), or failed for good. */
+export interface WebhookMessagesTable {
+  seq: ColumnType<string, never, never>;
+  endpoint_id: string;
+  msg_id: string;
+  type: string;
+  body: string;
+  transition_at: Date;
+  next_at: ColumnType<Date, Date | undefined, Date>;
+  leased_until: Date | null;
+  attempts: ColumnType<number, number | undefined, number>;
+  failed_at: Date | null;
+}
+
+/** One attempt to send one message; the newest few per endpoint are kept. */
+export interface WebhookAttemptsTable {
+  seq: ColumnType<string, never, never>;
+  endpoint_id: string;
+  at: Date;
+  msg_id: string;
+  type: string;
+  http_status: number | null;
+  error: string | null;
+  latency_ms: number;
+}
+
 export interface StatusDb {
   status_events: StatusEventsTable;
   status_rollup: StatusRollupTable;
   inbox_events: InboxEventsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_messages: WebhookMessagesTable;
+  webhook_attempts: WebhookAttemptsTable;
 }
 
-export type StatusEventRow = Selectable<StatusEventsTable>;
+/** An event's row as the writer and the queries read it: without the (large, rare) payload. */
+export type StatusEventRow = Omit<Selectable<StatusEventsTable>, 'payload_json'>;
+/** The columns of {@link StatusEventRow}, what every read of a row selects. */
+export const STATUS_EVENT_COLUMNS = [
+  'id',
+  'account_id',
+  'key_id',
+  'recipient',
+  'sent_at',
+  'queued_at',
+  'delivered_at',
+  'failed_at',
+  'reason',
+  'created_at',
+] as const satisfies readonly (keyof StatusEventRow)[];
+export type WebhookEndpointRow = Selectable<WebhookEndpointsTable>;

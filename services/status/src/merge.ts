@@ -20,6 +20,18 @@ export interface RollupIncrement {
   last_at: Date;
 }
 
+/** A status an event reached for the first time in this batch: what a webhook is sent for. */
+export interface FirstTransition {
+  /** The event's row as the batch leaves it (the same object as in `rows`). */
+  row: StatusEventRow;
+  status: EventStatus;
+  at: Date;
+  /** `delivered`: the device that proved receipt, when the record named one. */
+  device?: string | undefined;
+  /** An opted-in key's payload, when this record carried it. */
+  payloadJson?: string | undefined;
+}
+
 export interface Merged {
   /** The rows to upsert: each event touched by the batch, whole. */
   rows: StatusEventRow[];
@@ -27,6 +39,8 @@ export interface Merged {
   rollup: RollupIncrement[];
   /** Indexes of records held back: a `delivered` whose event has no key yet (retry later). */
   deferred: number[];
+  /** Every first transition, in the order the records were merged. */
+  firsts: FirstTransition[];
 }
 
 /**
@@ -50,6 +64,7 @@ export function mergeBatch(
   const rows = new Map<string, StatusEventRow>();
   const rollup = new Map<string, RollupIncrement>();
   const deferred: number[] = [];
+  const firsts: FirstTransition[] = [];
   // Records with a key first, so a batch holding both `pending` and `delivered` of one event
   // counts the delivery under the sending key whatever order they arrived in.
   const order = records.map((_, i) => i).sort((a, b) => rank(records[a]) - rank(records[b]));
@@ -59,20 +74,22 @@ export function mergeBatch(
       continue;
     const found = rows.get(rec.id) ?? existing.get(rec.id);
     if (found && found.account_id !== rec.account_id) continue;
-    const row: StatusEventRow = found
-      ? { ...found }
-      : {
-          id: rec.id,
-          account_id: rec.account_id,
-          key_id: '',
-          recipient: null,
-          sent_at: null,
-          queued_at: null,
-          delivered_at: null,
-          failed_at: null,
-          reason: null,
-          created_at: now,
-        };
+    const row: StatusEventRow =
+      rows.get(rec.id) ??
+      (found
+        ? { ...found }
+        : {
+            id: rec.id,
+            account_id: rec.account_id,
+            key_id: '',
+            recipient: null,
+            sent_at: null,
+            queued_at: null,
+            delivered_at: null,
+            failed_at: null,
+            reason: null,
+            created_at: now,
+          });
     if (row.key_id === '' && rec.key_id === undefined && !acceptOrphan(i)) {
       deferred.push(i);
       continue;
@@ -85,10 +102,17 @@ export function mergeBatch(
       const at = new Date(rec.at);
       row[column] = at;
       count(rollup, row, rec.status, at);
+      firsts.push({
+        row,
+        status: rec.status,
+        at,
+        device: rec.device,
+        payloadJson: rec.payload_json,
+      });
     }
     rows.set(rec.id, row);
   }
-  return { rows: [...rows.values()], rollup: [...rollup.values()], deferred };
+  return { rows: [...rows.values()], rollup: [...rollup.values()], deferred, firsts };
 }
 
 function rank(rec: StatusEvent | undefined): number {

@@ -1,6 +1,8 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
+import { createWebhookMetrics } from './webhooks/metrics.js';
 
-export function createStatusMetrics(registry: Registry) {
+/** @param webhookQueueDepth reads the webhook queue depth at each scrape */
+export function createStatusMetrics(registry: Registry, webhookQueueDepth?: () => Promise<number>) {
   return {
     records: new Counter({
       name: 'herald_status_records_written_total',
@@ -28,6 +30,7 @@ export function createStatusMetrics(registry: Registry) {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers: [registry],
     }),
+    webhooks: createWebhookMetrics(registry, webhookQueueDepth),
   };
 }
 export type StatusMetrics = ReturnType<typeof createStatusMetrics>;

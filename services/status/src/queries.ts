@@ -5,7 +5,7 @@ import {
   type StatusWindow,
 } from '@herald/proto';
 import { type Kysely, sql } from 'kysely';
-import type { StatusDb, StatusEventRow } from './db-schema.js';
+import { STATUS_EVENT_COLUMNS, type StatusDb, type StatusEventRow } from './db-schema.js';
 import { currentStatus } from './merge.js';
 
 /** Every query filters on the account first: no answer ever crosses accounts. */
@@ -33,7 +33,7 @@ export async function statusOfIds(
   if (ids.length === 0) return [];
   const rows = await db
     .selectFrom('status_events')
-    .selectAll()
+    .select(STATUS_EVENT_COLUMNS)
     .where('account_id', '=', account)
     .where('id', 'in', [...new Set(ids)])
     .execute();
@@ -102,7 +102,10 @@ export async function recentEvents(
   account: string,
   filter: RecentFilter,
 ): Promise<EventStatusView[]> {
-  let q = db.selectFrom('status_events').selectAll().where('account_id', '=', account);
+  let q = db
+    .selectFrom('status_events')
+    .select(STATUS_EVENT_COLUMNS)
+    .where('account_id', '=', account);
   if (filter.keyId !== undefined) q = q.where('key_id', '=', filter.keyId);
   if (filter.id !== undefined) q = q.where('id', '=', filter.id);
   if (filter.recipient !== undefined) q = q.where('recipient', '=', filter.recipient.toLowerCase());

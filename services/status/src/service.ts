@@ -9,6 +9,7 @@ import {
   type ServiceDeps,
 } from '@herald/kit';
 import { JsErrCode, jsErrCode } from '@herald/nats';
+import type { Resolver } from '@herald/outbound';
 import { STATUS_STREAM, statusStreamConfig } from '@herald/proto';
 import type { Kysely } from 'kysely';
 import type { JetStreamManager, StreamConfig, Subscription } from 'nats';
@@ -18,6 +19,8 @@ import type { StatusDb } from './db-schema.js';
 import { type InboxResponder, serveInbox } from './inbox/responder.js';
 import { createStatusMetrics } from './metrics.js';
 import { serveStatusRequests } from './responder.js';
+import { queueDepth } from './webhooks/claim.js';
+import { createWebhooks } from './webhooks/wing.js';
 import { ensureWriterConsumer, StatusWriter } from './writer.js';
 
 export interface StatusServiceDeps extends ServiceDeps {
@@ -25,6 +28,8 @@ export interface StatusServiceDeps extends ServiceDeps {
   registry?: Registry;
   /** Epoch ms; injectable for tests. */
   now?: () => number;
+  /** How webhook hosts are resolved (tests inject names); the system resolver by default. */
+  resolver?: Resolver;
 }
 
 /**
@@ -42,10 +47,18 @@ export interface StatusService extends Service {
 export function createStatusService(config: StatusConfig, deps: StatusServiceDeps): StatusService {
   const { nc, db, logger } = deps;
   const registry = deps.registry ?? createRegistry('status');
-  const metrics = createStatusMetrics(registry);
+  const metrics = createStatusMetrics(registry, () => queueDepth(db));
   let writer: StatusWriter | undefined;
   let subs: Subscription[] = [];
   let inbox: InboxResponder | undefined;
+  const webhooks = createWebhooks(config, {
+    nc,
+    db,
+    logger,
+    metrics: metrics.webhooks,
+    now: deps.now ?? Date.now,
+    ...(deps.resolver ? { resolver: deps.resolver } : {}),
+  });
   const ready = async () => {
     // A round trip, not the connection's state: a reconnecting client is neither closed nor
     // draining, yet the writer and every status query through it fail.
@@ -63,11 +76,12 @@ export function createStatusService(config: StatusConfig, deps: StatusServiceDep
       await ensureStatusStream(jsm, config);
       await ensureWriterConsumer(jsm, config.STATUS_BATCH_MAX);
       writer = new StatusWriter(
-        { db, js: nc.jetstream(), jsm, logger, metrics },
+        { db, js: nc.jetstream(), jsm, logger, metrics, webhooksWritten: webhooks.written },
         {
           batchMax: config.STATUS_BATCH_MAX,
           batchWaitMs: config.STATUS_BATCH_WAIT_MS,
           orphanRetries: config.STATUS_ORPHAN_RETRIES,
+          webhookQueueMax: config.WEBHOOK_ENDPOINT_QUEUE_MAX,
         },
       );
       writer.start();
@@ -85,14 +99,17 @@ export function createStatusService(config: StatusConfig, deps: StatusServiceDep
         cap: config.INBOX_MAX_PER_RECIPIENT,
         batchMax: config.INBOX_BATCH_MAX,
         now: deps.now ?? Date.now,
+        webhookQueueMax: config.WEBHOOK_ENDPOINT_QUEUE_MAX,
+        webhooksWritten: webhooks.written,
       });
+      subs.push(webhooks.start());
       // The server knows the subscriptions once start resolves: a store sent next finds them.
       await nc.flush();
     },
     async close() {
       for (const s of [...subs, ...(inbox?.subs ?? [])]) s.unsubscribe();
       await inbox?.idle();
-      await writer?.stop();
+      await Promise.all([writer?.stop(), webhooks.stop()]);
     },
   };
 }

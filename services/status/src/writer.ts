@@ -5,6 +5,7 @@ import { AckPolicy, type JetStreamClient, type JetStreamManager, type JsMsg } fr
 import { writeBatch } from './batch-store.js';
 import type { StatusDb } from './db-schema.js';
 import type { StatusMetrics } from './metrics.js';
+import type { EnqueueResult } from './webhooks/outbox.js';
 
 /** Delay before a held-back or failed record comes again, ms. */
 const RETRY_DELAY_MS = 1000;
@@ -13,6 +14,8 @@ export interface WriterOptions {
   batchMax: number;
   batchWaitMs: number;
   orphanRetries: number;
+  /** WEBHOOK_ENDPOINT_QUEUE_MAX. */
+  webhookQueueMax: number;
 }
 
 export interface WriterDeps {
@@ -21,6 +24,8 @@ export interface WriterDeps {
   jsm: JetStreamManager;
   logger: Logger;
   metrics: StatusMetrics;
+  /** Told what a batch enqueued (metrics, the drop log, waking the sender). */
+  webhooksWritten: (r: EnqueueResult) => void;
 }
 
 /** The durable pull consumer the writer reads the status stream with. */
@@ -135,7 +140,9 @@ export class StatusWriter {
         db,
         records,
         (i) => (owner[i]?.info.redeliveryCount ?? 0) > this.#opts.orphanRetries,
+        { webhookQueueMax: this.#opts.webhookQueueMax },
       );
+      this.#deps.webhooksWritten(result.webhooks);
       const held = new Set<JsMsg>();
       for (const i of result.deferred) {
         const m = owner[i];

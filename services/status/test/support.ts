@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createDb, createLogger } from '@herald/kit';
+import type { Resolver } from '@herald/outbound';
 import type { NatsUser } from '@herald/testkit';
 import {
   type NatsServer,
@@ -27,7 +28,10 @@ export interface InboxFixture {
   close(): Promise<void>;
 }
 
-export async function startInboxFixture(env: Record<string, string> = {}): Promise<InboxFixture> {
+export async function startInboxFixture(
+  env: Record<string, string> = {},
+  extra: { resolver?: Resolver } = {},
+): Promise<InboxFixture> {
   const [nats, pg] = await Promise.all([startNatsServer(), startPostgres()]);
   const db = createDb<StatusDb>(pg.url, 5);
   await migrateToLatest(db);
@@ -45,6 +49,7 @@ export async function startInboxFixture(env: Record<string, string> = {}): Promi
     db,
     logger: createLogger('status', (process.env.TEST_LOG ?? 'silent') as 'silent'),
     now: () => clock.now,
+    ...extra,
   });
   await service.start();
   const clients: NatsConnection[] = [];

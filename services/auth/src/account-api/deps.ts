@@ -1,9 +1,8 @@
-import type { Logger } from '@herald/kit';
+import type { Logger, SecretBox } from '@herald/kit';
 import type { PlanCatalogue } from '@herald/proto';
 import type { Kysely } from 'kysely';
 import type { NatsConnection } from 'nats';
 import type { AuthDb } from '../db-schema.js';
-import type { SecretBox } from '../keys/secret-box.js';
 import type { AuthMetrics } from '../metrics.js';
 import type { LoginLimiter } from './login-limiter.js';
 

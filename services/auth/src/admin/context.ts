@@ -1,11 +1,17 @@
-import { CommonEnv, connectNats, createDb, createLogger } from '@herald/kit';
+import {
+  CommonEnv,
+  connectNats,
+  createDb,
+  createLogger,
+  SecretBox,
+  SecretEncryptionKey,
+} from '@herald/kit';
 import type { PlanCatalogue } from '@herald/proto';
 import type { Kysely } from 'kysely';
 import type { NatsConnection } from 'nats';
 import { DatabaseUrl, MaxLiveKeys, SecretOverlapMs } from '../config.js';
 import type { AuthDb } from '../db-schema.js';
 import type { KeyRules } from '../keys/issuing.js';
-import { SecretBox, SecretEncryptionKey } from '../keys/secret-box.js';
 import { loadPlanCatalogue, resolvePlansFile } from '../plan-catalogue.js';
 import type { AdminSettings } from './settings.js';
 

@@ -1,10 +1,10 @@
+import type { SecretBox } from '@herald/kit';
 import { HeraldError, type PlanCatalogue } from '@herald/proto';
 import type { Kysely } from 'kysely';
 import type { AuthDb } from '../db-schema.js';
 import { parseId } from '../ids.js';
 import { findSubscription, liveKeyStanding } from '../subscriptions.js';
 import { type KeyRequest, resolveKeySpec } from './key-spec.js';
-import type { SecretBox } from './secret-box.js';
 import {
   type ApiKeySummary,
   type CreatedApiKey,

@@ -1,8 +1,9 @@
+import type { SecretBox } from '@herald/kit';
 import { HeraldError, type SigningSecret } from '@herald/proto';
 import type { Kysely } from 'kysely';
 import type { AuthDb } from '../db-schema.js';
 import { parseId } from '../ids.js';
-import { NO_BOX, newSigningSecret, type SecretBox, sealContext } from './secret-box.js';
+import { NO_BOX, newSigningSecret, sealContext } from './secret-box.js';
 import { type ApiKeySummary, SUMMARY_COLUMNS } from './store.js';
 
 /** Default TOKEN_SECRET_OVERLAP_MS: the replaced secret stays valid as long as a token may live. */

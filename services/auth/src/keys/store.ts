@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { hashKey } from '@herald/access';
+import type { SecretBox } from '@herald/kit';
 import { HeraldError, type KeyKind } from '@herald/proto';
 import type { Kysely } from 'kysely';
 import type { ApiKeyRow, AuthDb } from '../db-schema.js';
 import { parseId } from '../ids.js';
 import { isPgError, PgCodes } from '../pg-errors.js';
 import { generateApiKey, type KeyRequest, keyPrefixOf, resolveKeySpec } from './key-spec.js';
-import { newSigningSecret, type SecretBox } from './secret-box.js';
+import { newSigningSecret } from './secret-box.js';
 
 /** A key as lists show it: never the key, never its hash, never its signing secrets. */
 export type ApiKeySummary = Pick<ApiKeyRow, (typeof SUMMARY_COLUMNS)[number]>;

@@ -3,7 +3,7 @@ import { type Kysely, sql } from 'kysely';
 /**
  * Key scopes and recipient tokens (issue 30). Every existing key keeps the spec's behaviour: scope
  * `both`, no token required. A key that requires tokens holds its signing secret encrypted
- * (secret-box.ts), never in clear, and during a rotation's overlap the secret it replaced.
+ * (kit's SecretBox), never in clear, and during a rotation's overlap the secret it replaced.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema

@@ -75,13 +75,16 @@ export async function eventsAfter(
   return rows.map(toRow);
 }
 
-/** Marks `ids` (or every event, `ids` null) read; returns how many changed. */
+/**
+ * Marks `ids` (or every event, `ids` null) read; returns the ids of the events this marked, the
+ * first read mark of each (what `event.read` webhooks are sent for).
+ */
 export async function markRead(
   db: Kysely<StatusDb>,
   r: Recipient,
   ids: readonly string[] | null,
   now: Date,
-): Promise<number> {
+): Promise<string[]> {
   let q = db
     .updateTable('inbox_events')
     .set({ read_at: now })
@@ -89,8 +92,8 @@ export async function markRead(
     .where('recipient', '=', r.recipient)
     .where('read_at', 'is', null);
   if (ids !== null) q = q.where('id', 'in', [...ids]);
-  const res = await q.executeTakeFirst();
-  return Number(res.numUpdatedRows);
+  const rows = await q.returning('id').execute();
+  return rows.map((row) => row.id);
 }
 
 /**

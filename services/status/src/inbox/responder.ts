@@ -12,6 +12,8 @@ import {
 import type { Kysely } from 'kysely';
 import type { Msg, NatsConnection, Subscription } from 'nats';
 import type { StatusDb } from '../db-schema.js';
+import type { EnqueueResult } from '../webhooks/outbox.js';
+import { enqueueReads } from '../webhooks/transitions.js';
 import {
   eventsAfter,
   expireChunk,
@@ -37,6 +39,10 @@ export interface InboxDeps {
   cap: number;
   batchMax: number;
   now: () => number;
+  /** WEBHOOK_ENDPOINT_QUEUE_MAX. */
+  webhookQueueMax: number;
+  /** Told what a read mark enqueued (metrics, the drop log, waking the sender). */
+  webhooksWritten: (r: EnqueueResult) => void;
 }
 
 export interface InboxResponder {
@@ -163,7 +169,14 @@ async function runQuery(
           field: 'ids',
         });
       }
-      const changed = await markRead(deps.db, r, q.ids ?? null, new Date(deps.now()));
+      const now = new Date(deps.now());
+      const { changed, webhooks } = await deps.db.transaction().execute(async (trx) => {
+        const marked = await markRead(trx, r, q.ids ?? null, now);
+        // The first read mark of each event enqueues its `event.read`, in the same transaction.
+        const enqueued = await enqueueReads(trx, r, marked, now, deps.webhookQueueMax);
+        return { changed: marked.length, webhooks: enqueued };
+      });
+      deps.webhooksWritten(webhooks);
       const [unread] = await unreadCounts(deps.db, [r]);
       if (changed > 0) publishUnread([r]);
       return JSON.stringify({ v: 1, ok: true, unread: unread ?? 0 });

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { SecretBox, SecretEncryptionKey } from '../src/keys/secret-box.js';
+import { SecretBox, SecretEncryptionKey } from './secret-box.js';
 
-describe('SecretBox: signing secrets sealed at rest', () => {
+describe('SecretBox: secrets sealed at rest', () => {
   const box = new SecretBox(randomBytes(32));
 
   it('opens what it sealed, for the same key row only', () => {
@@ -23,10 +23,10 @@ describe('SecretBox: signing secrets sealed at rest', () => {
     body[0] = (body[0] ?? 0) ^ 1;
     parts[3] = body.toString('base64url');
     expect(() => box.open(parts.join('.'), 'row-1')).toThrow();
-    expect(() => box.open('plain text', 'row-1')).toThrow(/not a sealed signing secret/);
+    expect(() => box.open('plain text', 'row-1')).toThrow(/not a sealed secret/);
   });
 
-  it('SECRET_ENCRYPTION_KEY must be the base64 of exactly 32 bytes, and says how to make one', () => {
+  it('an encryption key setting must be the base64 of exactly 32 bytes, and says how to make one', () => {
     expect(SecretEncryptionKey.parse(randomBytes(32).toString('base64'))).toHaveLength(32);
     for (const bad of [
       randomBytes(31).toString('base64'),

@@ -1,0 +1,164 @@
+import type { LookupAddress } from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
+import {
+  ForbiddenAddressError,
+  isPublicAddress,
+  type Resolver,
+  resolveAllowed,
+  UnresolvedHostError,
+} from './address-policy.js';
+import { parseTargetUrl } from './target-url.js';
+
+/** Why a request got no HTTP answer. */
+export type OutboundFailure = 'timeout' | 'network' | 'refused';
+
+/** A request that got no HTTP status: the address rule refused it, it timed out, or the network failed. */
+export class OutboundError extends Error {
+  readonly kind: OutboundFailure;
+  constructor(kind: OutboundFailure, message: string, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = 'OutboundError';
+    this.kind = kind;
+  }
+}
+
+export interface OutboundClientOptions {
+  /** Lift the address rule, allow http:// (development only). */
+  allowPrivate: boolean;
+  /** Whole request, connect to status line, ms. */
+  timeoutMs: number;
+  /** Response body bytes read (and discarded) before the connection is closed. */
+  maxResponseBytes: number;
+  /** Trusted CAs, PEM; undefined: Node's default (the system's and NODE_EXTRA_CA_CERTS). */
+  ca?: string[] | undefined;
+  resolver?: Resolver;
+}
+
+export interface PostResult {
+  status: number;
+  /** The Retry-After header as sent, if any. */
+  retryAfter: string | undefined;
+}
+
+/**
+ * POSTs to customer URLs. The connection's address is the one the policy checked: the request's
+ * `lookup` resolves the name and refuses it unless every address is allowed, and an IP literal is
+ * judged before connecting, so a name cannot be checked against one address and connected to
+ * another. No redirect is followed (a 3xx is just a status). Connections are kept alive: a reused
+ * one goes to the address checked when it opened.
+ */
+export class OutboundClient {
+  readonly #opts: OutboundClientOptions;
+  readonly #https: https.Agent;
+  readonly #http: http.Agent;
+  readonly #lookup: LookupFunction;
+
+  constructor(opts: OutboundClientOptions) {
+    this.#opts = opts;
+    this.#https = new https.Agent({ keepAlive: true, ...(opts.ca ? { ca: opts.ca } : {}) });
+    this.#http = new http.Agent({ keepAlive: true });
+    this.#lookup = (host, options, callback) => {
+      resolveAllowed(host, opts).then(
+        (found) => {
+          if (options.all) {
+            callback(
+              null,
+              found.map((a): LookupAddress => ({ address: a.address, family: a.family })),
+            );
+          } else {
+            const first = found.find((a) => !options.family || a.family === options.family);
+            if (first) callback(null, first.address, first.family);
+            else
+              callback(
+                new UnresolvedHostError(host, new Error('no address of that family')),
+                '',
+                4,
+              );
+          }
+        },
+        (err: Error) => callback(err as NodeJS.ErrnoException, '', 4),
+      );
+    };
+  }
+
+  /** One POST; resolves with the status once the head arrives (the body is drained, capped). */
+  async post(
+    rawUrl: string,
+    headers: Record<string, string>,
+    body: string,
+    signal?: AbortSignal,
+  ): Promise<PostResult> {
+    let url: URL;
+    try {
+      url = parseTargetUrl(rawUrl, this.#opts);
+    } catch (err) {
+      throw toOutboundError(err);
+    }
+    // An IP literal is never looked up: it is judged here.
+    const bare = url.hostname.replace(/^\[|\]$/g, '');
+    if (isIP(bare) !== 0 && !this.#opts.allowPrivate && !isPublicAddress(bare)) {
+      throw toOutboundError(new ForbiddenAddressError(bare, bare));
+    }
+    const secure = url.protocol === 'https:';
+    const payload = Buffer.from(body, 'utf8');
+    return new Promise<PostResult>((resolve, reject) => {
+      const req = (secure ? https : http).request(url, {
+        method: 'POST',
+        agent: secure ? this.#https : this.#http,
+        lookup: this.#lookup,
+        headers: { ...headers, 'content-length': String(payload.length) },
+        signal,
+      });
+      const timer = setTimeout(
+        () =>
+          req.destroy(new OutboundError('timeout', `no answer within ${this.#opts.timeoutMs} ms`)),
+        this.#opts.timeoutMs,
+      );
+      req.on('response', (res) => {
+        clearTimeout(timer);
+        const retryAfter = res.headers['retry-after'];
+        resolve({ status: res.statusCode ?? 0, retryAfter });
+        drain(res, this.#opts.maxResponseBytes, this.#opts.timeoutMs);
+      });
+      req.on('error', (err) => {
+        clearTimeout(timer);
+        reject(toOutboundError(err));
+      });
+      req.end(payload);
+    });
+  }
+
+  close(): void {
+    this.#https.destroy();
+    this.#http.destroy();
+  }
+}
+
+/**
+ * Reads and discards up to `max` bytes within `ms`, else closes the connection: a receiver cannot
+ * make Herald hold a body, nor a socket, for longer.
+ */
+function drain(res: http.IncomingMessage, max: number, ms: number): void {
+  let seen = 0;
+  const timer = setTimeout(() => res.destroy(), ms);
+  res.on('data', (chunk: Buffer) => {
+    seen += chunk.length;
+    if (seen > max) res.destroy();
+  });
+  res.on('close', () => clearTimeout(timer));
+  res.on('error', () => {});
+}
+
+function toOutboundError(err: unknown): OutboundError {
+  if (err instanceof OutboundError) return err;
+  if (err instanceof ForbiddenAddressError) return new OutboundError('refused', err.message, err);
+  if (err instanceof Error && err.name === 'TargetUrlError')
+    return new OutboundError('refused', err.message, err);
+  if (err instanceof Error && err.name === 'AbortError')
+    return new OutboundError('network', 'aborted (Herald is shutting down)', err);
+  const code = (err as { code?: string }).code;
+  const message = err instanceof Error ? err.message : String(err);
+  return new OutboundError('network', code ? `${code}: ${message}` : message, err);
+}
