@@ -9,7 +9,7 @@ export interface TrimResult {
   rollups_deleted: number;
 }
 
-/** Deletes events first seen, and rollup minutes, before `cutoff`. */
+/** Deletes events first seen, rollup minutes and failed webhook messages, before `cutoff`. */
 export async function trimBefore(db: Kysely<StatusDb>, cutoff: Date): Promise<TrimResult> {
   let events = 0;
   for (;;) {
@@ -20,5 +20,7 @@ export async function trimBefore(db: Kysely<StatusDb>, cutoff: Date): Promise<Tr
     if (n < TRIM_CHUNK) break;
   }
   const r = await db.deleteFrom('status_rollup').where('minute', '<', cutoff).executeTakeFirst();
+  // Webhook messages kept as failed (their schedule exhausted) go with the window too.
+  await db.deleteFrom('webhook_messages').where('failed_at', '<', cutoff).execute();
   return { events_deleted: events, rollups_deleted: Number(r.numDeletedRows) };
 }

@@ -11,11 +11,16 @@
  * /proc, Linux) while the records are published and stored, and while the writer drains them;
  * `pg_cpu_ms` is Postgres's (the postmaster and its backends) while the writer drains them.
  *
+ * WEBHOOK_ENDPOINTS=N gives the account N webhook endpoints subscribed to every type (nothing is
+ * sent: WEBHOOK_CONCURRENCY=0), so the writer also enqueues a message per endpoint and first
+ * transition in its transactions; `webhook_messages` is how many it enqueued.
+ *
  *   node --conditions=herald-source --import tsx services/status/test/measure/writer-rate.ts
  */
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createDb, createLogger } from '@herald/kit';
+import { WEBHOOK_EVENT_TYPES } from '@herald/proto';
 import { childCpuMs, startNatsServer, startPostgres } from '@herald/testkit';
 import { connect } from 'nats';
 import {
@@ -28,6 +33,7 @@ import {
 const N = Number(process.env.RECORDS ?? 100_000);
 const BATCH = process.env.STATUS_BATCH_MAX ?? '1000';
 const PER_MESSAGE = Number(process.env.PER_MESSAGE ?? 1);
+const ENDPOINTS = Number(process.env.WEBHOOK_ENDPOINTS ?? 0);
 
 /** CPU ms of the nats-server this process started (its child). */
 const natsCpuMs = () => childCpuMs('nats-server');
@@ -68,6 +74,8 @@ const config = loadConfig({
   DATABASE_URL: pg.url,
   TLS_DISABLED: 'true',
   STATUS_BATCH_MAX: BATCH,
+  WEBHOOK_CONCURRENCY: '0',
+  WEBHOOK_ENDPOINT_QUEUE_MAX: '10000000',
 });
 const logger = createLogger(
   'status',
@@ -81,6 +89,23 @@ await first.close();
 
 const account = randomUUID();
 const key = randomUUID();
+for (let i = 0; i < ENDPOINTS; i++) {
+  await db
+    .insertInto('webhook_endpoints')
+    .values({
+      id: randomUUID(),
+      account_id: account,
+      url: 'https://93.184.215.14/hooks',
+      events: [...WEBHOOK_EVENT_TYPES],
+      secret_sealed: 'unused: nothing is sent',
+      previous_secret_sealed: null,
+      previous_until: null,
+      disabled_at: null,
+      disabled_reason: null,
+      failing_since: null,
+    })
+    .execute();
+}
 const at = Date.now();
 const natsBeforePublish = natsCpuMs();
 let pending: unknown[] = [];
@@ -149,6 +174,10 @@ const rows = await db
   .selectFrom('status_events')
   .select((eb) => eb.fn.countAll<string>().as('n'))
   .executeTakeFirstOrThrow();
+const messagesQueued = await db
+  .selectFrom('webhook_messages')
+  .select((eb) => eb.fn.countAll<string>().as('n'))
+  .executeTakeFirstOrThrow();
 process.stdout.write(
   `${JSON.stringify({
     records,
@@ -161,6 +190,8 @@ process.stdout.write(
     cpu_ms: Math.round((cpu.user + cpu.system) / 1000),
     nats_cpu_ms: { publish: natsPublishMs, drain: natsDrainMs },
     pg_cpu_ms: pgDrainMs,
+    webhook_endpoints: ENDPOINTS,
+    webhook_messages: Number(messagesQueued.n),
   })}\n`,
 );
 await service.close();
