@@ -75,7 +75,8 @@ const AUTH_WINGS = {
   'account-api': [],
   'nats-users': [],
   billing: ['account-api'],
-  admin: ['billing', 'nats-users'],
+  webhooks: ['account-api'],
+  admin: ['billing', 'nats-users', 'webhooks'],
 };
 const authWing = `${AUTH}(${Object.keys(AUTH_WINGS).join('|')})/`;
 const authWings = [

@@ -90,6 +90,12 @@ export const VerifiedKey = z.object({
    * read state; absent or null means off (the spec's default: nothing delivered live is stored).
    */
   inbox_days: z.number().int().min(1).max(365).nullable().optional(),
+  /**
+   * Created with `--webhook-payload` (issue 39): its events' payloads go into the account's
+   * webhook bodies, so ingress carries each on the event's `sent` or `pending` status record.
+   * Absent means no.
+   */
+  webhook_payload: z.boolean().optional(),
   /** Only when asked for (`signing_secrets: true`) and the key requires tokens. */
   signing_secrets: z.array(SigningSecret).optional(),
 });

@@ -10,3 +10,12 @@ export {
   type StatusBatchLimits,
 } from './status-batcher.js';
 export { type StatusAnswer, StatusClient, type TrimAnswer } from './status-client.js';
+export {
+  WEBHOOK_API_UNAVAILABLE,
+  type WebhookAttemptsAnswer,
+  WebhookClient,
+  type WebhookEndpointAnswer,
+  type WebhookListAnswer,
+  type WebhookQueuedAnswer,
+  type WebhookSecretAnswer,
+} from './webhook-client.js';

@@ -68,10 +68,31 @@ export class StatusBatcher {
 
   /**
    * Records that the event `id` reached `recipient`: a socket proved receipt (the socket edge's
-   * acked queued events and its catch-up writes). The status keeps the first such record.
+   * acked queued events and its catch-up writes). The status keeps the first such record. `device`:
+   * the proving socket's connect named one (its webhook body says which device got it).
    */
-  delivered(account: string, recipient: string, id: string): void {
-    this.add({ v: 1, id, account_id: account, recipient, status: 'delivered', at: Date.now() });
+  delivered(account: string, recipient: string, id: string, device?: string): void {
+    const at = Date.now();
+    this.add(
+      device === undefined
+        ? { v: 1, id, account_id: account, recipient, status: 'delivered', at }
+        : { v: 1, id, account_id: account, recipient, status: 'delivered', at, device },
+    );
+  }
+
+  /**
+   * Publishes a record in a message of its own, in the turn's order, leaving the account's batch
+   * open: a record that carries a payload (`payload_json`, a key's webhook opt-in) would crowd a
+   * batch of small records past its bounds. The writer reads the single-record form.
+   */
+  addAlone(account: string, json: string): void {
+    let subject: string;
+    try {
+      subject = subjects.status(account);
+    } catch {
+      return;
+    }
+    this.#publisher.publish(subject, json);
   }
 
   /**

@@ -124,6 +124,44 @@ describe('StatusBatcher (real nats-server)', () => {
     expect(rec.at).toBeLessThanOrEqual(Date.now());
   });
 
+  it('names the proving device on a `delivered` record when the socket had one', async () => {
+    const a = randomUUID();
+    const got: Msg[] = [];
+    const s = sub.subscribe(subjects.status(a), { callback: (_e, m) => got.push(m) });
+    await sub.flush();
+    new StatusBatcher(new TurnPublisher(nc)).delivered(a, 'r-9', 'ev-9', 'phone-1');
+    await new Promise((r) => setImmediate(r));
+    await nc.flush();
+    await sub.flush();
+    s.unsubscribe();
+    expect(got).toHaveLength(1);
+    expect(StatusEvent.parse(JSON.parse(got[0]?.string() ?? ''))).toMatchObject({
+      id: 'ev-9',
+      status: 'delivered',
+      device: 'phone-1',
+    });
+  });
+
+  it("sends a record added alone in a message of its own, the account's batch kept open around it", async () => {
+    const a = randomUUID();
+    const got: Msg[] = [];
+    const s = sub.subscribe(subjects.status(a), { callback: (_e, m) => got.push(m) });
+    await sub.flush();
+    const batcher = new StatusBatcher(new TurnPublisher(nc));
+    const alone = record(a, 2, { status: 'sent', payload_json: '{"title":"hi"}' });
+    batcher.add(record(a, 1));
+    batcher.addAlone(a, JSON.stringify(alone));
+    batcher.add(record(a, 3));
+    await new Promise((r) => setImmediate(r));
+    await nc.flush();
+    await sub.flush();
+    s.unsubscribe();
+    expect(got.map((m) => JSON.parse(m.string()))).toEqual([
+      { v: 1, records: [record(a, 1), record(a, 3)] },
+      alone,
+    ]);
+  });
+
   it("takes the turn's place of its first record among the turn publisher's messages", async () => {
     const a = randomUUID();
     const got: string[] = [];

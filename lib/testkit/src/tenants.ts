@@ -22,6 +22,8 @@ export interface KeyObject {
   inbox_days?: number | null;
   /** Made with the opt-out of the recipient tokens a web inbox key otherwise requires. */
   allow_unsigned_recipients?: boolean;
+  /** Its events' payloads go into the account's webhook bodies (`--webhook-payload`). */
+  webhook_payload?: boolean;
   /** Tokens came on by the rule for web inbox keys, not because they were asked for. */
   tokens_by_default?: boolean;
   /** A web key without tokens: what anyone with it can do, and how to turn tokens on. */
@@ -43,6 +45,8 @@ export interface Tenants {
     inboxDays?: number;
     /** The opt-out (`--allow-unsigned-recipients`): a web inbox key without tokens. */
     allowUnsignedRecipients?: boolean;
+    /** The webhook opt-in (`--webhook-payload`): payloads go into the account's webhook bodies. */
+    webhookPayload?: boolean;
   }): Promise<KeyObject>;
   revokeKey(id: string): Promise<void>;
   /** Runs the admin CLI against this stack and returns its parsed `--json` output. */
@@ -122,6 +126,7 @@ export function tenants(
         if (o.requireToken) args.push('--require-token');
         if (o.inboxDays !== undefined) args.push('--inbox-days', String(o.inboxDays));
         if (o.allowUnsignedRecipients) args.push('--allow-unsigned-recipients');
+        if (o.webhookPayload) args.push('--webhook-payload');
         return (await admin([...args, '--json'])) as KeyObject;
       }
       const path = (o.kind ?? 'test') === 'test' ? '/v1/keys/test' : '/v1/keys';
@@ -132,6 +137,7 @@ export function tenants(
         ...(o.requireToken ? { require_token: true } : {}),
         ...(o.inboxDays !== undefined ? { inbox_days: o.inboxDays } : {}),
         ...(o.allowUnsignedRecipients ? { allow_unsigned_recipients: true } : {}),
+        ...(o.webhookPayload ? { webhook_payload: true } : {}),
       };
       const res = await request('POST', `${authUrl}${path}`, ca, body, session);
       if (res.status !== 201) throw new Error(`key create failed: ${res.status} ${res.text}`);

@@ -56,6 +56,11 @@ export interface ApiKeysTable {
    * (migration 0010); false for every key made before.
    */
   allow_unsigned_recipients: ColumnType<boolean, boolean | undefined, boolean>;
+  /**
+   * Its events' payloads go into the account's webhook bodies (migration 0011, issue 39): ingress
+   * then carries the payload on the key's `sent` and `pending` status records. False by default.
+   */
+  webhook_payload: ColumnType<boolean, boolean | undefined, boolean>;
 }
 
 /** A login of the account API. Only hashes of its tokens are stored. */

@@ -22,6 +22,7 @@ import { type AuthMetrics, createAuthMetrics } from './metrics.js';
 import { startCalloutResponder } from './nats-users/callout-responder.js';
 import { loadPlanCatalogue, resolvePlansFile } from './plan-catalogue.js';
 import { startVerifyResponder } from './verify-responder.js';
+import { webhookRoutes } from './webhooks/routes.js';
 
 export interface AuthServiceDeps extends ServiceDeps {
   db: Kysely<AuthDb>;
@@ -105,7 +106,10 @@ export function createAuthService(config: AuthConfig, deps: AuthServiceDeps): Au
   const ops = createOpsHandler(registry, ready, { public: true });
   const billing = createBilling(config, { ...deps, catalogue, now, registry, forwarder });
   // The wings' routes on the account API, one line each: a new wing's routes plug in here.
-  const mounts: RouteMount[] = [billingRoutes(billing?.service)];
+  const mounts: RouteMount[] = [
+    billingRoutes(billing?.service),
+    webhookRoutes(config.WEBHOOK_API_TIMEOUT_MS),
+  ];
   const app = createAccountApi(
     {
       db: deps.db,

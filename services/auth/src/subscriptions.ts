@@ -1,5 +1,6 @@
 import { HeraldError, type Plan, type PlanCatalogue } from '@herald/proto';
 import type { Kysely } from 'kysely';
+import { INSTANT_FORMS, parseInstant } from './dates.js';
 import type { AuthDb, SubscriptionRow } from './db-schema.js';
 import { parseId } from './ids.js';
 import { isPgError, PgCodes } from './pg-errors.js';
@@ -15,10 +16,7 @@ export interface PlanChange {
   period_end: Date | null;
 }
 
-const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
-const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/i;
-const UNTIL_HINT =
-  'give a date (2025-07-01, meaning midnight UTC) or a date-time with its zone (2025-07-01T12:00:00Z)';
+const UNTIL_HINT = `give ${INSTANT_FORMS}`;
 
 /**
  * Checks a plan change against the catalogue. A paid plan needs `until` (when its period ends);
@@ -58,30 +56,9 @@ export function resolvePlanChange(
   return { plan, period_end: until instanceof Date ? until : parseUntil(until) };
 }
 
-/** Parses an ISO 8601 date or date-time with zone, refusing dates that do not exist. */
+/** Parses `--until`: an ISO 8601 date or date-time with zone, refusing dates that do not exist. */
 export function parseUntil(value: string): Date {
-  const text = value.trim();
-  const isDate = DATE_ONLY.test(text);
-  if (!isDate && !DATE_TIME.test(text)) {
-    throw new HeraldError('invalid_field', `until "${value}" is not a date: ${UNTIL_HINT}`, {
-      field: 'until',
-    });
-  }
-  const date = new Date(isDate ? `${text}T00:00:00Z` : text);
-  // Date rolls 2025-02-30 over to March 2; a date that does not exist is a typo, not a wish.
-  const [y, m, d] = text.slice(0, 10).split('-').map(Number);
-  const calendar = new Date(Date.UTC(y ?? 0, (m ?? 1) - 1, d ?? 0));
-  if (
-    Number.isNaN(date.getTime()) ||
-    calendar.getUTCFullYear() !== y ||
-    calendar.getUTCMonth() !== (m ?? 1) - 1 ||
-    calendar.getUTCDate() !== d
-  ) {
-    throw new HeraldError('invalid_field', `until "${value}" is not a real date: ${UNTIL_HINT}`, {
-      field: 'until',
-    });
-  }
-  return date;
+  return parseInstant(value, 'until', UNTIL_HINT);
 }
 
 /** The account's subscription, or undefined when the account does not exist. */

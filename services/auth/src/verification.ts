@@ -118,6 +118,7 @@ export async function verifyKeyHash(
     scope: row.scope,
     require_token: row.require_token,
     inbox_days: row.inbox_days,
+    webhook_payload: row.webhook_payload,
     // Only the edge asks: it verifies recipient tokens; nobody else needs a secret.
     ...(row.require_token && withSecrets
       ? { signing_secrets: openSigningSecrets(deps.box, row, now) }

@@ -590,6 +590,7 @@ describe('keys through the account API', () => {
       require_token: false,
       inbox_days: null,
       allow_unsigned_recipients: false,
+      webhook_payload: false,
       token_warning: `No recipient tokens: anyone holding this public web key and a user's id can open that user's socket and receive their live events. Turn tokens on: \`key require-token --key ${created.body.id}\` (dashboard: Require tokens).`,
     });
 
@@ -671,6 +672,51 @@ describe('keys through the account API', () => {
       limits: TEST_CATALOGUE.plans[1]?.limits,
       test_key_limits: TEST_CATALOGUE.test_key_limits,
       keys: { live: 2, test: 0 },
+    });
+  });
+
+  it('keeps the webhook payload opt-in on a key, lists it and carries it in the verify reply', async () => {
+    const user = await newUser();
+    const bad = await call('POST', '/v1/keys/test', {
+      body: { client: 'mobile', webhook_payload: 'yes' },
+      headers: as(user),
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatchObject({ code: 'invalid_field', field: 'webhook_payload' });
+    const subscribeOnly = await call('POST', '/v1/keys/test', {
+      body: { client: 'mobile', scope: 'subscribe', webhook_payload: true },
+      headers: as(user),
+    });
+    expect(subscribeOnly.status).toBe(400);
+    expect(subscribeOnly.body.error).toMatchObject({
+      code: 'invalid_field',
+      field: 'webhook_payload',
+    });
+    const flagged = await call('POST', '/v1/keys/test', {
+      body: { client: 'mobile', webhook_payload: true },
+      headers: as(user),
+    });
+    expect(flagged.status).toBe(201);
+    expect(flagged.body.webhook_payload).toBe(true);
+    expect(await verify(flagged.body.key)).toMatchObject({
+      ok: true,
+      key: { webhook_payload: true },
+    });
+    const listed = await call('GET', '/v1/keys', { headers: { cookie: user.cookie } });
+    expect(listed.body.keys).toEqual([
+      expect.objectContaining({ id: flagged.body.id, webhook_payload: true }),
+    ]);
+
+    await setSubscription(
+      db,
+      user.accountId,
+      resolvePlanChange(TEST_CATALOGUE, 'hobby', FAR_FUTURE),
+    );
+    const plain = await call('POST', '/v1/keys', { body: { client: 'mobile' }, headers: as(user) });
+    expect(plain.body.webhook_payload).toBe(false);
+    expect(await verify(plain.body.key)).toMatchObject({
+      ok: true,
+      key: { webhook_payload: false },
     });
   });
 

@@ -106,6 +106,7 @@ describe('admin CLI', () => {
       require_token: false,
       inbox_days: null,
       allow_unsigned_recipients: false,
+      webhook_payload: false,
       tokens_by_default: false,
       token_warning: expect.stringMatching(
         /^No recipient tokens: anyone holding this public web key/,
@@ -140,6 +141,7 @@ describe('admin CLI', () => {
           require_token: false,
           inbox_days: null,
           allow_unsigned_recipients: false,
+          webhook_payload: false,
           token_warning: created.token_warning,
         },
       ],
@@ -304,6 +306,45 @@ describe('runAdmin (in process, same code path as the CLI)', () => {
       keys: Array<{ inbox_days: number | null }>;
     };
     expect(listed.keys.map((k) => k.inbox_days).sort()).toEqual([1, 30, 365, null].sort());
+  });
+
+  it('creates a key with --webhook-payload, prints and lists the opt-in, refuses it on a subscribe key', async () => {
+    const accountId = (
+      await createAccount(
+        servers.db,
+        { email: 'webhook-payload@example.com' },
+        { plan: { id: 'startup' }, period_end: new Date('2099-01-01T00:00:00Z') },
+      )
+    ).id;
+    const create = (...extra: string[]) =>
+      admin(
+        'key',
+        'create',
+        '--account',
+        accountId,
+        '--kind',
+        'live',
+        '--client',
+        'mobile',
+        ...extra,
+      );
+    const flagged = json(await create('--webhook-payload', '--json'));
+    expect(flagged.webhook_payload).toBe(true);
+    expect(json(await create('--json')).webhook_payload).toBe(false);
+    const text = await create('--webhook-payload');
+    expect(text.stdout).toMatch(
+      /webhook: its events' payloads go into the account's webhook bodies/,
+    );
+    const refused = await create('--webhook-payload', '--scope', 'subscribe');
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toMatch(/--webhook-payload: webhook_payload is for keys that send/);
+    const list = await admin('key', 'list', '--account', accountId);
+    expect(list.stdout.match(/payload in webhooks/g)).toHaveLength(2);
+    const listed = json(await admin('key', 'list', '--account', accountId, '--json')) as {
+      keys: Array<{ id: string; webhook_payload: boolean }>;
+    };
+    expect(listed.keys.filter((k) => k.webhook_payload)).toHaveLength(2);
+    expect(listed.keys.find((k) => k.id === flagged.id)?.webhook_payload).toBe(true);
   });
 
   it('names the flag when a value is refused', async () => {

@@ -207,6 +207,7 @@ describe('the Test key', () => {
         require_token: false,
         inbox_days: null,
         allow_unsigned_recipients: false,
+        webhook_payload: false,
         tokens_by_default: false,
         token_warning: expect.stringMatching(/^No recipient tokens: /),
       });

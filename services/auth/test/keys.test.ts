@@ -84,6 +84,7 @@ describe('resolveKeySpec', () => {
       require_token: false,
       allow_unsigned_recipients: false,
       inbox_days: null,
+      webhook_payload: false,
       tokens_by_default: false,
     });
     expect(resolveKeySpec({ kind: 'live', client: 'mobile' }, now)).toEqual({
@@ -95,6 +96,7 @@ describe('resolveKeySpec', () => {
       require_token: false,
       allow_unsigned_recipients: false,
       inbox_days: null,
+      webhook_payload: false,
       tokens_by_default: false,
     });
   });
@@ -118,6 +120,29 @@ describe('resolveKeySpec inbox_days', () => {
         }),
       );
     }
+  });
+});
+
+describe('resolveKeySpec webhook_payload', () => {
+  const now = new Date('2025-03-01T00:00:00Z');
+  it('takes the opt-in for keys that send, and refuses it for a subscribe key naming the field', () => {
+    for (const scope of ['dispatch', 'both', undefined]) {
+      expect(
+        resolveKeySpec({ kind: 'live', client: 'mobile', scope, webhook_payload: true }, now)
+          .webhook_payload,
+      ).toBe(true);
+    }
+    expect(() =>
+      resolveKeySpec(
+        { kind: 'live', client: 'mobile', scope: 'subscribe', webhook_payload: true },
+        now,
+      ),
+    ).toThrow(
+      expect.objectContaining({
+        field: 'webhook_payload',
+        message: expect.stringMatching(/keys that send events/),
+      }),
+    );
   });
 });
 

@@ -73,6 +73,7 @@ describe('main.ts', () => {
           '0008_nats_users',
           '0009_key_inbox',
           '0010_key_unsigned_recipients',
+          '0011_key_webhook_payload',
         ]);
       } finally {
         await fresh.destroy();

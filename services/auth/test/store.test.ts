@@ -35,6 +35,7 @@ describe('migrations', () => {
         '0008_nats_users',
         '0009_key_inbox',
         '0010_key_unsigned_recipients',
+        '0011_key_webhook_payload',
       ]);
       expect(await migrateToLatest(fresh)).toEqual([]);
       const tables = await sql<{ table_name: string }>`
@@ -99,6 +100,7 @@ describe('migration 0002_plans on existing data', () => {
         '0008_nats_users',
         '0009_key_inbox',
         '0010_key_unsigned_recipients',
+        '0011_key_webhook_payload',
       ]);
       const subs = await sql<{ plan: string; period_end: Date | null }>`
         select plan, period_end from subscriptions where account_id = ${id}`.execute(old);
@@ -277,6 +279,7 @@ describe('api keys', () => {
         'require_token',
         'revoked_at',
         'scope',
+        'webhook_payload',
       ]);
     }
 

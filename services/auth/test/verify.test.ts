@@ -112,6 +112,7 @@ describe('rt.auth.verify through the kit KeyVerifier', () => {
         scope: 'both',
         require_token: false,
         inbox_days: null,
+        webhook_payload: false,
       });
     } finally {
       v.close();

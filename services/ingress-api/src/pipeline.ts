@@ -132,6 +132,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         },
         now,
       }),
+      // A key's payload-carrying record leaves alone; nats-server refuses one over max_payload.
+      () => nc.info?.max_payload ?? 1024 * 1024,
     ),
     publisher,
     requester,

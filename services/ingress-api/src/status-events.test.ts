@@ -1,7 +1,7 @@
 import { HeraldError, StatusEvent } from '@herald/proto';
 import { describe, expect, it } from 'vitest';
 import { notDelivered, type Outcome, queued, sent } from './outcome.js';
-import { statusJson, withStatusEvents } from './status-events.js';
+import { statusJson, withPayload, withStatusEvents } from './status-events.js';
 
 const AT = 1_790_000_000_123;
 
@@ -21,18 +21,23 @@ function expected(outcome: Outcome, target: Target, id: string): string {
 }
 
 interface Target {
-  key: { id: string; account_id: string };
+  key: { id: string; account_id: string; webhook_payload?: boolean };
   recipient: string;
+  payload: Uint8Array;
 }
+
+const PAYLOAD = Buffer.from('{"title":"hé \\"you\\"","n":1}');
 
 const plain: Target = {
   key: { id: 'key_01HZX3', account_id: 'acct_7f3a' },
   recipient: '0b4c4c39-6f5b-4b55-9a07-6a1c7c7c7c7c',
+  payload: PAYLOAD,
 };
 // Text a recipient or an account may hold that JSON must escape, or that is not plain ASCII.
 const odd: Target = {
   key: { id: 'k"\\1', account_id: 'acct é' },
   recipient: 'user\n\u2028<b>🔑',
+  payload: PAYLOAD,
 };
 const outcomes: Outcome[] = [
   sent('6a1c7c7c-0b4c-4c39-6f5b-4b559a07c7c7'),
@@ -60,12 +65,21 @@ describe('statusJson', () => {
 });
 
 describe('withStatusEvents', () => {
+  /** A batcher that records what it was given, and how: batched (addJson) or alone. */
+  const recorder = () => {
+    const added: [string, string, 'batched' | 'alone'][] = [];
+    return {
+      added,
+      batcher: {
+        addJson: (account: string, json: string) => added.push([account, json, 'batched']),
+        addAlone: (account: string, json: string) => added.push([account, json, 'alone']),
+      },
+    };
+  };
+
   it('adds one record per outcome under its account, after the outcome is known', async () => {
-    const added: [string, string][] = [];
-    const deliver = withStatusEvents(
-      { addJson: (account, json) => added.push([account, json]) },
-      async (_target: Target, id: string) => queued(id),
-    );
+    const { added, batcher } = recorder();
+    const deliver = withStatusEvents(batcher, async (_target: Target, id: string) => queued(id));
     await expect(deliver(plain, 'e1', 'e1')).resolves.toEqual(queued('e1'));
     expect(added).toHaveLength(1);
     const [account, json] = added[0] ?? [];
@@ -75,5 +89,67 @@ describe('withStatusEvents', () => {
       status: 'pending',
       recipient: plain.recipient,
     });
+  });
+
+  it('a --webhook-payload key: sent and pending records carry the payload text and go alone', async () => {
+    const { added, batcher } = recorder();
+    const flagged: Target = { ...plain, key: { ...plain.key, webhook_payload: true } };
+    for (const outcome of [sent('e1'), queued('e2')]) {
+      const deliver = withStatusEvents(
+        batcher,
+        async () => outcome,
+        () => 1_048_576,
+      );
+      await deliver(flagged, outcome.id ?? '', outcome.id ?? '');
+    }
+    expect(added.map(([, , how]) => how)).toEqual(['alone', 'alone']);
+    for (const [account, json] of added) {
+      expect(account).toBe('acct_7f3a');
+      const record = StatusEvent.parse(JSON.parse(json));
+      expect(record.payload_json).toBe(PAYLOAD.toString('utf8'));
+      expect(JSON.parse(record.payload_json ?? '')).toEqual({ title: 'hé "you"', n: 1 });
+    }
+  });
+
+  it('a --webhook-payload key: a failure, or a record past max_payload, goes batched without it', async () => {
+    const { added, batcher } = recorder();
+    const flagged: Target = { ...plain, key: { ...plain.key, webhook_payload: true } };
+    const failed = notDelivered(new HeraldError('unavailable', 'down'), 'e3');
+    await withStatusEvents(
+      batcher,
+      async () => failed,
+      () => 1_048_576,
+    )(flagged, 'e3', 'e3');
+    const size = Buffer.byteLength(withPayload(sent('e4'), flagged, 'e4', AT, 1e9) ?? '');
+    for (const [max, how] of [
+      [size, 'alone'],
+      [size - 1, 'batched'],
+    ] as const) {
+      added.length = 0;
+      const deliver = withStatusEvents(
+        batcher,
+        async () => sent('e4'),
+        () => max,
+      );
+      await deliver(flagged, 'e4', 'e4');
+      expect(added.map(([, , h]) => h)).toEqual([how]);
+      expect('payload_json' in JSON.parse(added[0]?.[1] ?? '')).toBe(how === 'alone');
+    }
+  });
+
+  it('without the flag, the record is the batched one, byte for byte', async () => {
+    const { added, batcher } = recorder();
+    for (const target of [plain, { ...plain, key: { ...plain.key, webhook_payload: false } }]) {
+      await withStatusEvents(
+        batcher,
+        async () => sent('e5'),
+        () => 1_048_576,
+      )(target, 'e5', 'e5');
+    }
+    for (const [, json, how] of added) {
+      expect(how).toBe('batched');
+      expect(json).toBe(statusJson(sent('e5'), plain, 'e5', JSON.parse(json).at));
+      expect(json).not.toContain('payload_json');
+    }
   });
 });

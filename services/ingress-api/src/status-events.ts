@@ -1,10 +1,12 @@
-import type { StatusEvent } from '@herald/proto';
+import { StatusEvent } from '@herald/proto';
 import type { StatusBatcher } from '@herald/status-client';
 import type { Outcome } from './outcome.js';
 
 interface Dispatched {
-  key: { id: string; account_id: string };
+  key: { id: string; account_id: string; webhook_payload?: boolean | undefined };
   recipient: string;
+  /** The sender's payload, its JSON text's bytes: carried only for a key with `webhook_payload`. */
+  payload: Uint8Array;
 }
 
 type Deliver<T extends Dispatched, P> = (
@@ -14,20 +16,39 @@ type Deliver<T extends Dispatched, P> = (
   pushed?: P,
 ) => Promise<Outcome>;
 
+/** Most characters of a record's `payload_json`, as proto's StatusEvent takes it. */
+const PAYLOAD_JSON_MAX = StatusEvent.shape.payload_json.unwrap().maxLength ?? 0;
+
 /**
  * Wraps the dispatch path's `deliver` so that each outcome it answers (sent, queued, or refused
  * or failed) is published as a status record. The records of one event-loop turn leave as one
  * core-NATS message per account into the status stream (`StatusBatcher`): fire-and-forget, so
  * the dispatch never waits on the status pipeline, and nothing here can fail a dispatch (a lost
  * record costs a figure on the dashboard, never an event).
+ *
+ * A key made with `--webhook-payload` (issue 39) opts its payloads into its account's webhook
+ * bodies: its `sent` and `pending` records carry the payload's JSON text and leave alone, one
+ * StatusEvent message each, so a batch of small records never grows by a payload. A record whose
+ * payload would not fit (`maxAloneBytes`, nats-server's max_payload; or proto's bound) goes
+ * without it, in the batch: the status is worth more than the body's copy of the payload.
  */
 export function withStatusEvents<T extends Dispatched, P>(
-  batcher: Pick<StatusBatcher, 'addJson'>,
+  batcher: Pick<StatusBatcher, 'addJson' | 'addAlone'>,
   deliver: Deliver<T, P>,
+  maxAloneBytes: () => number = () => Number.POSITIVE_INFINITY,
 ): Deliver<T, P> {
   return async (target, id, msgId, pushed) => {
     const outcome = await deliver(target, id, msgId, pushed);
-    batcher.addJson(target.key.account_id, statusJson(outcome, target, id, Date.now()));
+    const at = Date.now();
+    const account = target.key.account_id;
+    if (target.key.webhook_payload === true) {
+      const alone = withPayload(outcome, target, id, at, maxAloneBytes());
+      if (alone !== undefined) {
+        batcher.addAlone(account, alone);
+        return outcome;
+      }
+    }
+    batcher.addJson(account, statusJson(outcome, target, id, at));
     return outcome;
   };
 }
@@ -38,9 +59,34 @@ export function withStatusEvents<T extends Dispatched, P>(
  * dispatch path writes one record, and stringifying the object was the status path's largest
  * cost (docs/benchmarks-history.md, branch i31o).
  */
-export function statusJson(outcome: Outcome, target: Dispatched, id: string, at: number): string {
+export function statusJson(
+  outcome: Outcome,
+  target: Omit<Dispatched, 'payload'>,
+  id: string,
+  at: number,
+): string {
   const reason = reasonOf(outcome);
   return `{"v":1,"id":${str(id)},"account_id":${str(target.key.account_id)},"key_id":${str(target.key.id)},"recipient":${str(target.recipient)},"at":${at},"status":"${statusOfKind(outcome)}"${reason === undefined ? '' : `,"reason":${str(reason)}`}}`;
+}
+
+/**
+ * A `sent` or `pending` record with the payload's JSON text as `payload_json`; undefined for any
+ * other outcome, or when the text or the record would pass their bounds.
+ */
+export function withPayload(
+  outcome: Outcome,
+  target: Dispatched,
+  id: string,
+  at: number,
+  maxBytes: number,
+): string | undefined {
+  if (outcome.kind !== 'sent' && outcome.kind !== 'queued') return undefined;
+  const { payload } = target;
+  const text = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString('utf8');
+  if (text.length > PAYLOAD_JSON_MAX) return undefined;
+  const plain = statusJson(outcome, target, id, at);
+  const json = `${plain.slice(0, -1)},"payload_json":${JSON.stringify(text)}}`;
+  return Buffer.byteLength(json) <= maxBytes ? json : undefined;
 }
 
 // Refusals of the request (a full queue) are outcomes too: the event was not taken, so failed.

@@ -70,6 +70,7 @@ export function keyRoutes(router: Router<SessionState>, deps: AccountApiDeps): v
           require_token: body.require_token,
           allow_unsigned_recipients: body.allow_unsigned_recipients,
           inbox_days: body.inbox_days,
+          webhook_payload: body.webhook_payload,
         },
         new Date(deps.now()),
       );

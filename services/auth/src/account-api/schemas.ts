@@ -45,6 +45,11 @@ const allowUnsigned = z.boolean({
     "allow_unsigned_recipients must be true or false: true opts a web inbox key out of recipient tokens, so anyone with the key and a user's id reads that user's inbox",
 });
 
+const webhookPayload = z.boolean({
+  error:
+    "webhook_payload must be true or false: true puts this key's event payloads into the account's webhook bodies",
+});
+
 const inboxDays = z
   .number({
     error: `inbox_days must be a whole number of days from ${INBOX_MIN_DAYS} to ${INBOX_MAX_DAYS} (or null: live events not stored)`,
@@ -67,6 +72,7 @@ export const LiveKeyBody = z.strictObject({
   require_token: requireToken.optional(),
   allow_unsigned_recipients: allowUnsigned.optional(),
   inbox_days: inboxDays.optional(),
+  webhook_payload: webhookPayload.optional(),
 });
 export type LiveKeyBody = z.infer<typeof LiveKeyBody>;
 
@@ -78,6 +84,7 @@ export const TestKeyBody = z.strictObject({
   require_token: requireToken.optional(),
   allow_unsigned_recipients: allowUnsigned.optional(),
   inbox_days: inboxDays.optional(),
+  webhook_payload: webhookPayload.optional(),
 });
 export type TestKeyBody = z.infer<typeof TestKeyBody>;
 

@@ -5,6 +5,7 @@ import { keyCommands } from './key-commands.js';
 import { migrateCommands } from './migrate-commands.js';
 import { natsUserCommands } from './nats-user-commands.js';
 import { tokenCommands } from './token-commands.js';
+import { webhookCommands } from './webhook-commands.js';
 
 /**
  * Every command group of the CLI, in --help's order. A wing's commands plug in here, one line per
@@ -18,6 +19,7 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
   tokenCommands,
   natsUserCommands,
   billingCommands,
+  webhookCommands,
 ];
 
 /** The commands by name (`key create`). */

@@ -26,10 +26,11 @@ export const keyCommands: CommandGroup = {
       'require-token': 'boolean',
       'inbox-days': 'string',
       'allow-unsigned-recipients': 'boolean',
+      'webhook-payload': 'boolean',
     },
     required: ['account', 'kind', 'client'],
     synopsis:
-      'key create --account ID --kind live|test --client web|mobile [--domain D] [--scope subscribe|dispatch|both] [--require-token] [--inbox-days N (1-365: keep every event N days, with read state; a web key then requires tokens)] [--allow-unsigned-recipients (a web inbox key without tokens: anyone with the key and a user id reads that inbox)]',
+      "key create --account ID --kind live|test --client web|mobile [--domain D] [--scope subscribe|dispatch|both] [--require-token] [--inbox-days N (1-365: keep every event N days, with read state; a web key then requires tokens)] [--allow-unsigned-recipients (a web inbox key without tokens: anyone with the key and a user id reads that inbox)] [--webhook-payload (its events' payloads go into the account's webhook bodies)]",
     async run(ctx, flags) {
       const request: KeyRequest = {
         kind: flags.kind as KeyKind,
@@ -40,6 +41,7 @@ export const keyCommands: CommandGroup = {
         require_token: flags['require-token'] === 'true' || undefined,
         allow_unsigned_recipients: flags['allow-unsigned-recipients'] === 'true' || undefined,
         inbox_days: inboxDaysFlag(flags['inbox-days']),
+        webhook_payload: flags['webhook-payload'] === 'true',
       };
       // issueKey checks kind, client and domain (naming the field), then the plan rules.
       const key = await issueKey(ctx.keyRules(), flags.account ?? '', request);
@@ -160,6 +162,7 @@ export const keyCommands: CommandGroup = {
           `scope ${k.scope}`,
           k.require_token ? 'tokens required' : 'no tokens',
           inboxText(k.inbox_days),
+          ...(k.webhook_payload ? ['payload in webhooks'] : []),
           k.domain ?? '-',
           k.revoked_at ? `revoked ${k.revoked_at.toISOString()}` : expiryText(k),
         ]
@@ -221,6 +224,9 @@ function createdOutput(key: CreatedApiKey, headline: string): CommandOutput {
     ...(key.domain ? [`  domain:  ${key.domain}`] : []),
     `  scope:   ${key.scope}`,
     `  mode:    ${inboxText(key.inbox_days)}`,
+    ...(key.webhook_payload
+      ? ["  webhook: its events' payloads go into the account's webhook bodies (--webhook-payload)"]
+      : []),
     `  expires: ${key.expires_at ? key.expires_at.toISOString() : 'never'}`,
   ];
   return {
@@ -235,6 +241,7 @@ function createdOutput(key: CreatedApiKey, headline: string): CommandOutput {
       require_token: key.require_token,
       inbox_days: key.inbox_days,
       allow_unsigned_recipients: key.allow_unsigned_recipients,
+      webhook_payload: key.webhook_payload,
       tokens_by_default: key.tokens_by_default,
       token_warning: view.token_warning,
       ...(key.signing_secret ? { signing_secret: key.signing_secret } : {}),

@@ -86,10 +86,11 @@ export interface TestKeyReset {
 
 /**
  * Support's reset of an account's Test key: revokes the current one and issues a new 4-hour key
- * with the same client, domain, scope, inbox and token choice (a new signing secret, sealed by
- * `box`; a key the token rule covers gets tokens unless it had opted out), in one transaction (the account row is locked, so two resets
- * cannot interleave). The caller broadcasts `reset` for each revoked key. Throws naming
- * `account` when there is no such account or it never had a Test key.
+ * with the same client, domain, scope, inbox, webhook payload and token choice (a new signing
+ * secret, sealed by `box`; a key the token rule covers gets tokens unless it had opted out), in
+ * one transaction (the account row is locked, so two resets cannot interleave). The caller
+ * broadcasts `reset` for each revoked key. Throws naming `account` when there is no such account
+ * or it never had a Test key.
  */
 export async function resetTestKey(
   db: Kysely<AuthDb>,
@@ -129,6 +130,7 @@ export async function resetTestKey(
         require_token: latest.require_token || undefined,
         allow_unsigned_recipients: latest.allow_unsigned_recipients,
         inbox_days: latest.inbox_days,
+        webhook_payload: latest.webhook_payload,
       },
       now,
       box,

@@ -72,6 +72,8 @@ export interface KeyRequest {
   allow_unsigned_recipients?: boolean | undefined;
   /** Inbox mode: keep every event this many days (1–365) per recipient; default none. */
   inbox_days?: number | null | undefined;
+  /** Its events' payloads go into the account's webhook bodies (issue 39); default false. */
+  webhook_payload?: boolean | undefined;
 }
 
 /** A validated key request: the domain normalised, the expiry fixed. */
@@ -85,6 +87,7 @@ export interface KeySpec {
   /** Created with the opt-out: a web inbox key left without tokens on purpose (shown as a warning). */
   allow_unsigned_recipients: boolean;
   inbox_days: number | null;
+  webhook_payload: boolean;
   /** Not stored: tokens came on by the rule (token-rule.ts), not because they were asked for. */
   tokens_by_default: boolean;
 }
@@ -136,6 +139,14 @@ export function resolveKeySpec(request: KeyRequest, now: Date): KeySpec {
       { field: 'inbox_days' },
     );
   }
+  const webhookPayload = request.webhook_payload ?? false;
+  if (webhookPayload && scope.data === 'subscribe') {
+    throw new HeraldError(
+      'invalid_field',
+      'webhook_payload is for keys that send events (scope dispatch or both): a subscribe key sends nothing, so there is no payload to put in a webhook; leave it out, or give the sending key the flag',
+      { field: 'webhook_payload' },
+    );
+  }
   const tokens = resolveTokenRule(request, {
     client: request.client,
     scope: scope.data,
@@ -150,6 +161,7 @@ export function resolveKeySpec(request: KeyRequest, now: Date): KeySpec {
     require_token: tokens.require_token,
     allow_unsigned_recipients: tokens.allow_unsigned_recipients,
     inbox_days: inboxDays,
+    webhook_payload: webhookPayload,
     tokens_by_default: tokens.by_default,
   };
 }

@@ -36,6 +36,7 @@ export const SUMMARY_COLUMNS = [
   'require_token',
   'inbox_days',
   'allow_unsigned_recipients',
+  'webhook_payload',
 ] as const;
 
 const ACCOUNT_HINT = 'give the id `account create` printed';

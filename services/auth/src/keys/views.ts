@@ -18,6 +18,7 @@ export function keyView(k: ApiKeySummary) {
     require_token: k.require_token,
     inbox_days: k.inbox_days,
     allow_unsigned_recipients: k.allow_unsigned_recipients,
+    webhook_payload: k.webhook_payload,
     /** A web key without tokens: what a stranger with it can do, and how to turn tokens on. */
     token_warning: unsignedRecipientsLine(k),
   };

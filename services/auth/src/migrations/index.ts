@@ -9,6 +9,7 @@ import * as m0007 from './0007_key_tokens.js';
 import * as m0008 from './0008_nats_users.js';
 import * as m0009 from './0009_key_inbox.js';
 import * as m0010 from './0010_key_unsigned_recipients.js';
+import * as m0011 from './0011_key_webhook_payload.js';
 
 /**
  * Every migration, imported statically rather than read from a folder at run time, so the same
@@ -25,4 +26,5 @@ export const migrations: Record<string, Migration> = {
   '0008_nats_users': m0008,
   '0009_key_inbox': m0009,
   '0010_key_unsigned_recipients': m0010,
+  '0011_key_webhook_payload': m0011,
 };

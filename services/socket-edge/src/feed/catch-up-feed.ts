@@ -39,6 +39,8 @@ export interface FeedContext {
 export class CatchUpFeed implements SocketFeed {
   readonly positionKey: string;
   readonly #socket: EdgeSocket;
+  /** The socket's `device`: what its position is kept under, and who proved what it proves. */
+  readonly #device: string;
   readonly #source: FeedSource;
   readonly #ctx: FeedContext;
   readonly #entries: FeedEntries;
@@ -58,6 +60,7 @@ export class CatchUpFeed implements SocketFeed {
 
   constructor(socket: EdgeSocket, device: string, source: FeedSource, ctx: FeedContext) {
     this.#socket = socket;
+    this.#device = device;
     this.#source = source;
     this.#ctx = ctx;
     this.positionKey = `${source.positions.stream}:${device}`;
@@ -77,7 +80,9 @@ export class CatchUpFeed implements SocketFeed {
   async start(before?: Promise<void>): Promise<void> {
     await before?.catch(() => undefined);
     await this.#position.load(this.#ctx.limitChecks);
-    if (this.#source.keyedBy === 'position') this.#entries.proveHeldUpTo(this.#position.floor);
+    if (this.#source.keyedBy === 'position') {
+      this.#entries.proveHeldUpTo(this.#position.floor, this.#device);
+    }
     this.#reading = false;
     this.kick();
   }
@@ -119,13 +124,13 @@ export class CatchUpFeed implements SocketFeed {
   #copy(key: FeedKey, position: number | undefined, frames: EventFrames, delivery: Delivery) {
     if (this.#stopped) return false;
     if (position !== undefined && position <= this.#position.floor) {
-      provenAtOnce(delivery);
+      provenAtOnce(delivery, this.#device);
       return true;
     }
     const known = this.#entries.get(key);
     if (known) {
       if (known.lost) return false;
-      if (known.proven) provenAtOnce(delivery);
+      if (known.proven) provenAtOnce(delivery, this.#device);
       else known.waiters.push(delivery);
       return true;
     }
@@ -251,7 +256,7 @@ export class CatchUpFeed implements SocketFeed {
     const { status } = this.#ctx;
     const { account, recipient } = this.#socket;
     return {
-      delivered: (id) => status.delivered(account, recipient, id),
+      delivered: (id, device) => status.delivered(account, recipient, id, device),
       failed: (entry) => this.#entries.fail(entry),
       settled: () => {
         const room = this.#room;

@@ -19,10 +19,10 @@ export function newEntry(waiter?: Delivery): Entry {
 }
 
 /** A copy of an event the device already proved: it hears so at once, without a write. */
-export function provenAtOnce(delivery: Delivery): void {
+export function provenAtOnce(delivery: Delivery, device: string): void {
   queueMicrotask(() => {
     delivery.written();
-    delivery.proven();
+    delivery.proven(device);
   });
 }
 
@@ -109,13 +109,13 @@ export class FeedEntries {
     return held.map(([, e]) => e);
   }
 
-  /** Held copies at positions up to `floor`, which the device proved already: proven, not written. */
-  proveHeldUpTo(floor: number): void {
+  /** Held copies at positions up to `floor`, which `device` proved already: proven, not written. */
+  proveHeldUpTo(floor: number, device: string): void {
     for (const [key, entry] of this.#map ?? []) {
       if (!entry.held || (key as number) > floor) continue;
       this.release(entry);
       entry.proven = true;
-      for (const d of entry.waiters) provenAtOnce(d);
+      for (const d of entry.waiters) provenAtOnce(d, device);
       entry.waiters = [];
       this.forget(key);
     }

@@ -3,8 +3,8 @@ import type { Entry } from './feed-entries.js';
 
 /** What a feed does when one of its writes is proven or lost. */
 export interface WriteOutcomes {
-  /** A write nobody else waited on was proven: the event `id` is delivered. */
-  delivered(id: string): void;
+  /** A write nobody else waited on was proven (by `device`, if the socket had one): delivered. */
+  delivered(id: string, device: string | undefined): void;
   /** The write can no longer be proven: its entry's deliveries are lost. */
   failed(entry: Entry): void;
   /** Proven or lost: the socket may have room again, the position may move. */
@@ -38,13 +38,13 @@ export class FeedWrite implements Delivery {
     for (const d of this.#entry.waiters) d.overdue();
   }
 
-  proven(): void {
+  proven(device?: string): void {
     const entry = this.#entry;
     entry.proven = true;
     const waiters = entry.waiters;
     entry.waiters = [];
-    if (waiters.length === 0) this.#outcomes.delivered(this.#id);
-    for (const d of waiters) d.proven();
+    if (waiters.length === 0) this.#outcomes.delivered(this.#id, device);
+    for (const d of waiters) d.proven(device);
     this.#outcomes.settled();
   }
 

@@ -43,9 +43,9 @@ export class DrainWriter {
         })
       : undefined;
     const deliveries = new QueuedDeliveries(
-      (id) => {
+      (id, device) => {
         ctx.metrics.queuedDeliveries.inc();
-        ctx.status.delivered(account, recipient, id);
+        ctx.status.delivered(account, recipient, id, device);
       },
       () => pacer.pump(),
       floor && ((msg, id) => floor.caughtUp(msg, id, pacer.waiting > 0)),

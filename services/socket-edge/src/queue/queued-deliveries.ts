@@ -5,7 +5,7 @@ import type { EdgeSocket } from '../socket/edge-socket.js';
 import { EventFrames } from '../socket/framing.js';
 import { corkForTick } from '../socket/tick-cork.js';
 
-type Settle = (entry: InFlight, how: 'ack' | 'nak') => void;
+type Settle = (entry: InFlight, how: 'ack' | 'nak', device?: string) => void;
 
 /**
  * One queued event handed to sockets and not yet acked or nakked. It is also the {@link Delivery}
@@ -35,8 +35,8 @@ class InFlight implements Delivery {
   overdue(): void {}
 
   /** A socket proved receipt: acked, whatever the other sockets do. */
-  proven(): void {
-    this.#settle(this, 'ack');
+  proven(device?: string): void {
+    this.#settle(this, 'ack', device);
   }
 
   /** A write can no longer be proven: nakked once none of its writes can. */
@@ -54,7 +54,7 @@ class InFlight implements Delivery {
  */
 export class QueuedDeliveries {
   readonly #inFlight = new Map<string, InFlight>();
-  readonly #onAcked: (id: string) => void;
+  readonly #onAcked: (id: string, device: string | undefined) => void;
   readonly #onSettled: () => void;
   readonly #onAllAcked: ((msg: JsMsg, id: string) => void) | undefined;
   /** While the drainer stops: naks are kept here and sent by it, after its cleanup. */
@@ -62,17 +62,20 @@ export class QueuedDeliveries {
   /** Proven deliveries whose ack waits for {@link flushAcks}, with the ids they prove. */
   #acks: JsMsg[] = [];
   #ackedIds: string[] = [];
+  /** The device of the socket that proved each of {@link #ackedIds}, if it had one. */
+  #ackedDevices: (string | undefined)[] = [];
   #ackFlush: NodeJS.Immediate | undefined;
-  readonly #settleEntry: Settle = (entry, how) => this.#settle(entry.id, entry, how);
+  readonly #settleEntry: Settle = (entry, how, device) =>
+    this.#settle(entry.id, entry, how, device);
 
   /**
-   * @param onAcked an event was acked (metrics, status record)
+   * @param onAcked an event was acked (metrics, status record), proven by a socket of `device`
    * @param onSettled an event was acked or nakked: sockets may have room again
    * @param onAllAcked acks went out and nothing is in flight any more: `msg` (whose id is `id`) is
    *   the last delivery acked
    */
   constructor(
-    onAcked: (id: string) => void,
+    onAcked: (id: string, device: string | undefined) => void,
     onSettled: () => void,
     onAllAcked?: (msg: JsMsg, id: string) => void,
   ) {
@@ -129,16 +132,18 @@ export class QueuedDeliveries {
     this.#ackFlush = undefined;
     const msgs = this.#acks;
     const ids = this.#ackedIds;
+    const devices = this.#ackedDevices;
     if (msgs.length === 0) return;
     this.#acks = [];
     this.#ackedIds = [];
+    this.#ackedDevices = [];
     try {
       for (const msg of msgs) msg.ack();
     } catch {
       // The NATS connection is closing (shutdown): what was not acked is redelivered, at least once.
       return;
     }
-    for (const id of ids) this.#onAcked(id);
+    for (let i = 0; i < ids.length; i++) this.#onAcked(ids[i] as string, devices[i]);
     if (this.#onAllAcked && this.#inFlight.size === 0 && !this.#held)
       this.#onAllAcked(msgs[msgs.length - 1] as JsMsg, ids[ids.length - 1] as string);
   }
@@ -166,12 +171,13 @@ export class QueuedDeliveries {
     for (const entry of this.#inFlight.values()) for (const msg of entry.msgs) msg.working();
   }
 
-  #settle(id: string, entry: InFlight, how: 'ack' | 'nak'): void {
+  #settle(id: string, entry: InFlight, how: 'ack' | 'nak', device?: string): void {
     if (this.#inFlight.get(id) !== entry) return;
     this.#inFlight.delete(id);
     if (how === 'ack') {
       for (const msg of entry.msgs) this.#acks.push(msg);
       this.#ackedIds.push(id);
+      this.#ackedDevices.push(device);
       this.#ackFlush ??= setImmediate(() => this.flushAcks());
     } else if (this.#held) {
       this.#held.push(...entry.msgs);

@@ -10,7 +10,11 @@ export interface Delivery {
   /** Live deliveries get a proof deadline; queued ones are covered by JetStream's redelivery. */
   readonly live: boolean;
   written(): void;
-  proven(): void;
+  /**
+   * `device`: the `device` the proving socket connected with, if any (a `delivered` status record
+   * names it, for the account's webhooks).
+   */
+  proven(device?: string): void;
   lost(): void;
   overdue(): void;
 }

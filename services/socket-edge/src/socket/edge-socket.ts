@@ -130,7 +130,7 @@ export class EdgeSocket {
   write(frames: EventFrames, delivery: Delivery): boolean {
     if (!this.open) return false;
     const { data, bytes } = frames.frameFor(this.framing);
-    this.#ledger ??= new ProofLedger(this.#proof);
+    this.#ledger ??= new ProofLedger(this.#proof, this.device);
     // What the socket has not even sent is unproven too: past the byte cap it is a slow consumer,
     // whatever the ledger says (a safety net: the ledger counts it, unless proofs were forged).
     if (!this.#ledger.fits(bytes) || this.ws.bufferedAmount > this.#proof.maxBytes) {

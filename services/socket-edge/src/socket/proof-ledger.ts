@@ -27,6 +27,8 @@ interface Entry {
  */
 export class ProofLedger {
   readonly #opts: ProofLedgerOptions;
+  /** The socket's `device`, told to every delivery it proves. */
+  readonly #device: string | undefined;
   /** By write sequence; a Map keeps insertion order and deletes in O(1). */
   readonly #entries = new Map<number, Entry>();
   /**
@@ -39,8 +41,9 @@ export class ProofLedger {
   #closed = false;
   #timer: NodeJS.Timeout | undefined;
 
-  constructor(opts: ProofLedgerOptions) {
+  constructor(opts: ProofLedgerOptions, device?: string) {
     this.#opts = opts;
+    this.#device = device;
   }
 
   get count(): number {
@@ -84,7 +87,7 @@ export class ProofLedger {
   proveUpTo(seq: number): void {
     for (const [s, entry] of this.#entries) {
       if (s > seq) break;
-      this.#settle(s, entry).proven();
+      this.#settle(s, entry).proven(this.#device);
     }
   }
 
@@ -94,7 +97,7 @@ export class ProofLedger {
     if (left === 0) return;
     for (const [s, entry] of this.#entries) {
       if (entry.id !== id) continue;
-      this.#settle(s, entry).proven();
+      this.#settle(s, entry).proven(this.#device);
       if (--left === 0) return;
     }
   }
