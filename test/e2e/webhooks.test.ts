@@ -368,7 +368,7 @@ describe('what a key and a socket add to the bodies', () => {
         status: 'delivered',
         device: 'phone-7',
       });
-      },
+    },
     CLI_TEST_TIMEOUT_MS,
   );
 
