@@ -5,11 +5,13 @@ import { DebugConsole } from './DebugConsole.js';
 import { DeliveryPage } from './DeliveryPage.js';
 import { KeysPage } from './KeysPage.js';
 import { PlanPage } from './PlanPage.js';
+import { WebhooksPage } from './WebhooksPage.js';
 
 const TABS = [
   ['keys', 'Keys'],
   ['plan', 'Plan'],
   ['delivery', 'Delivery status'],
+  ['webhooks', 'Webhooks'],
   ['debug', 'Debug console'],
 ] as const;
 type Tab = (typeof TABS)[number][0];
@@ -76,6 +78,7 @@ export function App() {
         {tab === 'keys' && <KeysPage account={account} onKeyShown={setKnownKey} />}
         {tab === 'plan' && <PlanPage account={account} onAccountChanged={load} />}
         {tab === 'delivery' && <DeliveryPage />}
+        {tab === 'webhooks' && <WebhooksPage />}
         {tab === 'debug' && <DebugConsole knownKey={knownKey} />}
       </main>
     </div>

@@ -28,6 +28,7 @@ export function CreateKeyForm({
   const [inbox, setInbox] = useState(false);
   const [inboxDays, setInboxDays] = useState('30');
   const [optOut, setOptOut] = useState(false);
+  const [webhookPayload, setWebhookPayload] = useState(false);
   const [error, setError] = useState('');
   // A web key in inbox mode requires tokens unless opted out (auth's token rule).
   const tokensByDefault = client === 'web' && inbox;
@@ -44,6 +45,7 @@ export function CreateKeyForm({
           : requireToken && scope !== 'dispatch' && { require_token: true }),
         // The API names a bad number (inbox_days, 1 to 365); the input only helps.
         ...(inbox ? { inbox_days: Number(inboxDays) } : {}),
+        ...(webhookPayload && scope !== 'subscribe' ? { webhook_payload: true } : {}),
       };
       onCreated(await api<Created>('POST', kind === 'test' ? '/v1/keys/test' : '/v1/keys', body));
     } catch (err) {
@@ -114,6 +116,16 @@ export function CreateKeyForm({
             Allow unsigned recipients (anyone with this key and a user's id reads that user's inbox)
           </label>
         </>
+      )}
+      {scope !== 'subscribe' && (
+        <label>
+          <input
+            type="checkbox"
+            checked={webhookPayload}
+            onChange={(e) => setWebhookPayload(e.target.checked)}
+          />{' '}
+          Put its events' payloads in webhook bodies (they may hold personal data)
+        </label>
       )}
       <button type="submit">{label}</button>
       {error && (

@@ -131,7 +131,8 @@ export function scopeText(k: Key): string {
 
 /** The key's mode and retention: an inbox keeps every event N days; the default stores none live. */
 export function modeText(k: Key): string {
-  return k.inbox_days ? `inbox, ${k.inbox_days} days` : 'default: live events not stored';
+  const mode = k.inbox_days ? `inbox, ${k.inbox_days} days` : 'default: live events not stored';
+  return k.webhook_payload ? `${mode}; payloads in webhooks` : mode;
 }
 
 /** What a Live key does now: works, refused until the plan is renewed, or revoked for good. */

@@ -68,6 +68,49 @@ export interface Key {
   allow_unsigned_recipients?: boolean;
   /** A web key without tokens: what anyone with it and a user's id can do, how to turn tokens on. */
   token_warning?: string | null;
+  /** Its events' payloads go into the account's webhook bodies. */
+  webhook_payload?: boolean;
+}
+
+/** The types a webhook endpoint can subscribe to (docs/api.md, "Webhooks"). */
+export const WEBHOOK_EVENT_TYPES = [
+  'event.sent',
+  'event.queued',
+  'event.delivered',
+  'event.failed',
+  'event.read',
+] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+/** A webhook endpoint as `GET /v1/webhooks` lists it (never its secret). */
+export interface WebhookEndpoint {
+  id: string;
+  url: string;
+  events: WebhookEventType[];
+  created_at: string;
+  /** Set when it was disabled (410 Gone, or failing too long), with why; null while active. */
+  disabled_at: string | null;
+  disabled_reason: string | null;
+  /** The first failure since its last success; null when its last attempt succeeded. */
+  failing_since: string | null;
+  /** Messages waiting to be sent or retried. */
+  pending: number;
+}
+
+/** An endpoint with its secret, as `create` and `rotate-secret` answer: the secret shown once. */
+export interface WithSecret extends WebhookEndpoint {
+  secret: string;
+}
+
+/** One attempt to send one message to an endpoint. */
+export interface WebhookAttempt {
+  at: string;
+  message_id: string;
+  type: string;
+  /** The HTTP status answered; null when none was (`error` says why). */
+  http_status: number | null;
+  error: string | null;
+  latency_ms: number;
 }
 
 export interface Limits {

@@ -75,11 +75,13 @@ export async function startDashboardStack(
   dist: string,
   services: ServiceName[],
   authEnv: Record<string, string> = {},
+  /** The other services' extra environment (the status service's webhook settings). */
+  otherEnv: Partial<Record<Exclude<ServiceName, 'auth'>, Record<string, string>>> = {},
 ): Promise<{ stack: Stack; origin: string }> {
   const opts = {
     services,
     plans: SHIPPED_PLANS,
-    env: { auth: { DASHBOARD_DIR: dist, ...authEnv } as Record<string, string> },
+    env: { ...otherEnv, auth: { DASHBOARD_DIR: dist, ...authEnv } as Record<string, string> },
   } satisfies StackOptions;
   const stack = await startStack(opts);
   opts.env.auth.DASHBOARD_INGRESS_URL = stack.baseUrl;

@@ -317,7 +317,7 @@ describe('runAdmin (in process, same code path as the CLI)', () => {
       )
     ).id;
     const create = (...extra: string[]) =>
-      admin(
+      inProcess([
         'key',
         'create',
         '--account',
@@ -327,7 +327,7 @@ describe('runAdmin (in process, same code path as the CLI)', () => {
         '--client',
         'mobile',
         ...extra,
-      );
+      ]);
     const flagged = json(await create('--webhook-payload', '--json'));
     expect(flagged.webhook_payload).toBe(true);
     expect(json(await create('--json')).webhook_payload).toBe(false);
@@ -338,9 +338,9 @@ describe('runAdmin (in process, same code path as the CLI)', () => {
     const refused = await create('--webhook-payload', '--scope', 'subscribe');
     expect(refused.status).toBe(2);
     expect(refused.stderr).toMatch(/--webhook-payload: webhook_payload is for keys that send/);
-    const list = await admin('key', 'list', '--account', accountId);
+    const list = await inProcess(['key', 'list', '--account', accountId]);
     expect(list.stdout.match(/payload in webhooks/g)).toHaveLength(2);
-    const listed = json(await admin('key', 'list', '--account', accountId, '--json')) as {
+    const listed = json(await inProcess(['key', 'list', '--account', accountId, '--json'])) as {
       keys: Array<{ id: string; webhook_payload: boolean }>;
     };
     expect(listed.keys.filter((k) => k.webhook_payload)).toHaveLength(2);
