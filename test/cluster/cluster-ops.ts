@@ -62,38 +62,17 @@ export async function queueLeader(stack: ComposeStack): Promise<string> {
   return leader.replace(/^herald-/, '');
 }
 
-/**
- * The sum of a metric's samples whose line starts with `series` (a name, or a name and labels),
- * read on a service's private ops listener from inside its container.
- */
-export async function metric(
-  stack: ComposeStack,
-  service: string,
-  series: string,
-): Promise<number> {
+/** Sockets open on an edge (its herald_open_sockets gauge, read on its private ops listener). */
+export async function openSockets(stack: ComposeStack, edge: string): Promise<number> {
   const script =
     "fetch('http://127.0.0.1:'+process.env.OPS_PORT+'/metrics').then(r=>r.text()).then(t=>console.log(t))";
-  const res = await run('docker', [
-    'exec',
-    await containerOf(stack, service),
-    'node',
-    '-e',
-    script,
-  ]);
-  await ok(`${service} /metrics`, res);
+  const res = await run('docker', ['exec', await containerOf(stack, edge), 'node', '-e', script]);
+  await ok(`${edge} /metrics`, res);
   return res.stdout
     .split('\n')
-    .filter((l) => l.startsWith(series))
+    .filter((l) => l.startsWith('herald_open_sockets'))
     .reduce((sum, l) => sum + Number(l.split(' ').at(-1)), 0);
 }
-
-/** Sockets open on an edge (its herald_open_sockets gauge). */
-export const openSockets = (stack: ComposeStack, edge: string): Promise<number> =>
-  metric(stack, edge, 'herald_open_sockets');
-
-/** Webhook requests a status instance answered 2xx for since it started. */
-export const webhooksSent = (stack: ComposeStack, status: string): Promise<number> =>
-  metric(stack, status, 'herald_webhook_attempts_total{result="success"}');
 
 /** Settled: every NATS node's full /healthz answers ok (JetStream caught up), every container healthy. */
 export async function settle(stack: ComposeStack, limitMs: number): Promise<number> {

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { openSocket, post } from '@herald/testkit';
 import { type ComposeStack, composeStackFromEnv, run } from '@herald/testkit/compose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WebhookReceiver } from '../deploy/webhook-receiver.js';
 import {
   kill,
   NATS_NODES,
@@ -13,26 +12,15 @@ import {
   settle,
   start,
   streams,
-  webhooksSent,
 } from './cluster-ops.js';
 import { accepted, ClusterLoad } from './load.js';
-import {
-  failures,
-  figures,
-  type PhaseWindow,
-  receiptHook,
-  table,
-  webhookFigures,
-} from './report.js';
+import { failures, figures, type PhaseWindow, table } from './report.js';
 
 // Herald scaled out (deploy/compose.cluster.yaml), started by scripts/test-cluster.sh through
 // `make cluster-up`. A steady load runs through the load balancer the whole time (online and
 // offline recipients, plain and herald.v1 sockets) while the faults a cluster exists to survive
 // happen one after the other; at the end every recipient connects again and every event answered
-// 200 or 202 must have arrived, and the webhook saying so (event.delivered, or event.sent for a
-// live one: report.ts, receiptHook) at the test's HTTPS receiver (test/deploy/webhook-receiver.ts),
-// which both status instances send to. The figures of each fault are printed for
-// docs/operations.md.
+// 200 or 202 must have arrived. The figures of each fault are printed for docs/operations.md.
 
 /** Most time the cluster may take to be healthy again after a fault. */
 const SETTLE_LIMIT_MS = 240_000;
@@ -52,16 +40,11 @@ const HERALD_SERVICES = [
   'edge-1',
   'edge-2',
   'retention',
-  'status-1',
-  'status-2',
+  'status',
 ];
-
-/** The status instances: each writes status records and sends webhooks. */
-const STATUS = ['status-1', 'status-2'];
 
 let stack: ComposeStack;
 let load: ClusterLoad;
-let receiver: WebhookReceiver;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -95,24 +78,10 @@ beforeAll(async () => {
     { baseUrl: demo.baseUrl, wsUrl: demo.wsUrl, ca: stack.ca, apiKey: String(key.key) },
     { onlinePlain: 4, onlineV1: 4, offlinePlain: 2, offlineV1: 2 },
   );
-  // The account's one webhook endpoint, made as an operator makes it: every event a socket had.
-  receiver = await WebhookReceiver.start(stack.project);
-  const endpoint = await stack.admin<{ secret: string }>(
-    'webhook',
-    'create',
-    '--account',
-    demo.accountId,
-    '--url',
-    receiver.url,
-    '--events',
-    'event.sent,event.delivered',
-  );
-  receiver.secret = endpoint.secret;
 });
 
 afterAll(async () => {
   await load?.close();
-  await receiver?.close();
 });
 
 describe('the cluster', () => {
@@ -213,14 +182,6 @@ describe('the cluster', () => {
       await sleep(DOWN_MS);
       await start(stack, 'ingress-1');
     });
-    // A webhook sender (and status writer) dies with its claims: status-2 goes on, and what
-    // status-1 held comes back when its leases end.
-    const sentBefore = await Promise.all(STATUS.map((s) => webhooksSent(stack, s)));
-    await phase(`docker kill status-1, start after ${DOWN_MS / 1000} s`, async () => {
-      await kill(stack, 'status-1');
-      await sleep(DOWN_MS);
-      await start(stack, 'status-1');
-    });
     await phase('rolling restart: edge-1, then edge-2', async () => {
       await restart(stack, 'edge-1');
       await settle(stack, SETTLE_LIMIT_MS);
@@ -234,13 +195,6 @@ describe('the cluster', () => {
     await load.reconnectEveryone();
     const deadline = Date.now() + DRAIN_LIMIT_MS;
     while (load.missing().length > 0 && Date.now() < deadline) await sleep(500);
-    // Every accepted event's receipt webhook, within the settle time once delivered.
-    const drained = Date.now();
-    const hooksMissing = () =>
-      load.dispatches.filter((d) => accepted(d) && !receiver.messages.has(receiptHook(d)));
-    while (hooksMissing().length > 0 && Date.now() - drained < SETTLE_LIMIT_MS) await sleep(500);
-    const hooksAfterMs = Date.now() - drained;
-    const sentAfter = await Promise.all(STATUS.map((s) => webhooksSent(stack, s)));
 
     const rows = windows.map((w) => figures(load, w));
     console.info(
@@ -253,22 +207,12 @@ describe('the cluster', () => {
       '{{.Name}} {{.MemUsage}}',
     ]);
     console.info(`cluster: memory after the run\n${stats.stdout}`);
-    console.info(
-      `cluster: webhooks ${JSON.stringify(webhookFigures(load, receiver))}, the last ${hooksAfterMs} ms after the drain ended; 2xx answered per instance before the status-1 kill ${STATUS.map((s, i) => `${s} ${sentBefore[i]}`).join(', ')}, at the end (status-1 counting from its restart) ${STATUS.map((s, i) => `${s} ${sentAfter[i]}`).join(', ')}`,
-    );
 
     const missing = load.missing();
     expect(
       missing.map((d) => `${d.phase}: seq ${d.seq} (${d.status})`),
       'events answered 200/202 and never delivered',
     ).toEqual([]);
-    expect(
-      hooksMissing().map((d) => `${d.phase}: ${d.id ?? `seq ${d.seq}, no id`} (${d.status})`),
-      'events answered 200/202 whose event.delivered (202) or event.sent (200) webhook never arrived',
-    ).toEqual([]);
-    expect(receiver.invalid, 'webhook requests that failed standardwebhooks verification').toEqual(
-      [],
-    );
     for (const f of rows) {
       // The load really ran through every fault, and every refusal was an honest one.
       expect(f.answered, `${f.phase}: answered`).toBeGreaterThan(0);
@@ -278,9 +222,6 @@ describe('the cluster', () => {
       (d) => d.status !== 0 && !accepted(d) && !(d.status === 503 && d.retryAfter),
     );
     expect(unexpected.slice(0, 5).map((d) => `${d.status} ${d.error}`)).toEqual([]);
-    // Both status instances sent webhooks: the outbox's work was shared.
-    for (const [i, s] of STATUS.entries())
-      expect(sentBefore[i], `${s}: webhooks answered 2xx before the kill`).toBeGreaterThan(0);
     // Killing an edge moved its sockets: the fault reached clients.
     const edgeKill = rows.find((f) => f.phase.startsWith(`docker kill ${edge}`));
     expect(edgeKill?.socketsLost).toBeGreaterThan(0);

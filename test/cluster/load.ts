@@ -32,8 +32,6 @@ export interface Dispatch {
   at: number;
   /** HTTP status; 0 for a connection that failed or timed out. */
   status: number;
-  /** The event's id, from the answer of an accepted one (200 or 202). */
-  id?: string;
   retryAfter?: string;
   error?: string;
 }
@@ -47,16 +45,6 @@ const RECONNECT_PAUSE_MS = 200;
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export const accepted = (d: Dispatch) => d.status === 200 || d.status === 202;
-
-/** The `id` of an accepted answer's body (`{"status","id"}`); undefined if it has none. */
-function eventId(body: string): string | undefined {
-  try {
-    const id = (JSON.parse(body) as { id?: unknown }).id;
-    return typeof id === 'string' ? id : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 export class ClusterLoad {
   readonly run = randomUUID();
@@ -205,7 +193,7 @@ export class ClusterLoad {
     }
   }
 
-  #post(body: string): Promise<Pick<Dispatch, 'status' | 'id' | 'retryAfter' | 'error'>> {
+  #post(body: string): Promise<Pick<Dispatch, 'status' | 'retryAfter' | 'error'>> {
     return new Promise((resolve) => {
       const req = https.request(
         new URL('/notify', this.target.baseUrl),
@@ -223,13 +211,12 @@ export class ClusterLoad {
           res.on('data', (c: Buffer) => chunks.push(c));
           res.on('end', () => {
             const retry = res.headers['retry-after'];
-            const text = Buffer.concat(chunks).toString('utf8');
             resolve({
               status: res.statusCode ?? 0,
               ...(retry ? { retryAfter: String(retry) } : {}),
               ...(accepted({ status: res.statusCode ?? 0 } as Dispatch)
-                ? { id: eventId(text) }
-                : { error: text.slice(0, 300) }),
+                ? {}
+                : { error: Buffer.concat(chunks).toString('utf8').slice(0, 300) }),
             });
           });
           res.on('error', (err) => resolve({ status: 0, error: String(err) }));

@@ -1,5 +1,4 @@
-import type { WebhookReceiver } from '../deploy/webhook-receiver.js';
-import { accepted, type ClusterLoad, type Dispatch } from './load.js';
+import { accepted, type ClusterLoad } from './load.js';
 
 // Each fault's figures, from the load's records: docs/operations.md, "The cluster under faults".
 
@@ -92,61 +91,4 @@ export function failures(load: ClusterLoad, windows: PhaseWindow[]): string {
       return lines.length > 0 ? `${w.name}:\n${lines.join('\n')}` : `${w.name}: none`;
     })
     .join('\n');
-}
-
-/**
- * The webhook that tells a backend an accepted event reached a socket: `event.delivered` for a
- * queued one (202: an edge acked it after the client's proof), `event.sent` for a live one (200:
- * the answer itself came from a socket's proof; the status service records `sent`, and no
- * `delivered`, for it).
- */
-export const receiptHook = (d: Dispatch): string =>
-  `${d.id}:${d.status === 202 ? 'event.delivered' : 'event.sent'}`;
-
-export interface WebhookFigures {
-  /** Events answered 202, and how many of their event.delivered webhooks arrived. */
-  queued: number;
-  queuedArrived: number;
-  /** Events answered 200, and how many of their event.sent webhooks arrived. */
-  live: number;
-  liveArrived: number;
-  /** Live events that also got an event.delivered (none while a 200 records only `sent`). */
-  liveDelivered: number;
-  /** Requests beyond the first for a message: retries and duplicates the receiver dropped. */
-  repeats: number;
-  /** Requests that failed standardwebhooks verification. */
-  invalid: number;
-  /** From the transition (data.ts) to the first arrival, ms, over the receipt webhooks. */
-  lagP50Ms: number;
-  lagP99Ms: number;
-  lagMaxMs: number;
-}
-
-/** What the test's receiver got for the load's accepted events. */
-export function webhookFigures(load: ClusterLoad, receiver: WebhookReceiver): WebhookFigures {
-  const owed = load.dispatches.filter(accepted);
-  const lags: number[] = [];
-  const f = { queued: 0, queuedArrived: 0, live: 0, liveArrived: 0, liveDelivered: 0 };
-  for (const d of owed) {
-    const m = receiver.messages.get(receiptHook(d));
-    if (m) lags.push(m.at - m.data.ts);
-    if (d.status === 202) {
-      f.queued++;
-      if (m) f.queuedArrived++;
-    } else {
-      f.live++;
-      if (m) f.liveArrived++;
-      if (receiver.messages.has(`${d.id}:event.delivered`)) f.liveDelivered++;
-    }
-  }
-  lags.sort((a, b) => a - b);
-  const at = (q: number) => lags[Math.min(lags.length - 1, Math.floor(q * lags.length))] ?? 0;
-  return {
-    ...f,
-    repeats: receiver.repeats(),
-    invalid: receiver.invalid.length,
-    lagP50Ms: at(0.5),
-    lagP99Ms: at(0.99),
-    lagMaxMs: lags.at(-1) ?? 0,
-  };
 }
