@@ -373,6 +373,46 @@ describe('what a key and a socket add to the bodies', () => {
   );
 
   it(
+    'sends a live event answered 200 as event.sent and event.delivered, once each',
+    async () => {
+      const acct = await account();
+      const endpoint = await admin(
+        'webhook',
+        'create',
+        '--account',
+        acct,
+        '--url',
+        receiver.url('/live'),
+      );
+      const live: Tenant = {
+        account: acct,
+        key: await stack().createKey({ account: acct, kind: 'test' }),
+      };
+      const to = recipient();
+      const socket = await connect(stack(), { apiKey: live.key.key, recipient: to, v1: true });
+      const res = await notify(stack(), live, to, { n: 1 });
+      expect(res.status).toBe(200);
+      const arrived = () => receiver.at('/live').map((a) => verify(endpoint.secret, a));
+      await eventually(() => arrived().length >= 2, 'event.sent and event.delivered');
+      socket.close();
+      // A sentinel sent afterwards (queued: the socket is gone) arrives after anything late.
+      const later = await notify(stack(), live, to, { n: 2 });
+      expect(later.status).toBe(202);
+      await eventually(
+        () => arrived().some((b) => (b.data as Json).id === later.body.id),
+        'the sentinel',
+      );
+      const mine = arrived().filter((b) => (b.data as Json).id === res.body.id);
+      expect(mine.map((b) => b.type).sort()).toEqual(['event.delivered', 'event.sent']);
+      const sent = mine.find((b) => b.type === 'event.sent') as { data: Json };
+      const delivered = mine.find((b) => b.type === 'event.delivered') as { data: Json };
+      expect(delivered.data).toMatchObject({ id: res.body.id, recipient: to, status: 'delivered' });
+      expect(delivered.data.ts).toBe(sent.data.ts);
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+
+  it(
     'carries no payload for a key without the flag',
     async () => {
       const acct = await account();

@@ -59,7 +59,7 @@ const drained = (id: string, timeoutMs = 15_000) =>
   eventually(async () => (await pendingOf(id)) === 0, `endpoint ${id} drained`, timeoutMs);
 
 describe('webhook delivery to a real HTTPS receiver', () => {
-  it('sends every type once per first transition, signed per Standard Webhooks', async () => {
+  it('sends every type once per first transition, signed per Standard Webhooks; a live event answered 200 is delivered too', async () => {
     const account = uuid();
     const path = `/all-${uuid()}`;
     const { id, secret } = await endpoint(account, path);
@@ -70,7 +70,11 @@ describe('webhook delivery to a real HTTPS receiver', () => {
       { id: b, key_id: 'key-1', recipient, status: 'pending' },
       { id: c, key_id: 'key-1', recipient, status: 'failed', reason: 'unavailable' },
     ]);
-    await eventually(() => rx.ids(path).size === 3, 'sent, queued, failed arrive');
+    // `a` was answered 200, which ingress does only once a socket proved receipt: it is delivered too.
+    await eventually(
+      () => rx.ids(path).size === 4,
+      'sent and its delivered, queued, failed arrive',
+    );
     publish(account, [{ id: b, status: 'delivered', device: 'phone-1' }]);
     // Inbox mode: a kept event read on some device.
     const r = recipient;
@@ -88,7 +92,7 @@ describe('webhook delivery to a real HTTPS receiver', () => {
       ids: [a],
     });
     expect(read.ok).toBe(true);
-    await eventually(() => rx.ids(path).size === 5, 'delivered and read arrive');
+    await eventually(() => rx.ids(path).size === 6, 'delivered and read arrive');
     // The same records again (a redelivery, an edge acking twice), and a second read: no new transition.
     publish(account, [
       { id: a, key_id: 'key-1', recipient, status: 'sent' },
@@ -109,6 +113,7 @@ describe('webhook delivery to a real HTTPS receiver', () => {
     expect(got.map((x) => x.id).sort()).toEqual(
       [
         `${a}:event.sent`,
+        `${a}:event.delivered`,
         `${a}:event.read`,
         `${b}:event.queued`,
         `${b}:event.delivered`,
@@ -194,7 +199,7 @@ describe('webhook delivery to a real HTTPS receiver', () => {
     const account = uuid();
     const path = `/flaky-${uuid()}`;
     rx.behave.set(path, (a) => (a.nth <= 3 ? { status: 500 } : { status: 200 }));
-    const { id, secret } = await endpoint(account, path);
+    const { id, secret } = await endpoint(account, path, ['event.sent']);
     const ev = uuid();
     publish(account, [{ id: ev, key_id: 'k', recipient: uuid(), status: 'sent' }]);
     await eventually(() => rx.at(path).length === 4, 'four arrivals');
@@ -235,7 +240,7 @@ describe('webhook delivery to a real HTTPS receiver', () => {
     const account = uuid();
     const path = `/down-${uuid()}`;
     rx.behave.set(path, () => ({ status: 500 }));
-    const { id, secret } = await endpoint(account, path);
+    const { id, secret } = await endpoint(account, path, ['event.sent']);
     const since = Date.now();
     const ev = uuid();
     publish(account, [{ id: ev, key_id: 'k', recipient: uuid(), status: 'sent' }]);
@@ -265,7 +270,7 @@ describe('webhook delivery to a real HTTPS receiver', () => {
     const account = uuid();
     const path = `/gone-${uuid()}`;
     rx.behave.set(path, () => ({ status: 410 }));
-    const { id } = await endpoint(account, path);
+    const { id } = await endpoint(account, path, ['event.sent']);
     const ev = uuid();
     publish(account, [{ id: ev, key_id: 'k', recipient: uuid(), status: 'sent' }]);
     await eventually(
@@ -278,7 +283,7 @@ describe('webhook delivery to a real HTTPS receiver', () => {
     expect(rx.at(path)).toHaveLength(1);
     // Disabled: new transitions are not queued for it.
     publish(account, [{ id: uuid(), key_id: 'k', recipient: uuid(), status: 'sent' }]);
-    const sentinel = await endpoint(account, `/gone-sentinel-${uuid()}`);
+    const sentinel = await endpoint(account, `/gone-sentinel-${uuid()}`, ['event.sent']);
     const s = uuid();
     publish(account, [{ id: s, key_id: 'k', recipient: uuid(), status: 'sent' }]);
     await drained(sentinel.id);

@@ -46,7 +46,13 @@ export async function enqueue(
     .execute();
   const room = new Map(locked.map((e) => [e.id, Math.max(0, queueMax - e.pending)]));
   const kept: OutboxMessage[] = [];
+  // One message per (endpoint, id) in a call: a live event's `delivered` derived from its `sent`
+  // and its own `delivered` record in the same batch take one place, not two.
+  const seen = new Set<string>();
   for (const m of messages) {
+    const key = `${m.endpointId} ${m.msgId}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
     const left = room.get(m.endpointId);
     if (left === undefined) continue; // deleted meanwhile
     if (left > 0) {

@@ -7,13 +7,17 @@ import { enqueue, type OutboxMessage } from './outbox.js';
 /** Events read per page (each page its own transaction). */
 const PAGE = 1000;
 
-/** The status_events column of each type's transition (`event.read` lives on inbox_events). */
-const COLUMN_OF_TYPE = {
-  'event.sent': 'sent_at',
-  'event.queued': 'queued_at',
-  'event.delivered': 'delivered_at',
-  'event.failed': 'failed_at',
-} as const;
+/**
+ * The status_events columns of each type's transition, the first set one wins (`event.read`
+ * lives on inbox_events). A live event answered 200 was proven on `sent`: its `delivered` is then.
+ */
+const COLUMNS_OF_TYPE = {
+  'event.sent': ['sent_at'],
+  'event.queued': ['queued_at'],
+  'event.delivered': ['delivered_at', 'sent_at'],
+  'event.failed': ['failed_at'],
+} as const satisfies Record<string, readonly Column[]>;
+type Column = 'sent_at' | 'queued_at' | 'delivered_at' | 'failed_at';
 
 interface ReplayRow {
   id: string;
@@ -41,7 +45,13 @@ export async function replaySince(
 ): Promise<number> {
   const from = new Date(since);
   const types = endpoint.events as WebhookEventType[];
-  const columns = types.flatMap((t) => (t === 'event.read' ? [] : [COLUMN_OF_TYPE[t]]));
+  // A live event's delivery is its `sent` (answered 200 after a socket's proof): `delivered`
+  // looks at both columns.
+  const columns = [
+    ...new Set(
+      types.flatMap((t): readonly Column[] => (t === 'event.read' ? [] : COLUMNS_OF_TYPE[t])),
+    ),
+  ];
   let queued = 0;
   let full = false;
   const put = async (messages: OutboxMessage[]) => {
@@ -61,7 +71,7 @@ export async function replaySince(
     for (const r of rows.rows) {
       for (const type of types) {
         if (type === 'event.read') continue;
-        const at = r[COLUMN_OF_TYPE[type]];
+        const at = COLUMNS_OF_TYPE[type].reduce<Date | null>((a, c) => a ?? r[c], null);
         if (at === null || at < from) continue;
         messages.push(message(endpoint.id, type, endpoint.account_id, r, at, r.payload_json));
       }

@@ -70,18 +70,27 @@ export async function enqueueTransitions(
   return enqueue(trx, messages, queueMax);
 }
 
-/** The writer's first transitions as webhook transitions. */
+/**
+ * The writer's first transitions as webhook transitions. A live event is answered 200 (`sent`)
+ * only once a socket proved receipt (ingress's live push waits for the proof), so its `sent` is
+ * also its `event.delivered`, at the same instant. If the same event is later recorded
+ * `delivered` as well (a copy queued after a late proof), that message has the same id
+ * (`<id>:event.delivered`) and the outbox keeps the first.
+ */
 export function transitionsOf(firsts: readonly FirstTransition[]): Transition[] {
-  return firsts.map((f) => ({
-    type: TYPE_OF_STATUS[f.status],
-    account: f.row.account_id,
-    eventId: f.row.id,
-    recipient: f.row.recipient,
-    keyId: f.row.key_id,
-    at: f.at.getTime(),
-    device: f.status === 'delivered' ? f.device : undefined,
-    payloadJson: f.payloadJson,
-  }));
+  return firsts.flatMap((f) => {
+    const t: Transition = {
+      type: TYPE_OF_STATUS[f.status],
+      account: f.row.account_id,
+      eventId: f.row.id,
+      recipient: f.row.recipient,
+      keyId: f.row.key_id,
+      at: f.at.getTime(),
+      device: f.status === 'delivered' ? f.device : undefined,
+      payloadJson: f.payloadJson,
+    };
+    return f.status === 'sent' ? [t, { ...t, type: 'event.delivered' }] : [t];
+  });
 }
 
 /**
