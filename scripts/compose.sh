@@ -73,6 +73,7 @@ up() {
   say "starting the stack (project $HERALD_COMPOSE_PROJECT; waiting up to ${HERALD_COMPOSE_WAIT_S}s for every service to be healthy)"
   stack_compose up -d --wait --wait-timeout "$HERALD_COMPOSE_WAIT_S" || {
     stack_compose ps -a >&2 || true
+    stack_unhealthy_report >&2 || true
     die "the stack did not become healthy within ${HERALD_COMPOSE_WAIT_S}s: see 'scripts/compose.sh logs SERVICE'"
   }
   phase_done 'every service healthy'

@@ -82,6 +82,23 @@ stack_build() {
 # `docker compose down ARGS` for every profile's containers. Engine 20.10 can refuse to remove a
 # network ("has active endpoints") for a moment after it removed the network's last container;
 # down is idempotent, so it runs again, at most three times in all.
+# What a failed `up --wait` needs to be understood from its log alone: for each container not
+# healthy, its last health probes and the tail of its log; then the host's load and busiest
+# processes (a starved host fails probes of services that are fine).
+stack_unhealthy_report() {
+  local id name
+  for id in $(stack_compose ps -a -q); do
+    name=$(docker inspect --format '{{.Name}} {{if .State.Health}}{{.State.Health.Status}}{{else}}{{.State.Status}}{{end}}' "$id")
+    [[ $name != *' healthy' ]] || continue
+    printf '\n--- %s: last health probes\n' "$name"
+    docker inspect --format '{{if .State.Health}}{{range .State.Health.Log}}{{.Start}} exit {{.ExitCode}} {{.Output}}{{println}}{{end}}{{end}}' "$id" | tail -n 6
+    printf -- '--- %s: last 30 log lines\n' "$name"
+    docker logs --tail 30 "$id" 2>&1 | cut -c1-400
+  done
+  printf '\n--- host: %s\n' "$(uptime)"
+  ps -eo pid,pcpu,etimes,rss,args --sort=-pcpu | head -n 12 | cut -c1-200
+}
+
 stack_down() {
   local try
   for try in 1 2 3; do
