@@ -20,7 +20,7 @@ for f in "${files[@]}"; do
     for v in POSTGRES_PASSWORD HERALD_NATS_PASSWORD_ADMIN HERALD_NATS_PASSWORD_AUTH \
       HERALD_NATS_PASSWORD_INGRESS_API HERALD_NATS_PASSWORD_SOCKET_EDGE \
       HERALD_NATS_PASSWORD_RETENTION HERALD_NATS_PASSWORD_STATUS HERALD_NATS_CALLOUT_ISSUER \
-      HERALD_NATS_CALLOUT_SEED SECRET_ENCRYPTION_KEY; do export "$v=lint"; done
+      HERALD_NATS_CALLOUT_SEED SECRET_ENCRYPTION_KEY WEBHOOK_SECRET_KEY; do export "$v=lint"; done
     compose_cmd -f "$f" --env-file /dev/null --profile '*' config --quiet
   ) || docker_die "docker compose config refuses ${f#"$ROOT"/} (above)"
 done

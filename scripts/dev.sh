@@ -6,6 +6,7 @@
 #   .data/pg         a private Postgres cluster on 127.0.0.1:$HERALD_PG_PORT (15432), database herald
 #   .data/dev.env    DATABASE_URL, NATS_URL, the operator's NATS login and SECRET_ENCRYPTION_KEY, read by the admin CLI and retention's run-once
 #   .data/secret-encryption.key  seals keys' signing secrets at rest (made once: keep it with the data)
+#   .data/webhook-secret.key     seals webhook endpoints' secrets at rest (status; made once, likewise)
 #   .data/demo.env   the demo account, its Test key and a demo recipient (sourceable)
 #   .data/example.env  the bell example's own account; make example adds its key (scripts/example.sh)
 #   .data/logs       one log per process; .data/run holds their pids
@@ -119,6 +120,11 @@ if [[ ! -s $DATA/secret-encryption.key ]]; then
   (umask 077 && openssl rand -base64 32 >"$DATA/secret-encryption.key")
 fi
 SECRET_ENCRYPTION_KEY=$(<"$DATA/secret-encryption.key")
+# Seals webhook endpoints' secrets at rest (the status service alone), kept for the same reason.
+if [[ ! -s $DATA/webhook-secret.key ]]; then
+  (umask 077 && openssl rand -base64 32 >"$DATA/webhook-secret.key")
+fi
+WEBHOOK_SECRET_KEY=$(<"$DATA/webhook-secret.key")
 # The admin CLI and retention's run-once log in as the operator (herald-admin).
 (
   umask 077
@@ -168,15 +174,21 @@ if [[ -f clients/dashboard/package.json && ! -f $DASHBOARD_DIST/index.html ]]; t
   { npm run -s build -w @herald/sdk && npm run -s build -w @herald/dashboard; } >"$LOGS/dashboard-build.log" 2>&1 ||
     say "the dashboard did not build (see $LOGS/dashboard-build.log): the account API still runs"
 fi
+# Webhooks go to a receiver on this machine (http://127.0.0.1:…, or a private address) only with
+# WEBHOOK_ALLOW_PRIVATE=true: right for a local receiver, never for production, where it would
+# let any account's endpoint reach the operator's internal network (docs/security.md).
+say 'webhooks: WEBHOOK_ALLOW_PRIVATE=true (loopback, private addresses and http:// allowed, for a local receiver; production must not set it)'
 for entry in "${SERVICES[@]}"; do
   name=${entry%%:*}
   port=${entry##*:}
   rotate_log "$name"
-  # Each service as its own NATS user; only auth holds the callout's seed.
-  callout=()
-  [[ $name == auth ]] && callout=(NATS_CALLOUT_SEED="$NATS_CALLOUT_SEED")
+  # Each service as its own NATS user; only auth holds the callout's seed, only status the
+  # webhook key.
+  own=()
+  [[ $name == auth ]] && own=(NATS_CALLOUT_SEED="$NATS_CALLOUT_SEED")
+  [[ $name == status ]] && own=(WEBHOOK_SECRET_KEY="$WEBHOOK_SECRET_KEY" WEBHOOK_ALLOW_PRIVATE=true)
   env PORT="$port" HOST="$HOST" TLS_CERT_FILE="$TLS/tls.crt" TLS_KEY_FILE="$TLS/tls.key" \
-    NATS_URL="$NATS_URL" NATS_USER="herald-$name" NATS_PASSWORD="$(nats_password "$name")" "${callout[@]}" \
+    NATS_URL="$NATS_URL" NATS_USER="herald-$name" NATS_PASSWORD="$(nats_password "$name")" "${own[@]}" \
     DATABASE_URL="$DATABASE_URL" LOG_LEVEL="${LOG_LEVEL:-info}" SECRET_ENCRYPTION_KEY="$SECRET_ENCRYPTION_KEY" \
     DASHBOARD_DIR="$DASHBOARD_DIST" DASHBOARD_INGRESS_URL=https://localhost:8443 DASHBOARD_WS_URL=wss://localhost:8444 \
     setsid node --conditions=herald-source --import tsx "services/$name/src/main.ts" >"$LOGS/$name.log" 2>&1 &

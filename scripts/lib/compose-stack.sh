@@ -159,11 +159,12 @@ stack_tls_ensure() {
 }
 
 # deploy/.env: the secrets compose needs, made once: passwords in hex (URL-safe inside
-# DATABASE_URL), SECRET_ENCRYPTION_KEY (seals keys' signing secrets) as 32 bytes in base64, and
-# the NATS auth callout's key pair.
+# DATABASE_URL), SECRET_ENCRYPTION_KEY (seals keys' signing secrets) and WEBHOOK_SECRET_KEY
+# (seals webhook endpoints' secrets) as 32 bytes in base64, and the NATS auth callout's key pair.
+# A stack made before a secret existed gets it at its next compose-up.
 STACK_SECRETS=(POSTGRES_PASSWORD HERALD_NATS_PASSWORD_ADMIN HERALD_NATS_PASSWORD_AUTH
   HERALD_NATS_PASSWORD_INGRESS_API HERALD_NATS_PASSWORD_SOCKET_EDGE HERALD_NATS_PASSWORD_RETENTION
-  HERALD_NATS_PASSWORD_STATUS SECRET_ENCRYPTION_KEY)
+  HERALD_NATS_PASSWORD_STATUS SECRET_ENCRYPTION_KEY WEBHOOK_SECRET_KEY)
 stack_env_ensure() {
   local env=$HERALD_DEPLOY_DIR/.env name pair value
   if ! grep -Eq '^HERALD_NATS_CALLOUT_SEED=.+' "$env" 2>/dev/null; then
@@ -184,7 +185,7 @@ stack_env_ensure() {
   for name in "${STACK_SECRETS[@]}"; do
     if ! grep -Eq "^$name=.+" "$env" 2>/dev/null; then
       # hn first: nats-server parses its passwords as config values, where a digit starts a number.
-      if [[ $name == SECRET_ENCRYPTION_KEY ]]; then value=$(openssl rand -base64 32); else value=hn$(openssl rand -hex 24); fi
+      if [[ $name == *_KEY ]]; then value=$(openssl rand -base64 32); else value=hn$(openssl rand -hex 24); fi
       (
         umask 077
         touch "$env"

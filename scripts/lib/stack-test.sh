@@ -4,8 +4,9 @@
 # caller sets HERALD_STACK first and defines say and die.
 #
 #   stack_test_bound SECONDS ARGS...  re-runs the calling script under `timeout` (once)
-#   stack_test_init NAME              the run's project (NAME-<id>), folders, image, ports; sources
-#                                     docker.sh and compose-stack.sh; installs the cleanup
+#   stack_test_init NAME              the run's project (NAME-<id>), folders, image, ports, the
+#                                     webhook receiver's CA; sources docker.sh and compose-stack.sh;
+#                                     installs the cleanup
 #
 # Settings:
 #   HERALD_TEST_IMAGE            the Herald image to test under (default: NAME:<id>), built only
@@ -52,6 +53,28 @@ stack_test_init() {
   trap stack_test_cleanup EXIT
   trap 'exit 130' INT
   trap 'exit 143' TERM
+  stack_test_webhook_ca
+}
+
+# The webhook receiver the tests run on the Docker host (test/deploy/webhook-receiver.ts) has a
+# CA of its own, made here because status must trust it from its start: compose mounts
+# HERALD_WEBHOOK_CA_FILE at /tls/webhook-ca.crt, and the env file in HERALD_WEBHOOK_ENV_FILE has
+# status read it, allows the receiver's private address, and retries within seconds rather than
+# the production schedule's minutes and hours.
+stack_test_webhook_ca() {
+  local dir=$HERALD_DEPLOY_DIR/webhook-receiver
+  mkdir -p "$dir"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+    -subj '/CN=Herald webhook receiver test CA' -keyout "$dir/ca.key" -out "$dir/ca.crt" 2>/dev/null ||
+    die 'making the webhook receiver CA failed (openssl)'
+  # Status runs as the image's node user and reads the certificate only.
+  chmod 644 "$dir/ca.crt"
+  cat >"$dir/webhooks.env" <<'EOF'
+WEBHOOK_ALLOW_PRIVATE=true
+WEBHOOK_CA_FILE=/tls/webhook-ca.crt
+WEBHOOK_RETRY_SCHEDULE=1s,2s,5s,10s,30s,60s
+EOF
+  export HERALD_WEBHOOK_CA_FILE=$dir/ca.crt HERALD_WEBHOOK_ENV_FILE=$dir/webhooks.env
 }
 
 stack_test_cleanup() {

@@ -6,6 +6,7 @@ import { get, type HttpResult, openSocket, post, type TestSocket } from '@herald
 import { type ComposeStack, composeStackFromEnv, run } from '@herald/testkit/compose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../e2e/fixtures.js';
+import { WebhookReceiver } from './webhook-receiver.js';
 
 // The docker compose stack (deploy/docker-compose.yml) as real containers, started by
 // scripts/test-deploy.sh through `make compose-up`. Every request goes to the ports the stack
@@ -150,6 +151,75 @@ describe('the docker compose stack', () => {
     expect(page.status).toBe(200);
     expect(page.text).toMatch(/<html/i);
     expect((await get(dashboard, stack.ca, '/readyz')).status).toBe(200);
+  });
+
+  it('sends signed webhooks: an endpoint made with the admin CLI, an HTTPS receiver of its own CA, a queued event (queued, delivered) and a live one (sent, delivered)', async () => {
+    const demo = stack.demo();
+    const receiver = await WebhookReceiver.start(stack.project);
+    const endpoint = await stack.admin<{
+      id: string;
+      url: string;
+      events: string[];
+      secret: string;
+    }>(
+      'webhook',
+      'create',
+      '--account',
+      demo.accountId,
+      '--url',
+      receiver.url,
+      '--events',
+      'event.queued,event.delivered,event.sent',
+    );
+    try {
+      expect(endpoint.url).toBe(receiver.url);
+      expect(endpoint.events.sort()).toEqual(['event.delivered', 'event.queued', 'event.sent']);
+      expect(endpoint.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+      receiver.secret = endpoint.secret;
+
+      // Queued while the recipient is offline, delivered on connect; then one live.
+      const to = randomUUID();
+      const queued = await notify(to, { webhook: 'queued' });
+      expect(queued.status, queued.text).toBe(202);
+      const sock = connect(to);
+      const liveId = await (async () => {
+        try {
+          await sock.opened;
+          await sock.waitForFrames(1, 30_000);
+          const live = await notify(to, { webhook: 'live' });
+          expect(live.status, live.text).toBe(200);
+          return live.body.id as string;
+        } finally {
+          await sock.close();
+        }
+      })();
+      const queuedId = queued.body.id as string;
+      const expected = [
+        [queuedId, 'event.queued', 'pending'],
+        [queuedId, 'event.delivered', 'delivered'],
+        [liveId, 'event.sent', 'sent'],
+        [liveId, 'event.delivered', 'delivered'],
+      ] as const;
+      await eventually(
+        () => expected.every(([id, type]) => receiver.messages.has(`${id}:${type}`)),
+        'the four webhooks at the receiver',
+        60_000,
+      );
+      const lags: string[] = [];
+      for (const [id, type, status] of expected) {
+        const got = receiver.messages.get(`${id}:${type}`);
+        expect(got?.type).toBe(type);
+        expect(got?.data).toMatchObject({ id, recipient: to, key_id: demo.testKeyId, status });
+        lags.push(`${type} ${(got?.at ?? 0) - (got?.data.ts ?? 0)} ms`);
+      }
+      expect(receiver.invalid, 'requests that failed standardwebhooks verification').toEqual([]);
+      console.info(
+        `deploy: webhooks arrived after their transitions: ${lags.join(', ')}; ${receiver.requests} requests for ${receiver.messages.size} messages`,
+      );
+    } finally {
+      await stack.admin('webhook', 'delete', '--id', endpoint.id);
+      await receiver.close();
+    }
   });
 
   it('keeps /metrics off the host: 404 on every published port, served only inside the container', async () => {

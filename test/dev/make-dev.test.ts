@@ -1,9 +1,10 @@
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '@herald/testkit/browser';
 import { type Browser, chromium } from 'playwright-core';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { finished, Namespace } from './namespace.js';
 
@@ -127,6 +128,13 @@ describe('make dev, make example and make stop, as the READMEs say', () => {
       expect(dev.text).toContain('make example');
       // Beside the other HERALD_* lines, for backends: the address only, never a credential.
       expect(dev.text).toMatch(/^HERALD_NATS_URL=nats:\/\/127\.0\.0\.1:\d+$/m);
+      // Webhooks may go to a receiver on this machine, and make dev says so in one line; the key
+      // sealing their secrets is made once and kept with the data, readable by its owner only.
+      expect(dev.text).toMatch(/^dev: webhooks: WEBHOOK_ALLOW_PRIVATE=true .*production must not/m);
+      expect(statSync(join(data, 'webhook-secret.key')).mode & 0o777).toBe(0o600);
+      expect(
+        Buffer.from(readFileSync(join(data, 'webhook-secret.key'), 'utf8').trim(), 'base64'),
+      ).toHaveLength(32);
 
       example = new Output(ns.spawn('make example', ROOT));
       const [, url] = await example.waitFor(/^Open (https:\/\/\S+)$/m, START_TIMEOUT);
@@ -176,6 +184,57 @@ describe('make dev, make example and make stop, as the READMEs say', () => {
       browser = undefined;
     },
     2 * START_TIMEOUT,
+  );
+
+  it(
+    'make dev sends a signed webhook to an http:// receiver on loopback (WEBHOOK_ALLOW_PRIVATE)',
+    async () => {
+      if (!dev) throw new Error('needs the stack the test before started');
+      // A receiver inside the namespace, printing each request as one JSON line, answering 204.
+      const receiver = new Output(
+        ns.spawn(
+          `exec node -e "require('http').createServer((q,r)=>{let b='';q.on('data',(c)=>b+=c);q.on('end',()=>{console.log(JSON.stringify({h:q.headers,b}));r.writeHead(204).end()})}).listen(9090,'127.0.0.1',()=>console.log('listening'))"`,
+          ROOT,
+        ),
+      );
+      await receiver.waitFor(/listening/, UI_TIMEOUT);
+      const demo = Object.fromEntries(
+        readFileSync(join(data, 'demo.env'), 'utf8')
+          .split('\n')
+          .filter((l) => l.includes('='))
+          .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+      );
+      const created = await ns.run(
+        `npm run -s admin -- webhook create --account ${demo.HERALD_ACCOUNT_ID} --url http://127.0.0.1:9090/hooks --events event.queued --json`,
+        ROOT,
+      );
+      expect(created.code, created.stderr).toBe(0);
+      const endpoint = JSON.parse(created.stdout) as { secret: string };
+      const body = JSON.stringify({
+        recipient: demo.HERALD_RECIPIENT,
+        payload: { hello: 'webhook' },
+        api_key: demo.HERALD_TEST_KEY,
+        client: 'mobile',
+      });
+      const sent = await ns.run(
+        `curl -sS --cacert .data/tls/ca.crt -H 'content-type: application/json' -d '${body}' ${demo.HERALD_BASE_URL}/notify`,
+        ROOT,
+      );
+      expect(sent.code, sent.stderr).toBe(0);
+      const { id } = JSON.parse(sent.stdout) as { id: string };
+      const [line] = await receiver.waitFor(/^\{"h":.*$/m, UI_TIMEOUT);
+      const got = JSON.parse(line) as { h: Record<string, string>; b: string };
+      const verified = new Webhook(endpoint.secret).verify(got.b, got.h) as {
+        type: string;
+        data: { id: string };
+      };
+      expect(verified.type).toBe('event.queued');
+      expect(verified.data.id).toBe(id);
+      expect(got.h['webhook-id']).toBe(`${id}:event.queued`);
+      receiver.child.kill('SIGKILL');
+      await receiver.exited();
+    },
+    START_TIMEOUT,
   );
 
   it(
