@@ -2,6 +2,7 @@ import type { LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
+import tls from 'node:tls';
 import {
   ForbiddenAddressError,
   isPublicAddress,
@@ -57,7 +58,10 @@ export class OutboundClient {
 
   constructor(opts: OutboundClientOptions) {
     this.#opts = opts;
-    this.#https = new https.Agent({ keepAlive: true, ...(opts.ca ? { ca: opts.ca } : {}) });
+    // One secure context for every connection: an agent given `ca` itself would name each request's
+    // connection pool by the whole PEM list (every system CA) and build a context per connection.
+    const secureContext = opts.ca ? tls.createSecureContext({ ca: opts.ca }) : undefined;
+    this.#https = new https.Agent({ keepAlive: true, ...(secureContext ? { secureContext } : {}) });
     this.#http = new http.Agent({ keepAlive: true });
     this.#lookup = (host, options, callback) => {
       resolveAllowed(host, opts).then(

@@ -152,4 +152,18 @@ describe('OutboundClient against a real HTTPS server', () => {
     expect(err.message).toMatch(/certificate/i);
     c.close();
   });
+
+  it('refuses a certificate of another CA than the ones it was given', async () => {
+    const other = await makeCerts();
+    const c = new OutboundClient({
+      allowPrivate: true,
+      timeoutMs: 500,
+      maxResponseBytes: 1024,
+      ca: [other.ca],
+    });
+    const err = await c.post(`https://localhost:${port}/ok`, {}, '{}').catch((e) => e);
+    expect(err.kind).toBe('network');
+    expect(err.message).toMatch(/certificate/i);
+    c.close();
+  });
 });
