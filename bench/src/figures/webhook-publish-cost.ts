@@ -11,6 +11,12 @@ import type { Target } from './online-targets.js';
 import { measureWindow } from './online-window.js';
 import { SUBJECTS, settleWindow, type WebhookOut, type WebhookSide } from './webhook-side.js';
 
+/**
+ * The processes `POST /notify` itself runs on: what a sender's publish costs, apart from the status
+ * pipeline (status, Postgres) that records it and, with webhooks on, sends them.
+ */
+export const PUBLISH_PATH = ['ingress-api', 'socket-edge', 'auth', 'nats-server'] as const;
+
 /** The metrics of the on/off pair at n recipients. */
 export const pairMetrics = (n: number) => {
   const at = `${n.toLocaleString('en-US')} recipients`;
@@ -18,6 +24,7 @@ export const pairMetrics = (n: number) => {
     rate: `deliveries/s, ${at}`,
     cpu: `server CPU per event, ${at}, until the pipeline settled`,
     process: (name: string) => `server CPU per event, ${at}: ${name}`,
+    publishPath: `server CPU per event, ${at}: the publish path (${PUBLISH_PATH.join(', ')})`,
     webhooks: `webhooks per event, ${at}`,
     perWebhook: `Herald CPU per webhook, ${at}, from the on/off pair`,
   };
@@ -89,6 +96,8 @@ export class PublishCost {
       cpu.set(s.subject, cpuUs);
       rows.add(m.rate, s.subject, 'herald', 'deliveries/s', w.rate);
       rows.add(m.cpu, s.subject, 'herald', 'µs', cpuUs);
+      const path = PUBLISH_PATH.reduce((sum, name) => sum + (w.perProcess[name] ?? 0), 0);
+      rows.add(m.publishPath, s.subject, 'herald', 'µs', (1e6 * path) / delivered);
       for (const name of PROCESSES.herald)
         rows.add(
           m.process(name),

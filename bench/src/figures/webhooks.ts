@@ -59,6 +59,12 @@ export async function webhooks(ctx: BenchContext): Promise<FigureResult> {
     SUBJECTS.on,
     SUBJECTS.off,
   );
+  const path = rows.ratio(
+    'publish-path CPU per event (ingress-api, socket-edge, auth, nats-server): webhooks on ÷ off',
+    m.publishPath,
+    SUBJECTS.on,
+    SUBJECTS.off,
+  );
   const rate = rows.ratio(
     'online publish deliveries/s: webhooks on ÷ off',
     m.rate,
@@ -77,7 +83,7 @@ export async function webhooks(ctx: BenchContext): Promise<FigureResult> {
         COST_TARGET,
       ),
     ],
-    ratios: [cpu, rate],
+    ratios: [cpu, path, rate],
     notes,
     elapsedMs: performance.now() - started,
   };

@@ -54,6 +54,8 @@ describe('status loadConfig', () => {
     expect(c.WEBHOOK_ENDPOINT_QUEUE_MAX).toBe(100_000);
     expect(c.WEBHOOK_ENDPOINT_CONCURRENCY).toBe(4);
     expect(c.WEBHOOK_CONCURRENCY).toBe(32);
+    expect(c.WEBHOOK_ENDPOINT_PREFETCH).toBe(64);
+    expect(c.WEBHOOK_CLAIM_BATCH).toBe(1000);
     expect(c.WEBHOOK_TIMEOUT_MS).toBe(15_000);
     expect(c.WEBHOOK_RETRY_SCHEDULE).toEqual([
       5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000,
@@ -68,6 +70,8 @@ describe('status loadConfig', () => {
     ['WEBHOOK_ENDPOINT_QUEUE_MAX', 1, 10_000_000],
     ['WEBHOOK_ENDPOINT_CONCURRENCY', 1, 100],
     ['WEBHOOK_CONCURRENCY', 0, 1000],
+    ['WEBHOOK_ENDPOINT_PREFETCH', 1, 10_000],
+    ['WEBHOOK_CLAIM_BATCH', 1, 100_000],
     ['WEBHOOK_TIMEOUT_MS', 100, 120_000],
     ['WEBHOOK_DISABLE_AFTER_MS', 1000, 365 * 24 * 3600_000],
     ['WEBHOOK_SECRET_OVERLAP_MS', 0, 30 * 24 * 3600_000],

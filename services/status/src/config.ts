@@ -58,6 +58,14 @@ function webhookEnv() {
     WEBHOOK_ENDPOINT_QUEUE_MAX: envInt(100_000, 1, 10_000_000),
     /** Requests in flight to one endpoint, across every status instance. Default 4. */
     WEBHOOK_ENDPOINT_CONCURRENCY: envInt(4, 1, 100),
+    /**
+     * Messages an instance claims ahead for one endpoint that is not failing (a failing one gets
+     * WEBHOOK_ENDPOINT_CONCURRENCY), so one claim serves many requests. Held unsent for at most
+     * WEBHOOK_TIMEOUT_MS, then released. Default 64.
+     */
+    WEBHOOK_ENDPOINT_PREFETCH: envInt(64, 1, 10_000),
+    /** Messages an instance holds claimed and unsent over every endpoint. Default 1000. */
+    WEBHOOK_CLAIM_BATCH: envInt(1000, 1, 100_000),
     /** Requests in flight from this instance; 0: this instance sends none. Default 32. */
     WEBHOOK_CONCURRENCY: envInt(32, 0, 1000),
     /** A 2xx within this many ms is success; anything else is retried. Default 15,000. */

@@ -76,6 +76,8 @@ export interface WebhookMessagesTable {
   transition_at: Date;
   next_at: ColumnType<Date, Date | undefined, Date>;
   leased_until: Date | null;
+  /** The sender holding the lease (0004). */
+  leased_by: string | null;
   attempts: ColumnType<number, number | undefined, number>;
   failed_at: Date | null;
 }

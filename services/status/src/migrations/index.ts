@@ -2,10 +2,12 @@ import type { Migration } from 'kysely';
 import * as m0001 from './0001_status.js';
 import * as m0002 from './0002_inbox.js';
 import * as m0003 from './0003_webhooks.js';
+import * as m0004 from './0004_webhook_lease_owner.js';
 
 /** Every migration, imported statically so sources and a build share one list. */
 export const migrations: Record<string, Migration> = {
   '0001_status': m0001,
   '0002_inbox': m0002,
   '0003_webhooks': m0003,
+  '0004_webhook_lease_owner': m0004,
 };

@@ -20,29 +20,46 @@ export interface ClaimedMessage {
 /** Claims are made one at a time across every worker (a transaction-scoped advisory lock). */
 const CLAIM_LOCK = 0x68657261; // "hera"
 
+export interface ClaimLimits {
+  /** This sender's id: its leases are its own, another's keep it off their endpoint. */
+  worker: string;
+  /** Most messages this claim takes, over every endpoint. */
+  max: number;
+  /** Most leases held per endpoint that is failing (WEBHOOK_ENDPOINT_CONCURRENCY). */
+  perEndpoint: number;
+  /** Most leases held per endpoint that is not (WEBHOOK_ENDPOINT_PREFETCH, at least perEndpoint). */
+  prefetch: number;
+  leaseMs: number;
+}
+
 /**
- * Claims up to `max` due messages for this worker, at most `perEndpoint` in flight per endpoint
- * counting every worker's, spread over the endpoints in random order so one endpoint's backlog
- * never takes every slot. A claim moves the message's due time to the lease's end: if this worker
- * dies, it becomes due again then. Claims are serialized (a short transaction) so two workers
- * never both see an endpoint's free slots; the rows themselves are taken SKIP LOCKED, never
- * waiting on a writer or a completion.
+ * Claims due messages for this worker, spread over the endpoints in random order so one
+ * endpoint's backlog never takes every slot: for an endpoint no other worker holds a lease of, up
+ * to `prefetch` leases (`perEndpoint` while it is failing) counting those it already holds; for
+ * one another worker holds, none, so one worker at a time sends to an endpoint and its own cap
+ * on requests in flight is the endpoint's. A claim moves the message's due time to the lease's
+ * end: if this worker dies, it becomes due again then. Claims are serialized (a short
+ * transaction) so two workers never both see an endpoint free; the rows themselves are taken
+ * SKIP LOCKED, never waiting on a writer or a completion.
  */
 export async function claimDue(
   db: Kysely<StatusDb>,
-  max: number,
-  perEndpoint: number,
-  leaseMs: number,
+  limits: ClaimLimits,
 ): Promise<ClaimedMessage[]> {
+  const { worker, max, perEndpoint, leaseMs } = limits;
   if (max <= 0) return [];
+  const prefetch = Math.max(limits.prefetch, perEndpoint);
   return db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(${CLAIM_LOCK})`.execute(trx);
     const lease = sql`now() + ${`${leaseMs} milliseconds`}::interval`;
     const r = await sql<ClaimedMessage>`
       with eps as (
         select e.id, e.url, e.secret_sealed, e.previous_secret_sealed, e.previous_until,
-          ${perEndpoint}::int - (select count(*)::int from webhook_messages l
-            where l.endpoint_id = e.id and l.leased_until > now()) as free
+          case when exists (select 1 from webhook_messages o where o.endpoint_id = e.id
+              and o.leased_until > now() and o.leased_by is distinct from ${worker}) then 0
+            else (case when e.failing_since is null then ${prefetch}::int else ${perEndpoint}::int end)
+              - (select count(*)::int from webhook_messages l where l.endpoint_id = e.id
+                and l.leased_until > now() and l.leased_by = ${worker}) end as free
         from webhook_endpoints e
         where e.disabled_at is null and e.pending > 0
         order by random()
@@ -56,7 +73,8 @@ export async function claimDue(
         limit ${max}
       )
       update webhook_messages m
-      set next_at = ${lease}, leased_until = ${lease}, attempts = m.attempts + 1
+      set next_at = ${lease}, leased_until = ${lease}, leased_by = ${worker},
+        attempts = m.attempts + 1
       from picked join eps on eps.id = picked.endpoint_id
       where m.seq = picked.seq
       returning m.seq, m.endpoint_id, m.msg_id, m.type, m.body, m.transition_at, m.attempts,

@@ -33,7 +33,6 @@ export interface Completed {
 
 export interface CompletionOptions {
   disableAfterMs: number;
-  attemptsKept: number;
 }
 
 export interface Disabled {
@@ -45,7 +44,7 @@ export interface Disabled {
 /**
  * Records a set of completed messages in one transaction: the endpoints' rows first (locked in id
  * order, like every writer of their `pending`), then the messages, the attempts, the endpoints'
- * counts and failure state, and the attempts beyond the newest `attemptsKept` trimmed. A message
+ * counts and failure state (the attempts log is trimmed apart: {@link trimAttempts}). A message
  * another worker already finished (its lease had run out) changes no count. Returns the endpoints
  * this disabled (410 Gone, or failing without a success for `disableAfterMs`).
  */
@@ -147,11 +146,25 @@ export async function recordCompleted(
         .where('id', '=', e.id)
         .execute();
     }
-    await sql`delete from webhook_attempts a using (
-        select e.id, (select seq from webhook_attempts x where x.endpoint_id = e.id
-          order by seq desc offset ${opts.attemptsKept} limit 1) as cut
-        from unnest(${ids}::text[]) as e(id)) c
-      where a.endpoint_id = c.id and a.seq <= c.cut`.execute(trx);
     return { disabled, exhausted: failedNow };
   });
+}
+
+/**
+ * Deletes each endpoint's attempts beyond its newest `kept` (WEBHOOK_ATTEMPTS_KEPT). The sender
+ * calls it every few seconds for the endpoints it attempted meanwhile, not per batch of results:
+ * finding an endpoint's cut walks `kept` index entries, which per batch cost as much as the rest
+ * of recording it.
+ */
+export async function trimAttempts(
+  db: Kysely<StatusDb>,
+  endpointIds: readonly string[],
+  kept: number,
+): Promise<void> {
+  if (endpointIds.length === 0) return;
+  await sql`delete from webhook_attempts a using (
+      select e.id, (select seq from webhook_attempts x where x.endpoint_id = e.id
+        order by seq desc offset ${kept} limit 1) as cut
+      from unnest(${[...endpointIds]}::text[]) as e(id)) c
+    where a.endpoint_id = c.id and a.seq <= c.cut`.execute(db);
 }

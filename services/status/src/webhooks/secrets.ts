@@ -29,3 +29,32 @@ export function issueSecret(
   const plain = newWebhookSecret();
   return { plain, sealed: box.seal(plain, sealContext(id)) };
 }
+
+/** What a message needs to be signed: its endpoint's id and sealed secrets. */
+export interface SealedSecrets {
+  endpoint_id: string;
+  secret_sealed: string;
+  previous_secret_sealed: string | null;
+  previous_until: Date | null;
+}
+
+/** The endpoint's secret, and the one it replaced while their overlap lasts, as HMAC keys. */
+export function signingKeys(box: SecretBox | undefined, m: SealedSecrets, now: number): Buffer[] {
+  if (!box) throw new Error(NO_WEBHOOK_BOX);
+  const context = sealContext(m.endpoint_id);
+  const open = (sealed: string) => {
+    try {
+      return secretBytes(box.open(sealed, context));
+    } catch {
+      throw new Error('the endpoint secret does not open under this WEBHOOK_SECRET_KEY');
+    }
+  };
+  const keys = [open(m.secret_sealed)];
+  if (m.previous_secret_sealed && m.previous_until && m.previous_until.getTime() > now) {
+    // One sealed under a key since replaced is left out: the new secret alone signs.
+    try {
+      keys.push(open(m.previous_secret_sealed));
+    } catch {}
+  }
+  return keys;
+}

@@ -1,12 +1,20 @@
+import { randomUUID } from 'node:crypto';
 import type { Logger, SecretBox } from '@herald/kit';
 import { type OutboundClient, OutboundError } from '@herald/outbound';
 import type { Kysely } from 'kysely';
 import type { StatusDb } from '../db-schema.js';
 import { type ClaimedMessage, claimDue } from './claim.js';
-import { type AttemptRecord, type Completed, type Outcome, recordCompleted } from './completion.js';
+import {
+  type AttemptRecord,
+  type Completed,
+  type Outcome,
+  recordCompleted,
+  trimAttempts,
+} from './completion.js';
+import { HeldMessages } from './held.js';
 import type { AttemptResult, WebhookMetrics } from './metrics.js';
 import { nextWait, parseRetryAfter } from './retry.js';
-import { NO_WEBHOOK_BOX, sealContext, secretBytes } from './secrets.js';
+import { signingKeys } from './secrets.js';
 import { signedHeaders } from './signing.js';
 
 export interface SenderOptions {
@@ -14,6 +22,10 @@ export interface SenderOptions {
   concurrency: number;
   /** WEBHOOK_ENDPOINT_CONCURRENCY: requests in flight per endpoint, every instance's counted. */
   perEndpoint: number;
+  /** WEBHOOK_ENDPOINT_PREFETCH: leases held per endpoint that is not failing. */
+  prefetch: number;
+  /** WEBHOOK_CLAIM_BATCH: messages held claimed and unsent, over every endpoint. */
+  claimBatch: number;
   timeoutMs: number;
   /** WEBHOOK_RETRY_SCHEDULE, ms. */
   schedule: readonly number[];
@@ -35,22 +47,34 @@ export interface SenderDeps {
 const COMPLETION_BATCH = 500;
 /** Wait after a failed claim or completion before trying again, ms. */
 const DB_RETRY_MS = 1000;
+/** Results gathered this long before a transaction records them (one per round, not per result). */
+const RECORD_GATHER_MS = 20;
+/** How often the attempts log of the endpoints attempted meanwhile is trimmed, ms. */
+const TRIM_EVERY_MS = 10_000;
 /**
- * A claim lasts twice the request's timeout and a second: the request's own time, then as long
- * again to record its result. A crashed worker's claims are due again when it ends.
+ * A claim lasts three times the request's timeout and a second: held unsent for at most the
+ * timeout (then released), the request's own time, then as long again to record its result. A
+ * crashed worker's claims are due again when it ends.
  */
-export const leaseMs = (timeoutMs: number): number => 2 * timeoutMs + 1000;
+export const leaseMs = (timeoutMs: number): number => 3 * timeoutMs + 1000;
 
 /**
- * Sends the outbox: claims due messages (a lease, shared fairly with every other status instance),
- * signs and POSTs each, and records the results in batches (one transaction for whatever finished
- * while the previous one was written). It wakes when told messages were queued, when a slot
- * frees, and every pollMs.
+ * Sends the outbox: claims due messages ahead of its requests (a lease; an endpoint is served by
+ * one instance at a time while it holds leases of it), signs and POSTs each, at most perEndpoint
+ * in flight per endpoint and concurrency in all, and records the results in batches (one
+ * transaction for whatever finished within RECORD_GATHER_MS, or while the previous one was
+ * written). It claims when told messages were queued, when results were recorded, and every
+ * pollMs.
  */
 export class WebhookSender {
   readonly #deps: SenderDeps;
   readonly #opts: SenderOptions;
   readonly #inflight = new Set<Promise<void>>();
+  readonly #held = new HeldMessages();
+  readonly #worker = randomUUID();
+  /** Endpoints attempted since the attempts log was last trimmed. */
+  readonly #attempted = new Set<string>();
+  #trimmedAt = Date.now();
   readonly #abort = new AbortController();
   #done: Completed[] = [];
   #recording: Promise<void> | undefined;
@@ -82,6 +106,7 @@ export class WebhookSender {
     this.#stopping = true;
     this.wake();
     await this.#loop;
+    for (const m of this.#held.takeAll()) this.#complete(m, { kind: 'release' });
     let timer: NodeJS.Timeout | undefined;
     const bound = new Promise<void>((r) => {
       timer = setTimeout(r, this.#opts.drainMs);
@@ -96,27 +121,50 @@ export class WebhookSender {
 
   async #run(): Promise<void> {
     const { db, logger } = this.#deps;
-    const lease = leaseMs(this.#opts.timeoutMs);
+    const { claimBatch, perEndpoint, prefetch, timeoutMs } = this.#opts;
+    const lease = leaseMs(timeoutMs);
     while (!this.#stopping) {
       this.#woken = false;
-      const free = this.#opts.concurrency - this.#inflight.size;
-      let claimed: ClaimedMessage[] = [];
+      const max = claimBatch - this.#held.size;
       try {
-        claimed = await claimDue(db, free, this.#opts.perEndpoint, lease);
+        const claimed = await claimDue(db, {
+          worker: this.#worker,
+          max,
+          perEndpoint,
+          prefetch,
+          leaseMs: lease,
+        });
+        const releaseAt = Date.now() + timeoutMs;
+        for (const m of claimed) this.#held.add(m, releaseAt);
       } catch (err) {
         logger.warn({ err: String(err) }, 'webhook claim failed: retrying');
         await this.#sleep(DB_RETRY_MS);
         continue;
       }
-      for (const m of claimed) {
-        const p: Promise<void> = this.#send(m).finally(() => {
-          this.#inflight.delete(p);
-        });
-        this.#inflight.add(p);
-      }
+      this.#held.sweep(Date.now(), this.#release);
+      this.#dispatch();
       if (!this.#woken) await this.#sleep(this.#opts.pollMs);
     }
   }
+
+  /** Starts held messages while this instance and their endpoints have room. */
+  #dispatch(): void {
+    while (!this.#stopping && this.#inflight.size < this.#opts.concurrency) {
+      const m = this.#held.next(this.#opts.perEndpoint, Date.now(), this.#release);
+      if (!m) return;
+      const p: Promise<void> = this.#send(m).finally(() => {
+        this.#inflight.delete(p);
+        this.#held.finished(m.endpoint_id);
+        this.#dispatch();
+      });
+      this.#inflight.add(p);
+    }
+  }
+
+  /** Held too long to start within its lease: due again at once, for any sender. */
+  readonly #release = (m: ClaimedMessage): void => {
+    this.#complete(m, { kind: 'release' });
+  };
 
   #sleep(ms: number): Promise<void> {
     return new Promise<void>((resolve) => {
@@ -141,7 +189,7 @@ export class WebhookSender {
     let result: AttemptResult;
     let retryAfter: string | undefined;
     try {
-      const keys = this.#keys(m, started);
+      const keys = signingKeys(this.#deps.box, m, started);
       const headers = signedHeaders(m.msg_id, Math.floor(started / 1000), m.body, keys);
       const res = await this.#deps.client.post(m.url, headers, m.body, this.#abort.signal);
       status = res.status;
@@ -172,28 +220,6 @@ export class WebhookSender {
     return wait === undefined ? { kind: 'exhausted' } : { kind: 'retry', waitMs: wait };
   }
 
-  /** The endpoint's secret, and the one it replaced while their overlap lasts. */
-  #keys(m: ClaimedMessage, now: number): Buffer[] {
-    const { box } = this.#deps;
-    if (!box) throw new Error(NO_WEBHOOK_BOX);
-    const context = sealContext(m.endpoint_id);
-    const open = (sealed: string) => {
-      try {
-        return secretBytes(box.open(sealed, context));
-      } catch {
-        throw new Error('the endpoint secret does not open under this WEBHOOK_SECRET_KEY');
-      }
-    };
-    const keys = [open(m.secret_sealed)];
-    if (m.previous_secret_sealed && m.previous_until && m.previous_until.getTime() > now) {
-      // One sealed under a key since replaced is left out: the new secret alone signs.
-      try {
-        keys.push(open(m.previous_secret_sealed));
-      } catch {}
-    }
-    return keys;
-  }
-
   #complete(m: ClaimedMessage, outcome: Outcome, attempt?: AttemptRecord): void {
     this.#done.push({
       seq: m.seq,
@@ -206,14 +232,31 @@ export class WebhookSender {
     this.#recording ??= this.#record();
   }
 
+  /** Every TRIM_EVERY_MS, the attempts log of the endpoints attempted meanwhile. */
+  async #trim(): Promise<void> {
+    if (Date.now() - this.#trimmedAt < TRIM_EVERY_MS && !this.#stopping) return;
+    this.#trimmedAt = Date.now();
+    const ids = [...this.#attempted];
+    this.#attempted.clear();
+    try {
+      await trimAttempts(this.#deps.db, ids, this.#opts.attemptsKept);
+    } catch (err) {
+      this.#deps.logger.warn({ err: String(err) }, 'webhook attempts not trimmed: next time');
+      for (const id of ids) this.#attempted.add(id);
+    }
+  }
+
   /** Records what finished, batch after batch, until nothing is left; then wakes the claimer. */
   async #record(): Promise<void> {
     const { db, logger, metrics } = this.#deps;
     try {
+      if (!this.#stopping) await new Promise((r) => setTimeout(r, RECORD_GATHER_MS));
       while (this.#done.length > 0) {
         const batch = this.#done.splice(0, COMPLETION_BATCH);
         try {
           const r = await recordCompleted(db, batch, this.#opts);
+          for (const d of batch) if (d.attempt) this.#attempted.add(d.endpointId);
+          await this.#trim();
           if (r.exhausted > 0) metrics.failed.inc(r.exhausted);
           for (const d of r.disabled) {
             metrics.disabled.inc({ reason: d.reason.includes('410') ? 'gone' : 'failing' });

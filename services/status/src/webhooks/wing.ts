@@ -46,6 +46,8 @@ export function createWebhooks(config: StatusConfig, deps: WebhooksDeps): Webhoo
     {
       concurrency: config.WEBHOOK_CONCURRENCY,
       perEndpoint: config.WEBHOOK_ENDPOINT_CONCURRENCY,
+      prefetch: config.WEBHOOK_ENDPOINT_PREFETCH,
+      claimBatch: config.WEBHOOK_CLAIM_BATCH,
       timeoutMs: config.WEBHOOK_TIMEOUT_MS,
       schedule: config.WEBHOOK_RETRY_SCHEDULE,
       disableAfterMs: config.WEBHOOK_DISABLE_AFTER_MS,
