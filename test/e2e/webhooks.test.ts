@@ -71,6 +71,18 @@ function adminRun(...args: string[]): Promise<{ status: number; stdout: string; 
   });
 }
 
+/** An endpoint of `acct` at the receiver's `path`, created through the admin CLI. */
+const endpointOf = (acct: string, path: string, events?: string) =>
+  admin(
+    'webhook',
+    'create',
+    '--account',
+    acct,
+    '--url',
+    receiver.url(path),
+    ...(events ? ['--events', events] : []),
+  );
+
 async function account(plan?: string): Promise<string> {
   return (await stack().createAccount(plan ? { plan } : {})).id;
 }
@@ -312,16 +324,7 @@ describe('what a key and a socket add to the bodies', () => {
     'carries a --webhook-payload key’s payload, and the device that proved receipt',
     async () => {
       const acct = await account();
-      const endpoint = await admin(
-        'webhook',
-        'create',
-        '--account',
-        acct,
-        '--url',
-        receiver.url('/bodies'),
-        '--events',
-        'event.queued,event.delivered',
-      );
+      const endpoint = await endpointOf(acct, '/bodies', 'event.queued,event.delivered');
       const flagged: Tenant = {
         account: acct,
         key: await stack().createKey({ account: acct, kind: 'test', webhookPayload: true }),
@@ -376,14 +379,7 @@ describe('what a key and a socket add to the bodies', () => {
     'sends a live event answered 200 as event.sent and event.delivered, once each',
     async () => {
       const acct = await account();
-      const endpoint = await admin(
-        'webhook',
-        'create',
-        '--account',
-        acct,
-        '--url',
-        receiver.url('/live'),
-      );
+      const endpoint = await endpointOf(acct, '/live');
       const live: Tenant = {
         account: acct,
         key: await stack().createKey({ account: acct, kind: 'test' }),
@@ -416,16 +412,7 @@ describe('what a key and a socket add to the bodies', () => {
     'carries no payload for a key without the flag',
     async () => {
       const acct = await account();
-      const endpoint = await admin(
-        'webhook',
-        'create',
-        '--account',
-        acct,
-        '--url',
-        receiver.url('/plain'),
-        '--events',
-        'event.queued',
-      );
+      const endpoint = await endpointOf(acct, '/plain', 'event.queued');
       const plain: Tenant = {
         account: acct,
         key: await stack().createKey({ account: acct, kind: 'test' }),
