@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { type ConnectionOptions, connect, type NatsConnection } from 'nats';
 import { type CommonEnv, withoutCredentials } from './config.js';
 import type { Logger } from './logger.js';
+import { installNatsReaderGuard } from './nats-reader-guard.js';
 
 /** Connects to NATS with the service's name, TLS and credentials from config, reconnecting forever. */
 export async function connectNats(
@@ -9,6 +10,7 @@ export async function connectNats(
   name: string,
   logger: Logger,
 ): Promise<NatsConnection> {
+  installNatsReaderGuard();
   const opts: ConnectionOptions = {
     servers: config.NATS_URL.split(','),
     name,
