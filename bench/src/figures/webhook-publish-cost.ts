@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { HeraldStack } from '../env/herald-stack.js';
+import { cpuSnapshot } from '../env/process-cpu.js';
 import { WsFleet } from '../load/ws-fleet.js';
 import { seqOfFrame } from '../payload.js';
 import { type BenchContext, HANDSHAKE_TIMEOUT_MS } from './context.js';
-import { meterCpu, PROCESSES } from './cpu-meter.js';
+import { PROCESSES } from './cpu-meter.js';
 import { DeliveryTracker } from './delivery-tracker.js';
 import { connectUrl } from './herald-wire.js';
 import { targetOps } from './online-ops.js';
@@ -24,7 +25,8 @@ export const pairMetrics = (n: number) => {
     rate: `deliveries/s, ${at}`,
     cpu: `server CPU per event, ${at}, until the pipeline settled`,
     process: (name: string) => `server CPU per event, ${at}: ${name}`,
-    publishPath: `server CPU per event, ${at}: the publish path (${PUBLISH_PATH.join(', ')})`,
+    publishPath: `server CPU per event, ${at}: the publish path (${PUBLISH_PATH.join(', ')}), until the pipeline settled`,
+    publishWindow: `server CPU per event, ${at}: the publish path (${PUBLISH_PATH.join(', ')}), first request to last frame`,
     webhooks: `webhooks per event, ${at}`,
     perWebhook: `Herald CPU per webhook, ${at}, from the on/off pair`,
   };
@@ -98,6 +100,8 @@ export class PublishCost {
       rows.add(m.cpu, s.subject, 'herald', 'µs', cpuUs);
       const path = PUBLISH_PATH.reduce((sum, name) => sum + (w.perProcess[name] ?? 0), 0);
       rows.add(m.publishPath, s.subject, 'herald', 'µs', (1e6 * path) / delivered);
+      const own = PUBLISH_PATH.reduce((sum, name) => sum + (w.publishWindow[name] ?? 0), 0);
+      rows.add(m.publishWindow, s.subject, 'herald', 'µs', (1e6 * own) / delivered);
       for (const name of PROCESSES.herald)
         rows.add(
           m.process(name),
@@ -131,32 +135,38 @@ export class PublishCost {
     await Promise.all(this.#sides.map((s) => s.fleet.close()));
   }
 
+  /**
+   * One window of a side, metered twice: every Herald process until the pipeline settled, and the
+   * publish path from the first request to the last frame (figure 2's window for `POST /notify`),
+   * which is what the webhooks may cost the publish itself: the sender's own work is the tail.
+   */
   async #window(s: Side, windowMs: number, what: string) {
     const ctx = this.#ctx;
     const tracker = this.#webhooks.tracker;
-    const { result, cpuSeconds, perProcess } = await meterCpu(
-      ctx.servers,
-      PROCESSES.herald,
-      async () => {
-        tracker.start({ lag: false });
-        const w = await measureWindow(s.target, windowMs, this.#seq);
-        await settleWindow(
-          ctx,
-          this.#webhooks,
-          s.endpoint,
-          this.#out.notes,
-          `${s.subject}, ${what}`,
-        );
-        tracker.close();
-        return { ...w, webhooks: tracker.received, webhookDuplicates: tracker.duplicates };
-      },
+    const watched = ctx.servers.filter((p) =>
+      (PROCESSES.herald as readonly string[]).includes(p.name),
     );
-    this.#seq += result.used;
-    if (s.endpoint === undefined && result.webhooks > 0)
+    const before = await cpuSnapshot(watched);
+    tracker.start({ lag: false });
+    const w = await measureWindow(s.target, windowMs, this.#seq);
+    const delivered = await cpuSnapshot(watched);
+    await settleWindow(ctx, this.#webhooks, s.endpoint, this.#out.notes, `${s.subject}, ${what}`);
+    tracker.close();
+    const after = await cpuSnapshot(watched);
+    this.#seq += w.used;
+    if (s.endpoint === undefined && tracker.received > 0)
       this.#out.notes.push(
-        `${s.subject}, ${what}: ${result.webhooks} webhooks arrived with webhooks off`,
+        `${s.subject}, ${what}: ${tracker.received} webhooks arrived with webhooks off`,
       );
-    return { ...result, cpuSeconds, perProcess };
+    const perProcess = used(before, after);
+    return {
+      ...w,
+      webhooks: tracker.received,
+      webhookDuplicates: tracker.duplicates,
+      cpuSeconds: Object.values(perProcess).reduce((a, b) => a + b, 0),
+      perProcess,
+      publishWindow: used(before, delivered),
+    };
   }
 
   #side(subject: string, stack: HeraldStack): Omit<Side, 'endpoint'> {
@@ -183,4 +193,11 @@ export class PublishCost {
     };
     return { subject, target, fleet };
   }
+}
+
+/** CPU seconds each process used between two snapshots. */
+function used(before: Map<string, number>, after: Map<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [name, s] of after) out[name] = s - (before.get(name) ?? s);
+  return out;
 }

@@ -3,11 +3,15 @@ import { type FigureResult, RowCollector, ratioCheckAtMost } from '../report/res
 import type { BenchContext } from './context.js';
 import { WebhookBacklog } from './webhook-backlog.js';
 import { createEndpoint } from './webhook-endpoint.js';
-import { PublishCost, pairMetrics } from './webhook-publish-cost.js';
+import { PUBLISH_PATH, PublishCost, pairMetrics } from './webhook-publish-cost.js';
 import { SUBJECTS, type WebhookOut, type WebhookSide } from './webhook-side.js';
 import { WebhookTracker } from './webhook-tracker.js';
 
-/** Issue 39's bound on what one endpoint of every type may add to online publish CPU per event. */
+/**
+ * Issue 39's bound on what one endpoint of every type may add to online publish CPU per event:
+ * the publish path's CPU over figure 2's window (first request to last frame), on ÷ off. The
+ * sender's own cost is reported beside it (per webhook, and all of Herald until it settled).
+ */
 const COST_TARGET = 1.1;
 
 /**
@@ -53,14 +57,20 @@ export async function webhooks(ctx: BenchContext): Promise<FigureResult> {
       `The receiver refused ${receiver.refused} messages (400), the first for ${receiver.firstRefusal}.`,
     );
   const m = pairMetrics(config.recipients[0] ?? 1);
+  const publish = rows.ratio(
+    `online publish CPU per event, the publish path (${PUBLISH_PATH.join(', ')}), first request to last frame: webhooks on ÷ off`,
+    m.publishWindow,
+    SUBJECTS.on,
+    SUBJECTS.off,
+  );
   const cpu = rows.ratio(
-    'online publish CPU per event: webhooks on ÷ off',
+    'all of Herald per event until the pipeline settled (the webhooks sent): webhooks on ÷ off',
     m.cpu,
     SUBJECTS.on,
     SUBJECTS.off,
   );
   const path = rows.ratio(
-    'publish-path CPU per event (ingress-api, socket-edge, auth, nats-server): webhooks on ÷ off',
+    `the publish path (${PUBLISH_PATH.join(', ')}) per event until the pipeline settled: webhooks on ÷ off`,
     m.publishPath,
     SUBJECTS.on,
     SUBJECTS.off,
@@ -78,12 +88,12 @@ export async function webhooks(ctx: BenchContext): Promise<FigureResult> {
     checks: [
       ratioCheckAtMost(
         '7',
-        `online publish CPU per event, one endpoint of every type: ≤ ${COST_TARGET}× without`,
-        cpu,
+        `online publish CPU per event (the publish path, first request to last frame), one endpoint of every type: ≤ ${COST_TARGET}× without`,
+        publish,
         COST_TARGET,
       ),
     ],
-    ratios: [cpu, path, rate],
+    ratios: [publish, path, cpu, rate],
     notes,
     elapsedMs: performance.now() - started,
   };
