@@ -5,6 +5,12 @@ export {
   type InboxStoreAnswer,
 } from './inbox-client.js';
 export {
+  MAX_BACKOFF_FACTOR,
+  type StatusAckOptions,
+  StatusAcks,
+  StatusTicket,
+} from './status-acks.js';
+export {
   DEFAULT_STATUS_BATCH_LIMITS,
   StatusBatcher,
   type StatusBatchLimits,
