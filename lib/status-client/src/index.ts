@@ -4,7 +4,9 @@ export {
   type InboxQueryAnswer,
   type InboxStoreAnswer,
 } from './inbox-client.js';
+export { createStatusAcks } from './status-ack-metrics.js';
 export {
+  DEFAULT_STATUS_ACK_OPTIONS,
   MAX_BACKOFF_FACTOR,
   type StatusAckOptions,
   StatusAcks,

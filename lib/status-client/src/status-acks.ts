@@ -20,6 +20,12 @@ export interface StatusAckOptions {
   onRepublished?: (messages: number) => void;
 }
 
+/** Two seconds for an ack; 16 MiB held unacknowledged. */
+export const DEFAULT_STATUS_ACK_OPTIONS = {
+  ackTimeoutMs: 2000,
+  maxPendingBytes: 16 * 1024 * 1024,
+} as const satisfies StatusAckOptions;
+
 /** A message's retries wait at most this many ack timeouts. */
 export const MAX_BACKOFF_FACTOR = 8;
 /** Drops over the bound are logged at most this often (a count, never the records), ms. */

@@ -9,7 +9,7 @@ import {
 } from '@herald/proto';
 import { StatusAcks, StatusBatcher } from '@herald/status-client';
 import { eventually, type NatsServer, type NatsUser, startNatsServer } from '@herald/testkit';
-import { connect, type JetStreamManager, type NatsConnection } from 'nats';
+import { connect, type JetStreamManager, type NatsConnection, type StreamConfig } from 'nats';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 let server: NatsServer;
@@ -34,6 +34,9 @@ afterAll(async () => {
 afterEach(async () => {
   await jsm.streams.delete(STATUS_STREAM).catch(() => undefined);
 });
+
+/** The status stream, as the status service makes it. */
+const addStream = () => jsm.streams.add(statusStreamConfig() as unknown as StreamConfig);
 
 const record = (account: string, i: number): StatusEvent => ({
   v: 1,
@@ -85,7 +88,7 @@ describe('StatusAcks (real nats-server, the services users)', () => {
   it.each(['ingress-api', 'socket-edge'] as const)(
     'releases a message once the stream acks it: pending returns to 0 (%s)',
     async (user) => {
-      await jsm.streams.add(statusStreamConfig());
+      await addStream();
       const a = randomUUID();
       const { acks, batcher, counted } = batcherOf(user);
       const records = Array.from({ length: 12 }, (_, i) => record(a, i));
@@ -114,7 +117,7 @@ describe('StatusAcks (real nats-server, the services users)', () => {
     // Answered 503 no responders, each held and published again.
     await eventually(() => counted.republished >= 6, 'held messages published again');
     expect(acks.pending).toBe(3);
-    await jsm.streams.add(statusStreamConfig());
+    await addStream();
     await eventually(() => acks.pending === 0, 'held messages stored once the stream exists');
     expect(counted.dropped).toBe(0);
     expect(await storedIds(a)).toEqual(records.map((r) => r.id));
@@ -141,7 +144,7 @@ describe('StatusAcks (real nats-server, the services users)', () => {
     expect(acks.dropped).toBe(2);
     expect(acks.pending).toBe(3);
     expect(acks.pendingBytes).toBe(3 * size);
-    await jsm.streams.add(statusStreamConfig());
+    await addStream();
     await eventually(() => acks.pending === 0, 'the kept messages stored');
     expect(await storedIds(a)).toEqual(records.slice(2).map((r) => r.id));
     await acks.stop(1000);
@@ -157,7 +160,7 @@ describe('StatusAcks (real nats-server, the services users)', () => {
     await turn();
     expect(acks.pending).toBe(1);
     expect(counted.dropped).toBe(1);
-    await jsm.streams.add(statusStreamConfig());
+    await addStream();
     await eventually(() => acks.pending === 0, 'the newest stored');
     expect(await storedIds(a)).toEqual([record(a, 2).id]);
     await acks.stop(1000);
