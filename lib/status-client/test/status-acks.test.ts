@@ -7,9 +7,10 @@ import {
   statusStreamConfig,
   subjects,
 } from '@herald/proto';
-import { StatusAcks, StatusBatcher } from '@herald/status-client';
+import { createStatusAcks, StatusAcks, StatusBatcher } from '@herald/status-client';
 import { eventually, type NatsServer, type NatsUser, startNatsServer } from '@herald/testkit';
 import { connect, type JetStreamManager, type NatsConnection, type StreamConfig } from 'nats';
+import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 let server: NatsServer;
@@ -32,7 +33,11 @@ afterAll(async () => {
 });
 // Every test starts without the status stream, as a cluster without quorum looks to a publisher.
 afterEach(async () => {
-  await jsm.streams.delete(STATUS_STREAM).catch(() => undefined);
+  const exists = await jsm.streams.info(STATUS_STREAM).then(
+    () => true,
+    () => false,
+  );
+  if (exists) await jsm.streams.delete(STATUS_STREAM);
 });
 
 /** The status stream, as the status service makes it. */
@@ -74,8 +79,9 @@ async function storedIds(account: string): Promise<string[]> {
   const info = await jsm.streams.info(STATUS_STREAM);
   const ids = new Set<string>();
   for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq++) {
-    const m = await jsm.streams.getMessage(STATUS_STREAM, { seq }).catch(() => undefined);
-    if (m === undefined || m.subject !== subjects.status(account)) continue;
+    // Nothing consumes the work queue here: every seq is stored.
+    const m = await jsm.streams.getMessage(STATUS_STREAM, { seq });
+    if (m.subject !== subjects.status(account)) continue;
     const body: unknown = m.json();
     const batch = StatusBatch.safeParse(body);
     const records = batch.success ? batch.data.records : [StatusEvent.parse(body)];
@@ -120,6 +126,23 @@ describe('StatusAcks (real nats-server, the services users)', () => {
     await addStream();
     await eventually(() => acks.pending === 0, 'held messages stored once the stream exists');
     expect(counted.dropped).toBe(0);
+    expect(await storedIds(a)).toEqual(records.map((r) => r.id));
+    await acks.stop(1000);
+  });
+
+  it('publishes again what the stream refused with an error answer, until it stores it', async () => {
+    // The stream refuses every record (message too large) until its limit is lifted.
+    const refusing = { ...statusStreamConfig(), max_msg_size: 16 } as unknown as StreamConfig;
+    await jsm.streams.add(refusing);
+    const a = randomUUID();
+    const { acks, batcher, counted } = batcherOf('ingress-api');
+    const records = [record(a, 1), record(a, 2)];
+    for (const r of records) batcher.add(r);
+    await turn();
+    await eventually(() => counted.republished >= 2, 'the refused message published again');
+    expect(acks.pending).toBe(1);
+    await jsm.streams.update(STATUS_STREAM, { ...refusing, max_msg_size: -1 });
+    await eventually(() => acks.pending === 0, 'the message stored once the stream takes it');
     expect(await storedIds(a)).toEqual(records.map((r) => r.id));
     await acks.stop(1000);
   });
@@ -175,6 +198,38 @@ describe('StatusAcks (real nats-server, the services users)', () => {
     const before = counted.republished;
     expect(await acks.stop(200)).toBe(2);
     expect(counted.republished - before).toBeGreaterThanOrEqual(2);
+  });
+
+  it('counts what it holds, drops and publishes again on the registry it is given', async () => {
+    const a = randomUUID();
+    const nc = users['socket-edge'] as NatsConnection;
+    const publisher = new TurnPublisher(nc);
+    const registry = new Registry();
+    const size = Buffer.byteLength(JSON.stringify(record(a, 1)));
+    const acks = createStatusAcks(
+      nc,
+      publisher,
+      { ackTimeoutMs: 50, maxPendingBytes: 2 * size },
+      registry,
+    );
+    const batcher = new StatusBatcher(publisher, undefined, acks);
+    for (let i = 1; i <= 3; i++) {
+      batcher.add(record(a, i));
+      await turn();
+    }
+    const value = async (name: string) =>
+      (await registry.getSingleMetric(name)?.get())?.values[0]?.value;
+    expect(await value('herald_status_messages_dropped_total')).toBe(1);
+    expect(await value('herald_status_messages_pending')).toBe(2);
+    expect(await value('herald_status_pending_bytes')).toBe(2 * size);
+    await eventually(
+      async () => ((await value('herald_status_messages_republished_total')) ?? 0) >= 2,
+      'the held messages published again',
+    );
+    await addStream();
+    await eventually(() => acks.pending === 0, 'the held messages stored');
+    expect(await value('herald_status_messages_pending')).toBe(0);
+    await acks.stop(1000);
   });
 
   it('takes only positive integer bounds', () => {
