@@ -53,7 +53,11 @@ export const subjectPatterns = {
   webhookApi: WEBHOOK_API_SUBJECT,
 } as const;
 
-/** Where request replies land (nats.js's default inbox prefix). */
+/**
+ * Where request replies land (nats.js's default inbox prefix), and the status stream's PubAcks of
+ * the status records ingress and the edges publish with a reply subject there (lib/status-client
+ * status-acks.ts): JetStream answers from the server itself, so the publisher needs no more.
+ */
 export const INBOX = '_INBOX.>';
 /** Where nats-server sends auth callout requests (the auth service answers them). */
 export const AUTH_CALLOUT_SUBJECT = '$SYS.REQ.USER.AUTH';

@@ -69,9 +69,10 @@ export class TurnPublisher implements Publisher {
    * Queues a publish whose payload is built at the end of this turn, when the turn's messages are
    * handed to nats.js: its place in the order is taken now, its content may still grow until then
    * (a StatusBatcher adds the turn's later records to it). `build` runs once, in the flush.
+   * `options`: as publish's (a reply subject for the stream's PubAck).
    */
-  publishBuilt(subject: string, build: () => Uint8Array): void {
-    this.#pending.push({ subject, payload: build, options: undefined, onError: undefined });
+  publishBuilt(subject: string, build: () => Uint8Array, options?: TurnPublishOptions): void {
+    this.#pending.push({ subject, payload: build, options, onError: undefined });
     if (!this.#scheduled) {
       this.#scheduled = true;
       setImmediate(this.#flush);

@@ -4,6 +4,14 @@ export {
   type InboxQueryAnswer,
   type InboxStoreAnswer,
 } from './inbox-client.js';
+export { createStatusAcks } from './status-ack-metrics.js';
+export {
+  DEFAULT_STATUS_ACK_OPTIONS,
+  MAX_BACKOFF_FACTOR,
+  type StatusAckOptions,
+  StatusAcks,
+  StatusTicket,
+} from './status-acks.js';
 export {
   DEFAULT_STATUS_BATCH_LIMITS,
   StatusBatcher,

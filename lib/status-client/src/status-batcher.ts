@@ -1,5 +1,6 @@
 import type { TurnPublisher } from '@herald/nats';
 import { STATUS_BATCH_RECORDS_MAX, type StatusEvent, subjects } from '@herald/proto';
+import type { StatusAcks } from './status-acks.js';
 
 /** Bounds of one status batch message. */
 export interface StatusBatchLimits {
@@ -37,16 +38,23 @@ interface Open {
  * A message holds at most `maxRecords` records and `maxBytes` bytes; a record that would cross
  * either bound closes the message in hand and opens the next.
  *
- * Fire-and-forget, as the single publishes were: nothing here can fail a dispatch or a delivery,
- * and a record waits at most one turn, which on an idle process is at once.
+ * Nothing here can fail a dispatch or a delivery, and a record waits at most one turn, which on
+ * an idle process is at once. With `acks` ({@link StatusAcks}) every message carries a reply
+ * subject and is held until the status stream acknowledges it, published again until then
+ * (bounded); without, fire-and-forget.
  */
 export class StatusBatcher {
   readonly #publisher: TurnPublisher;
   readonly #limits: StatusBatchLimits;
   /** The message of this turn still taking records, per account. */
   readonly #open = new Map<string, Open>();
+  readonly #acks: StatusAcks | undefined;
 
-  constructor(publisher: TurnPublisher, limits: StatusBatchLimits = DEFAULT_STATUS_BATCH_LIMITS) {
+  constructor(
+    publisher: TurnPublisher,
+    limits: StatusBatchLimits = DEFAULT_STATUS_BATCH_LIMITS,
+    acks?: StatusAcks,
+  ) {
     if (
       !Number.isInteger(limits.maxRecords) ||
       limits.maxRecords < 1 ||
@@ -59,6 +67,7 @@ export class StatusBatcher {
     }
     this.#publisher = publisher;
     this.#limits = limits;
+    this.#acks = acks;
   }
 
   /** Adds a record to this turn's message for its account. */
@@ -92,7 +101,14 @@ export class StatusBatcher {
     } catch {
       return;
     }
-    this.#publisher.publish(subject, json);
+    const acks = this.#acks;
+    if (acks === undefined) {
+      this.#publisher.publish(subject, json);
+      return;
+    }
+    const ticket = acks.ticket();
+    this.#publisher.publish(subject, json, ticket.options);
+    acks.hold(ticket, subject, json);
   }
 
   /**
@@ -121,13 +137,24 @@ export class StatusBatcher {
     // The message in hand (if any) is closed: it leaves as it is, this record opens the next.
     const next: Open = { parts: [json], bytes: ENVELOPE_BYTES + size };
     this.#open.set(account, next);
-    this.#publisher.publishBuilt(subject, () => {
-      if (this.#open.get(account) === next) this.#open.delete(account);
-      // Buffer.from takes the string's bytes in one copy; TextEncoder (nats.js's encoding of a
-      // string payload) allocates a fresh ArrayBuffer each. A turn's lone record leaves in the
-      // single-record form, which every writer reads: an idle process pays no envelope for it.
-      const parts = next.parts;
-      return Buffer.from(parts.length === 1 ? parts.join('') : `${OPEN}${parts.join(',')}${CLOSE}`);
-    });
+    const acks = this.#acks;
+    const ticket = acks?.ticket();
+    this.#publisher.publishBuilt(
+      subject,
+      () => {
+        if (this.#open.get(account) === next) this.#open.delete(account);
+        // Buffer.from takes the string's bytes in one copy; TextEncoder (nats.js's encoding of a
+        // string payload) allocates a fresh ArrayBuffer each. A turn's lone record leaves in the
+        // single-record form, which every writer reads: an idle process pays no envelope for it.
+        const parts = next.parts;
+        const bytes = Buffer.from(
+          parts.length === 1 ? parts.join('') : `${OPEN}${parts.join(',')}${CLOSE}`,
+        );
+        // Held from now: these bytes are what a retry publishes again.
+        if (ticket) acks?.hold(ticket, subject, bytes);
+        return bytes;
+      },
+      ticket?.options,
+    );
   }
 }

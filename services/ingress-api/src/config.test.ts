@@ -41,7 +41,32 @@ describe('loadConfig', () => {
       QUEUE_DEPTH_SCAN_CACHE_MS: 1000,
       STATUS_PUBLISH_MAX_RECORDS: 256,
       STATUS_PUBLISH_MAX_BYTES: 65_536,
+      STATUS_ACK_TIMEOUT_MS: 2000,
+      STATUS_PENDING_MAX_BYTES: 16 * 1024 * 1024,
     });
+  });
+
+  it('bounds the status acks to 100..60000 ms and 64 KiB..1 GiB held, at either edge', () => {
+    expect(load({ STATUS_ACK_TIMEOUT_MS: '100', STATUS_PENDING_MAX_BYTES: '65536' })).toMatchObject(
+      { STATUS_ACK_TIMEOUT_MS: 100, STATUS_PENDING_MAX_BYTES: 65_536 },
+    );
+    expect(
+      load({ STATUS_ACK_TIMEOUT_MS: '60000', STATUS_PENDING_MAX_BYTES: '1073741824' }),
+    ).toMatchObject({ STATUS_ACK_TIMEOUT_MS: 60_000, STATUS_PENDING_MAX_BYTES: 1_073_741_824 });
+    const low = problems({
+      ...base,
+      STATUS_ACK_TIMEOUT_MS: '99',
+      STATUS_PENDING_MAX_BYTES: '65535',
+    });
+    expect(low).toContain('STATUS_ACK_TIMEOUT_MS ("99"): must be at least 100');
+    expect(low).toContain('STATUS_PENDING_MAX_BYTES ("65535"): must be at least 65536');
+    const high = problems({
+      ...base,
+      STATUS_ACK_TIMEOUT_MS: '60001',
+      STATUS_PENDING_MAX_BYTES: '1073741825',
+    });
+    expect(high).toContain('STATUS_ACK_TIMEOUT_MS ("60001"): must be at most 60000');
+    expect(high).toContain('STATUS_PENDING_MAX_BYTES ("1073741825"): must be at most 1073741824');
   });
 
   it('bounds the status message to 1..1000 records and 1024..1 MiB bytes, at either edge', () => {

@@ -10,7 +10,7 @@ import {
 } from '@herald/kit';
 import { STATUS_BATCH_RECORDS_MAX } from '@herald/proto';
 import { DEFAULT_QUEUE_PARTITIONS, MAX_QUEUE_PARTITIONS } from '@herald/queue';
-import { DEFAULT_STATUS_BATCH_LIMITS } from '@herald/status-client';
+import { DEFAULT_STATUS_ACK_OPTIONS, DEFAULT_STATUS_BATCH_LIMITS } from '@herald/status-client';
 import { z } from 'zod';
 
 const MIB = 1024 * 1024;
@@ -178,6 +178,22 @@ export const Env = CommonEnv.extend({
    * Default 65536; 1024..1 MiB (NATS's default max_payload).
    */
   STATUS_PUBLISH_MAX_BYTES: envInt(DEFAULT_STATUS_BATCH_LIMITS.maxBytes, 1024, MIB),
+  /**
+   * How long a status message waits for the status stream's acknowledgement before it is
+   * published again, ms; each further attempt waits twice as long, up to 8 times this. Also how
+   * long shutdown waits for the last ones (at most a quarter of SHUTDOWN_TIMEOUT_MS). Default 2000.
+   */
+  STATUS_ACK_TIMEOUT_MS: envInt(DEFAULT_STATUS_ACK_OPTIONS.ackTimeoutMs, 100, 60_000),
+  /**
+   * Most bytes of status messages held unacknowledged (the stream without quorum, NATS
+   * unreachable); past it the oldest are dropped, their records lost (counted,
+   * herald_status_messages_dropped_total). Default 16 MiB; 64 KiB..1 GiB.
+   */
+  STATUS_PENDING_MAX_BYTES: envInt(
+    DEFAULT_STATUS_ACK_OPTIONS.maxPendingBytes,
+    64 * 1024,
+    1024 * MIB,
+  ),
 }).superRefine(
   (env, ctx) => {
     requireTls(env, ctx);

@@ -2,8 +2,14 @@ import type { KeyVerifier } from '@herald/access';
 import { type AuthFailureLimiter, isAuthFailure, type Logger, type NatsLink } from '@herald/kit';
 import { NatsRequester, TurnPublisher } from '@herald/nats';
 import type { QueuedRecipients, QueueLayout, RecipientDepth } from '@herald/queue';
-import { InboxClient, StatusBatcher } from '@herald/status-client';
+import {
+  createStatusAcks,
+  InboxClient,
+  type StatusAcks,
+  StatusBatcher,
+} from '@herald/status-client';
 import type { JetStreamClient, NatsConnection } from 'nats';
+import type { Registry } from 'prom-client';
 import { type Authorise, type Caller, createAuthorise } from './authorise.js';
 import { dispatchCeilingMs, type IngressConfig } from './config.js';
 import { createDeliver, type Deliver } from './deliver.js';
@@ -35,6 +41,8 @@ export interface PipelineDeps {
   /** Which partition stream holds a recipient's queue (QUEUE_PARTITIONS). */
   layout: QueueLayout;
   metrics: IngressMetrics;
+  /** Where the status acks' series go (herald_status_messages_*). */
+  registry: Registry;
   logger: Logger;
   /** The per-source limit of failed authentications (403 auth_failures); none when absent. */
   authFailures?: AuthFailureLimiter | undefined;
@@ -76,6 +84,8 @@ export interface Pipeline {
   publisher: TurnPublisher;
   /** The dispatch path's requester: its requests leave through the turn publisher. */
   requester: NatsRequester;
+  /** Holds the status records' messages until the status stream acks them; stopped at close. */
+  statusAcks: StatusAcks;
   /** Refuses a source that sent too many bad keys, before it costs a parse or a lookup. */
   checkSource(source: string | undefined): void;
   /** Counts a failed authentication (any 401) against its source; other errors count nothing. */
@@ -96,6 +106,16 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   const publisher = new TurnPublisher(nc);
   const requester = new NatsRequester(nc, { publisher });
   const { authFailures } = deps;
+  const statusAcks = createStatusAcks(
+    nc,
+    publisher,
+    {
+      ackTimeoutMs: config.STATUS_ACK_TIMEOUT_MS,
+      maxPendingBytes: config.STATUS_PENDING_MAX_BYTES,
+      logger,
+    },
+    deps.registry,
+  );
   const inbox = createInboxKeeper(new InboxClient(nc), {
     timeoutMs: config.INBOX_TIMEOUT_MS,
     maxMessageBytes: () => nc.info?.max_payload ?? 1024 * 1024,
@@ -108,13 +128,18 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       staleAfterMs: dispatchCeilingMs(config),
       now,
     }),
-    // Every answer of the deliver step is also a status record (fire-and-forget, never awaited);
-    // a turn's records leave as one message per account, through the same turn publisher.
+    // Every answer of the deliver step is also a status record (never awaited); a turn's records
+    // leave as one message per account, through the same turn publisher, each message held until
+    // the status stream acks it (statusAcks: published again until then, bounded).
     deliver: withStatusEvents(
-      new StatusBatcher(publisher, {
-        maxRecords: config.STATUS_PUBLISH_MAX_RECORDS,
-        maxBytes: config.STATUS_PUBLISH_MAX_BYTES,
-      }),
+      new StatusBatcher(
+        publisher,
+        {
+          maxRecords: config.STATUS_PUBLISH_MAX_RECORDS,
+          maxBytes: config.STATUS_PUBLISH_MAX_BYTES,
+        },
+        statusAcks,
+      ),
       createDeliver({
         publisher,
         requester,
@@ -137,6 +162,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     ),
     publisher,
     requester,
+    statusAcks,
     checkSource(source) {
       if (source !== undefined) authFailures?.check(source);
     },

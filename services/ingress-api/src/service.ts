@@ -83,6 +83,7 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
     config,
     layout,
     metrics,
+    registry,
     logger,
     authFailures,
     link,
@@ -199,6 +200,11 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
     async close(drained) {
       await Promise.all([drained, natsDispatch?.close(), natsBatch?.close()]);
       verifier.close();
+      // Every dispatch is answered, so every status record is made: wait for their acks before
+      // runService drains the connection (what is left is logged, and lost).
+      await pipeline.statusAcks.stop(
+        Math.min(config.STATUS_ACK_TIMEOUT_MS, config.SHUTDOWN_TIMEOUT_MS / 4),
+      );
     },
   };
 }

@@ -22,9 +22,10 @@ const PAYLOAD_JSON_MAX = StatusEvent.shape.payload_json.unwrap().maxLength ?? 0;
 /**
  * Wraps the dispatch path's `deliver` so that each outcome it answers (sent, queued, or refused
  * or failed) is published as a status record. The records of one event-loop turn leave as one
- * core-NATS message per account into the status stream (`StatusBatcher`): fire-and-forget, so
- * the dispatch never waits on the status pipeline, and nothing here can fail a dispatch (a lost
- * record costs a figure on the dashboard, never an event).
+ * NATS message per account into the status stream (`StatusBatcher`), held until the stream acks
+ * it and re-sent until then (`StatusAcks`, bounded): the dispatch never waits on the status
+ * pipeline, and nothing here can fail a dispatch (a lost record costs a figure on the dashboard
+ * and the event's webhooks, never the event).
  *
  * A key made with `--webhook-payload` (issue 39) opts its payloads into its account's webhook
  * bodies: its `sent` and `pending` records carry the payload's JSON text and leave alone, one

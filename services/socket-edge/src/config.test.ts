@@ -30,7 +30,22 @@ describe('loadConfig', () => {
       CONNECTION_COUNT_TTL_MS: 30_000,
       CONNECTION_COUNT_REFRESH_MS: 10_000,
       NATS_REPLICAS: 1,
+      STATUS_ACK_TIMEOUT_MS: 2000,
+      STATUS_PENDING_MAX_BYTES: 16 * 1024 * 1024,
     });
+  });
+
+  it('takes the status acks settings at their bounds and refuses them past either', () => {
+    const bounds = {
+      STATUS_ACK_TIMEOUT_MS: [100, 60_000],
+      STATUS_PENDING_MAX_BYTES: [65_536, 1024 * 1024 * 1024],
+    } as const;
+    for (const [name, [low, high]] of Object.entries(bounds)) {
+      expect(loadConfig({ ...tls, [name]: String(low) })[name as keyof typeof bounds]).toBe(low);
+      expect(loadConfig({ ...tls, [name]: String(high) })[name as keyof typeof bounds]).toBe(high);
+      expect(() => loadConfig({ ...tls, [name]: String(low - 1) })).toThrow(new RegExp(name));
+      expect(() => loadConfig({ ...tls, [name]: String(high + 1) })).toThrow(new RegExp(name));
+    }
   });
 
   it('accepts every limit at its bounds', () => {

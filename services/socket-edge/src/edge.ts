@@ -4,7 +4,11 @@ import { AuthFailureLimiter, createRegistry, type Service, type ServiceDeps } fr
 import { NatsRequester, TurnPublisher } from '@herald/nats';
 import { type CredentialKind, subjects } from '@herald/proto';
 import { DevicePositions, INBOX_POSITION_SPACE, QueueFloors, QueueLayout } from '@herald/queue';
-import { InboxClient as InboxStoreClient, StatusBatcher } from '@herald/status-client';
+import {
+  createStatusAcks,
+  InboxClient as InboxStoreClient,
+  StatusBatcher,
+} from '@herald/status-client';
 import type { JetStreamManager } from 'nats';
 import type { Registry } from 'prom-client';
 import { WebSocketServer } from 'ws';
@@ -106,9 +110,20 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
   const layout = new QueueLayout(config.QUEUE_PARTITIONS);
   const inboxClient = new InboxClient(new InboxStoreClient(nc), config.INBOX_QUERY_TIMEOUT_MS);
   // The edge's one turn publisher: a turn's live replies and its status records (one message per
-  // account, the batcher's) leave in one socket write.
+  // account, the batcher's) leave in one socket write. Each status message is held until the
+  // status stream acks it, published again until then (bounded).
   const publisher = new TurnPublisher(nc);
-  const status = new StatusBatcher(publisher);
+  const statusAcks = createStatusAcks(
+    nc,
+    publisher,
+    {
+      ackTimeoutMs: config.STATUS_ACK_TIMEOUT_MS,
+      maxPendingBytes: config.STATUS_PENDING_MAX_BYTES,
+      logger,
+    },
+    registry,
+  );
+  const status = new StatusBatcher(publisher, undefined, statusAcks);
   // The edge's QUEUE_CHECK_CONCURRENCY slots: drains' queue checks and device feeds' reads.
   const limitChecks = queueCheckLimiter(config.QUEUE_CHECK_CONCURRENCY, metrics);
   const drains: DrainContext = {
@@ -222,6 +237,7 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
     // Behind proxies the TCP peer is a proxy: refusals stay per upgrade there.
     dropsEarly: config.TRUSTED_PROXY_HOPS === 0 ? (a) => connectRate.dropsEarly(a) : undefined,
     stopRevocations: watchRevocations(verifier, () => sessions.sockets(), metrics, logger),
+    statusAcks,
     shutdown,
   });
   return {

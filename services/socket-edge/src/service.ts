@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import type { KeyVerifier } from '@herald/access';
 import { createOpsHandler, type Logger, type ReadinessCheck, type Service } from '@herald/kit';
 import { checkQueueLayout, type QueueLayout, QueueLayoutMismatch } from '@herald/queue';
+import type { StatusAcks } from '@herald/status-client';
 import type { JetStreamManager, NatsConnection } from 'nats';
 import type { Registry } from 'prom-client';
 import type { WebSocketServer } from 'ws';
@@ -41,6 +42,8 @@ export interface EdgeParts {
   /** True for a client address whose new connections are dropped at accept (connect-rate.ts). */
   dropsEarly: ((address: string) => boolean) | undefined;
   stopRevocations: () => void;
+  /** Holds the status records' messages until the status stream acks them. */
+  statusAcks: StatusAcks;
   shutdown: Shutdown;
 }
 
@@ -118,6 +121,11 @@ export function edgeService(config: EdgeConfig, parts: EdgeParts): Service {
         parts.verifier.close();
         server?.closeAllConnections();
         await drained;
+        // The sockets' last deliveries are recorded: wait for their acks before runService drains
+        // the connection (what is left is logged, and lost).
+        await parts.statusAcks.stop(
+          Math.min(config.STATUS_ACK_TIMEOUT_MS, config.SHUTDOWN_TIMEOUT_MS / 4),
+        );
       })();
       return closed;
     },
