@@ -11,6 +11,9 @@ import { deliveredHook } from './report.js';
 
 /** Missing events whose status the failure message looks up (one POST /events/status). */
 const MISSING_SHOWN = 20;
+/** Lookups tried before the failure message gives the last answer instead, and the pause between. */
+const LOOKUP_TRIES = 5;
+const LOOKUP_PAUSE_MS = 2_000;
 
 /** The receiver, and the demo account's endpoint at it for event.delivered, made with the admin CLI. */
 export async function startReceiver(stack: ComposeStack): Promise<WebhookReceiver> {
@@ -56,17 +59,23 @@ export async function describeMissing(target: LoadTarget, missing: Dispatch[]): 
   const ids = shown.flatMap((d) => (d.id === undefined ? [] : [d.id]));
   const states = new Map<string, string>();
   if (ids.length > 0) {
-    const res = await post(
-      target.baseUrl,
-      target.ca,
-      { api_key: target.apiKey, ids },
-      {
-        path: '/events/status',
-      },
-    ).catch((err: unknown) => ({ status: 0, text: String(err), body: undefined }));
+    // A 503 (the status service did not answer within STATUS_TIMEOUT_MS) is tried again: the
+    // first run with this check got only that, for its one lookup after the faults.
+    let res: { status: number; text: string; body: unknown } = { status: 0, text: '', body: null };
+    let tries = 0;
+    while (tries < LOOKUP_TRIES && res.status !== 200) {
+      if (tries++ > 0) await new Promise<void>((r) => setTimeout(r, LOOKUP_PAUSE_MS));
+      res = await post(
+        target.baseUrl,
+        target.ca,
+        { api_key: target.apiKey, ids },
+        { path: '/events/status' },
+      ).catch((err: unknown) => ({ status: 0, text: String(err), body: undefined }));
+    }
     const events = (res.body as { events?: Array<Record<string, unknown>> } | undefined)?.events;
     if (res.status !== 200 || !events)
-      for (const id of ids) states.set(id, `status lookup answered ${res.status}: ${res.text}`);
+      for (const id of ids)
+        states.set(id, `status lookup answered ${res.status} (${tries} tries): ${res.text}`);
     else
       for (const e of events) {
         const { id, ...rest } = e;
