@@ -2,9 +2,10 @@
 # `make test-cluster`: Herald scaled out (deploy/compose.cluster.yaml) as real containers, started
 # by `make cluster-up` as a newcomer runs it, then test/cluster/faults.cluster.ts: a steady
 # dispatch load through the load balancer while NATS nodes, edges and ingresses are killed, cut
-# off and restarted, and at the end every event answered 200 or 202 must have been delivered. Its
-# own compose project, free ports of 127.0.0.1 and cleanup, as make test-deploy
-# (scripts/lib/stack-test.sh).
+# off and restarted, and at the end every event answered 200 or 202 must have been delivered, and
+# its event.delivered webhook must have reached the test's HTTPS receiver (whose CA
+# scripts/lib/stack-test.sh makes before the stack starts). Its own compose project, free ports of
+# 127.0.0.1 and cleanup, as make test-deploy (scripts/lib/stack-test.sh).
 #
 #   HERALD_CLUSTER_TEST_TIMEOUT_S   the whole run's bound (1500 s); past it the run fails
 #   HERALD_TEST_IMAGE               the Herald image's tag: .ci/run passes the one make test-deploy

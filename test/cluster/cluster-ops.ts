@@ -62,17 +62,35 @@ export async function queueLeader(stack: ComposeStack): Promise<string> {
   return leader.replace(/^herald-/, '');
 }
 
-/** Sockets open on an edge (its herald_open_sockets gauge, read on its private ops listener). */
-export async function openSockets(stack: ComposeStack, edge: string): Promise<number> {
+/** A service's /metrics text, read on its private ops listener from inside its container. */
+export async function metricsText(stack: ComposeStack, service: string): Promise<string> {
   const script =
     "fetch('http://127.0.0.1:'+process.env.OPS_PORT+'/metrics').then(r=>r.text()).then(t=>console.log(t))";
-  const res = await run('docker', ['exec', await containerOf(stack, edge), 'node', '-e', script]);
-  await ok(`${edge} /metrics`, res);
-  return res.stdout
+  const res = await run('docker', [
+    'exec',
+    await containerOf(stack, service),
+    'node',
+    '-e',
+    script,
+  ]);
+  return ok(`${service} /metrics`, res);
+}
+
+/**
+ * The sum of the samples in a /metrics text whose line starts with `series`: a name, or a name
+ * and its first labels (`herald_webhook_attempts_total{result="success"`, open: every sample
+ * also carries the service's default label).
+ */
+export function sumSeries(text: string, series: string): number {
+  return text
     .split('\n')
-    .filter((l) => l.startsWith('herald_open_sockets'))
+    .filter((l) => l.startsWith(series))
     .reduce((sum, l) => sum + Number(l.split(' ').at(-1)), 0);
 }
+
+/** Sockets open on an edge (its herald_open_sockets gauge). */
+export const openSockets = async (stack: ComposeStack, edge: string): Promise<number> =>
+  sumSeries(await metricsText(stack, edge), 'herald_open_sockets');
 
 /** Settled: every NATS node's full /healthz answers ok (JetStream caught up), every container healthy. */
 export async function settle(stack: ComposeStack, limitMs: number): Promise<number> {

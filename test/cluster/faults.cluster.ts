@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { openSocket, post } from '@herald/testkit';
 import { type ComposeStack, composeStackFromEnv, run } from '@herald/testkit/compose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { WebhookReceiver } from '../deploy/webhook-receiver.js';
 import {
   kill,
   NATS_NODES,
@@ -13,14 +14,23 @@ import {
   start,
   streams,
 } from './cluster-ops.js';
-import { accepted, ClusterLoad } from './load.js';
-import { failures, figures, type PhaseWindow, table } from './report.js';
+import { accepted, ClusterLoad, type LoadTarget } from './load.js';
+import { failures, figures, type PhaseWindow, table, webhookFigures } from './report.js';
+import {
+  describeMissing,
+  hooksMissing,
+  startReceiver,
+  waitForHooks,
+  webhookMetrics,
+} from './webhooks.js';
 
 // Herald scaled out (deploy/compose.cluster.yaml), started by scripts/test-cluster.sh through
 // `make cluster-up`. A steady load runs through the load balancer the whole time (online and
 // offline recipients, plain and herald.v1 sockets) while the faults a cluster exists to survive
 // happen one after the other; at the end every recipient connects again and every event answered
-// 200 or 202 must have arrived. The figures of each fault are printed for docs/operations.md.
+// 200 or 202 must have arrived, and its event.delivered webhook too (a live event's included) at
+// the test's HTTPS receiver (webhooks.ts), which the status service sends to through the faults.
+// The figures of each fault are printed for docs/operations.md.
 
 /** Most time the cluster may take to be healthy again after a fault. */
 const SETTLE_LIMIT_MS = 240_000;
@@ -32,6 +42,8 @@ const DOWN_MS = 15_000;
 const PARTITION_MS = 20_000;
 /** Most time every waiting event may take to arrive once everyone reconnected. */
 const DRAIN_LIMIT_MS = 180_000;
+/** Most time every accepted event's event.delivered webhook may take once the drain ended. */
+const WEBHOOK_LIMIT_MS = 120_000;
 
 const HERALD_SERVICES = [
   'auth',
@@ -43,8 +55,13 @@ const HERALD_SERVICES = [
   'status',
 ];
 
+/** The status instances: each writes status records and sends webhooks (one; none is killed). */
+const STATUS = ['status'];
+
 let stack: ComposeStack;
 let load: ClusterLoad;
+let target: LoadTarget;
+let receiver: WebhookReceiver;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -74,14 +91,15 @@ beforeAll(async () => {
     '--client',
     'mobile',
   );
-  load = new ClusterLoad(
-    { baseUrl: demo.baseUrl, wsUrl: demo.wsUrl, ca: stack.ca, apiKey: String(key.key) },
-    { onlinePlain: 4, onlineV1: 4, offlinePlain: 2, offlineV1: 2 },
-  );
+  target = { baseUrl: demo.baseUrl, wsUrl: demo.wsUrl, ca: stack.ca, apiKey: String(key.key) };
+  load = new ClusterLoad(target, { onlinePlain: 4, onlineV1: 4, offlinePlain: 2, offlineV1: 2 });
+  // The account's one webhook endpoint, made as an operator makes it, for event.delivered.
+  receiver = await startReceiver(stack);
 });
 
 afterAll(async () => {
   await load?.close();
+  await receiver?.close();
 });
 
 describe('the cluster', () => {
@@ -195,6 +213,12 @@ describe('the cluster', () => {
     await load.reconnectEveryone();
     const deadline = Date.now() + DRAIN_LIMIT_MS;
     while (load.missing().length > 0 && Date.now() < deadline) await sleep(500);
+    // Every accepted event's event.delivered webhook, polling, bounded once the drain ended.
+    const hooksAfterMs = await waitForHooks(load, receiver, WEBHOOK_LIMIT_MS);
+    const hooksLost = hooksMissing(load, receiver);
+    const hookMetrics = await Promise.all(STATUS.map((s) => webhookMetrics(stack, s)));
+    // The first lost ones with what POST /events/status says of them (before any assertion).
+    const hooksLostShown = hooksLost.length > 0 ? await describeMissing(target, hooksLost) : [];
 
     const rows = windows.map((w) => figures(load, w));
     console.info(
@@ -207,12 +231,33 @@ describe('the cluster', () => {
       '{{.Name}} {{.MemUsage}}',
     ]);
     console.info(`cluster: memory after the run\n${stats.stdout}`);
+    const hookFigures = `cluster: webhooks ${JSON.stringify(webhookFigures(load, receiver))}, waited ${hooksAfterMs} ms after the drain ended; ${STATUS.map((s, i) => `${s} ${JSON.stringify(hookMetrics[i])}`).join(', ')}`;
+    console.info(hookFigures);
+    const invalidFrames = load.invalidFrames();
 
+    // Soft: a run reports every kind of loss it saw, not only the first.
     const missing = load.missing();
-    expect(
-      missing.map((d) => `${d.phase}: seq ${d.seq} (${d.status})`),
-      'events answered 200/202 and never delivered',
-    ).toEqual([]);
+    expect
+      .soft(
+        missing.map((d) => `${d.phase}: seq ${d.seq} (${d.status})`),
+        'events answered 200/202 and never delivered',
+      )
+      .toEqual([]);
+    expect
+      .soft(
+        invalidFrames.map((f) => `${f.recipient} (${f.v1 ? 'herald.v1' : 'plain'}): ${f.text}`),
+        'frames that were not JSON',
+      )
+      .toEqual([]);
+    expect
+      .soft(
+        hooksLostShown,
+        `${hooksLost.length} of ${load.dispatches.filter(accepted).length} events answered 200/202 with no event.delivered webhook ${hooksAfterMs} ms after the drain ended (the first ${hooksLostShown.length}, with POST /events/status); ${hookFigures}`,
+      )
+      .toEqual([]);
+    expect(receiver.invalid, 'webhook requests that failed standardwebhooks verification').toEqual(
+      [],
+    );
     for (const f of rows) {
       // The load really ran through every fault, and every refusal was an honest one.
       expect(f.answered, `${f.phase}: answered`).toBeGreaterThan(0);

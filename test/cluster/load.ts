@@ -32,6 +32,8 @@ export interface Dispatch {
   at: number;
   /** HTTP status; 0 for a connection that failed or timed out. */
   status: number;
+  /** The event's id, from the answer of an accepted one (200 or 202). */
+  id?: string;
   retryAfter?: string;
   error?: string;
 }
@@ -46,6 +48,23 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export const accepted = (d: Dispatch) => d.status === 200 || d.status === 202;
 
+/** The `id` of an accepted answer's body (`{"status","id"}`); undefined if it has none. */
+function eventId(body: string): string | undefined {
+  try {
+    const id = (JSON.parse(body) as { id?: unknown }).id;
+    return typeof id === 'string' ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A frame some socket got that was not JSON (text cut to 200 chars). */
+export interface InvalidFrame {
+  recipient: string;
+  v1: boolean;
+  text: string;
+}
+
 export class ClusterLoad {
   readonly run = randomUUID();
   readonly recipients: Recipient[] = [];
@@ -56,6 +75,9 @@ export class ClusterLoad {
   #connecting = true;
   #workers: Promise<void>[] = [];
   #clients = new Map<string, Promise<void>>();
+  /** Every socket opened (herald.v1 ones record their non-JSON frames themselves). */
+  #sockets: Array<{ r: Recipient; sock: TestSocket }> = [];
+  #invalidPlain: InvalidFrame[] = [];
   readonly #agent: https.Agent;
 
   constructor(
@@ -134,6 +156,14 @@ export class ClusterLoad {
     return this.dispatches.filter((d) => accepted(d) && !byId.get(d.to)?.received.has(d.seq));
   }
 
+  /** Frames that were not JSON, on every socket the load opened. */
+  invalidFrames(): InvalidFrame[] {
+    const v1 = this.#sockets.flatMap(({ r, sock }) =>
+      sock.invalidFrames.map((f) => ({ recipient: r.id, v1: true, text: f.text })),
+    );
+    return [...v1, ...this.#invalidPlain];
+  }
+
   #keepConnected(r: Recipient): void {
     const loop = async () => {
       while (this.#connecting) {
@@ -143,6 +173,7 @@ export class ClusterLoad {
           client: 'mobile',
           v1: r.v1,
         });
+        this.#sockets.push({ r, sock });
         sock.ws.on('message', (data) => this.#onFrame(r, String(data)));
         const opened = await Promise.race([
           sock.opened.then(() => true).catch(() => false),
@@ -165,12 +196,20 @@ export class ClusterLoad {
   }
 
   #onFrame(r: Recipient, text: string): void {
-    const parsed = JSON.parse(text) as {
+    let parsed: {
       type?: string;
       payload?: { run?: string; seq?: number };
       run?: string;
       seq?: number;
-    };
+    } | null;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // A herald.v1 socket recorded it already (TestSocket.invalidFrames).
+      if (!r.v1) this.#invalidPlain.push({ recipient: r.id, v1: false, text: text.slice(0, 200) });
+      return;
+    }
+    if (parsed === null || typeof parsed !== 'object') return;
     const payload = r.v1 ? (parsed.type === 'event' ? parsed.payload : undefined) : parsed;
     if (payload?.run !== this.run || typeof payload.seq !== 'number') return;
     r.received.set(payload.seq, (r.received.get(payload.seq) ?? 0) + 1);
@@ -193,7 +232,7 @@ export class ClusterLoad {
     }
   }
 
-  #post(body: string): Promise<Pick<Dispatch, 'status' | 'retryAfter' | 'error'>> {
+  #post(body: string): Promise<Pick<Dispatch, 'status' | 'id' | 'retryAfter' | 'error'>> {
     return new Promise((resolve) => {
       const req = https.request(
         new URL('/notify', this.target.baseUrl),
@@ -211,12 +250,13 @@ export class ClusterLoad {
           res.on('data', (c: Buffer) => chunks.push(c));
           res.on('end', () => {
             const retry = res.headers['retry-after'];
+            const text = Buffer.concat(chunks).toString('utf8');
             resolve({
               status: res.statusCode ?? 0,
               ...(retry ? { retryAfter: String(retry) } : {}),
               ...(accepted({ status: res.statusCode ?? 0 } as Dispatch)
-                ? {}
-                : { error: Buffer.concat(chunks).toString('utf8').slice(0, 300) }),
+                ? { id: eventId(text) }
+                : { error: text.slice(0, 300) }),
             });
           });
           res.on('error', (err) => resolve({ status: 0, error: String(err) }));

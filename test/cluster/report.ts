@@ -1,4 +1,5 @@
-import { accepted, type ClusterLoad } from './load.js';
+import type { WebhookReceiver } from '../deploy/webhook-receiver.js';
+import { accepted, type ClusterLoad, type Dispatch } from './load.js';
 
 // Each fault's figures, from the load's records: docs/operations.md, "The cluster under faults".
 
@@ -91,4 +92,52 @@ export function failures(load: ClusterLoad, windows: PhaseWindow[]): string {
       return lines.length > 0 ? `${w.name}:\n${lines.join('\n')}` : `${w.name}: none`;
     })
     .join('\n');
+}
+
+/** The webhook that tells a backend an accepted event reached a socket: a queued one's (202) and a live one's (200: its `sent` is also its delivery, docs/architecture.md) alike. */
+export const deliveredHook = (d: Dispatch): string => `${d.id}:event.delivered`;
+
+export interface WebhookFigures {
+  /** Events answered 200 or 202, and how many of their event.delivered webhooks arrived. */
+  accepted: number;
+  arrived: number;
+  /** Of those, the ones answered 200 (live) and how many of theirs arrived. */
+  live: number;
+  liveArrived: number;
+  /** Requests beyond the first for a message: retries and duplicates the receiver dropped. */
+  repeats: number;
+  /** Requests that failed standardwebhooks verification. */
+  invalid: number;
+  /** From the transition (data.ts) to the first arrival, ms, over the event.delivered webhooks. */
+  lagP50Ms: number;
+  lagP99Ms: number;
+  lagMaxMs: number;
+}
+
+/** What the test's receiver got for the load's accepted events. */
+export function webhookFigures(load: ClusterLoad, receiver: WebhookReceiver): WebhookFigures {
+  const owed = load.dispatches.filter(accepted);
+  const lags: number[] = [];
+  const f = { accepted: owed.length, arrived: 0, live: 0, liveArrived: 0 };
+  for (const d of owed) {
+    const m = receiver.messages.get(deliveredHook(d));
+    if (m) {
+      lags.push(m.at - m.data.ts);
+      f.arrived++;
+    }
+    if (d.status === 200) {
+      f.live++;
+      if (m) f.liveArrived++;
+    }
+  }
+  lags.sort((a, b) => a - b);
+  const at = (q: number) => lags[Math.min(lags.length - 1, Math.floor(q * lags.length))] ?? 0;
+  return {
+    ...f,
+    repeats: receiver.repeats(),
+    invalid: receiver.invalid.length,
+    lagP50Ms: at(0.5),
+    lagP99Ms: at(0.99),
+    lagMaxMs: lags.at(-1) ?? 0,
+  };
 }

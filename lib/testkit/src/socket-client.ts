@@ -36,6 +36,9 @@ export interface Frame {
   };
 }
 
+/** Longest part of a frame's text kept in `invalidFrames`. */
+const INVALID_FRAME_TEXT_CHARS = 200;
+
 /**
  * A test WebSocket that records every frame, so a test can wait for the nth one, and reports how
  * it ended: an HTTP status for a refused upgrade, or the close code and reason.
@@ -43,6 +46,11 @@ export interface Frame {
 export class TestSocket {
   readonly ws: WebSocket;
   readonly frames: Frame[] = [];
+  /**
+   * herald.v1 frames that were not JSON (text cut to 200 chars): recorded rather than thrown, as a
+   * throw in the socket's message listener would only surface as an uncaught exception.
+   */
+  readonly invalidFrames: Array<{ text: string; at: number }> = [];
   readonly opened: Promise<void>;
   readonly ended: Promise<{ code: number; reason: string; httpStatus?: number; httpBody?: string }>;
   #waiters: Array<() => void> = [];
@@ -75,7 +83,14 @@ export class TestSocket {
       const text = data.toString('utf8');
       const frame: Frame = { text };
       if (opts.v1) {
-        frame.envelope = JSON.parse(text);
+        try {
+          frame.envelope = JSON.parse(text);
+        } catch {
+          this.invalidFrames.push({
+            text: text.slice(0, INVALID_FRAME_TEXT_CHARS),
+            at: Date.now(),
+          });
+        }
         if (autoAck && frame.envelope?.type === 'event') this.ack(frame.envelope.id);
         if (autoAck && frame.envelope?.type === 'events' && frame.envelope.events)
           this.ackList(frame.envelope.events.map((e) => e.id));
