@@ -152,6 +152,23 @@ describe('CatchUpFeed over the inbox', () => {
     expect(h.recorded.at(-1)).toBe(1);
   });
 
+  it('covers at the close a live event proven while the read its notice started was still out', async () => {
+    const h = harness();
+    void h.feed.start();
+    await waitFor(() => true);
+    await tick();
+    h.store('live1');
+    h.feed.take(frames('live1'), delivery([], 'live1'));
+    h.writes[0]?.delivery.proven();
+    const open = h.hold();
+    h.feed.kick(); // the unread notice: its read is out when the socket goes, and its run dropped
+    await tick();
+    const stopped = h.feed.stop();
+    open();
+    await stopped;
+    expect(h.recorded.at(-1)).toBe(1);
+  });
+
   it('writes a live event at once once the connect catch-up is done, and reads on without a copy', async () => {
     const h = harness();
     h.store('e1');

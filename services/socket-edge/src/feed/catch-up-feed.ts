@@ -153,7 +153,9 @@ export class CatchUpFeed implements SocketFeed {
         this.#again = false;
         for (;;) {
           if (this.#stopped || !this.#socket.open) return;
-          this.#uncovered = 0;
+          // This read sees the copies written before it; they count as covered only once its run
+          // is through. A socket that goes meanwhile drops the run, and stop() covers them instead.
+          const uncovered = this.#uncovered;
           const run = await this.#read();
           for (const event of run.events) {
             if (this.#stopped) return;
@@ -161,6 +163,7 @@ export class CatchUpFeed implements SocketFeed {
             if (!(await this.#catchUpOn(event))) return;
           }
           this.#position.coverTo(run.covered);
+          this.#uncovered -= uncovered;
           if (!run.more) break;
         }
       } while (this.#again && !this.#stopped);
