@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ErrorReply } from './error-reply.js';
 import { Client } from './notify.js';
 import { PlanLimits } from './plans.js';
+import { PUSH_AFTER_MS_MAX, PUSH_BODY_MAX, PUSH_TITLE_MAX, PUSH_TTL_S_MAX } from './push.js';
 
 /** The keys a customer holds (issued, listed, revoked through the account API and admin CLI). */
 export const KeyKind = z.enum(['live', 'test']);
@@ -60,6 +61,16 @@ export const SigningSecret = z.object({
 });
 export type SigningSecret = z.infer<typeof SigningSecret>;
 
+/** A key's push settings (`key create --push-after-ms N ...`, proto/push.ts). */
+export const KeyPush = z.object({
+  after_ms: z.number().int().min(0).max(PUSH_AFTER_MS_MAX),
+  ttl_s: z.number().int().min(1).max(PUSH_TTL_S_MAX),
+  title: z.string().min(1).max(PUSH_TITLE_MAX).optional(),
+  body: z.string().max(PUSH_BODY_MAX).optional(),
+  include_payload: z.boolean().optional(),
+});
+export type KeyPush = z.infer<typeof KeyPush>;
+
 /** What a verified key lets the caller know: enough to route, authorise and limit. */
 export const VerifiedKey = z.object({
   id: z.string(),
@@ -96,6 +107,13 @@ export const VerifiedKey = z.object({
    * Absent means no.
    */
   webhook_payload: z.boolean().optional(),
+  /**
+   * Created with `--push-after-ms` (issue 40): its events unproven that long after acceptance are
+   * pushed; absent means the key never pushes. `title`/`body` are the key's template (an event's
+   * own `push` field wins), `ttl_s` the pushes' TTL, `include_payload` lets FCM/APNs carry the
+   * payload (Web Push carries it anyway: it is encrypted end to end).
+   */
+  push: KeyPush.optional(),
   /** Only when asked for (`signing_secrets: true`) and the key requires tokens. */
   signing_secrets: z.array(SigningSecret).optional(),
 });

@@ -5,6 +5,7 @@ import {
   subjectMatches as matches,
   subjectPatterns,
 } from './nats-permissions.js';
+import { PUSH_API_SUBJECT } from './push.js';
 import { subjects } from './subjects.js';
 import { WEBHOOK_API_SUBJECT } from './webhooks.js';
 
@@ -34,6 +35,7 @@ describe('subjectPatterns', () => {
       inboxApi: subjects.inboxQuery(A),
       inboxUnread: subjects.inboxUnread(A, R),
       webhookApi: WEBHOOK_API_SUBJECT,
+      pushApi: PUSH_API_SUBJECT,
     };
     for (const [name, pattern] of Object.entries(subjectPatterns)) {
       expect(matches(pattern, built[name as keyof typeof subjectPatterns]), name).toBe(true);
@@ -46,6 +48,8 @@ describe('subjectPatterns', () => {
     expect(matches(subjectPatterns.inboxApi, subjects.inboxUnread(A, R))).toBe(false);
     // An edge's per-recipient subscription never reads webhook endpoint operations (secrets).
     expect(matches(subjectPatterns.recipient, WEBHOOK_API_SUBJECT)).toBe(false);
+    // Nor push operations (subscriptions' endpoints are bearer capabilities).
+    expect(matches(subjectPatterns.recipient, PUSH_API_SUBJECT)).toBe(false);
   });
 
   it("gives a backend only its account's two dispatch subjects, and refuses a bad account id", () => {

@@ -10,6 +10,7 @@
  */
 import { billingSubjects } from './billing.js';
 import { CONNECTIONS_BUCKET } from './connections.js';
+import { PUSH_API_SUBJECT } from './push.js';
 import { assertToken } from './subjects.js';
 import { WEBHOOK_API_SUBJECT } from './webhooks.js';
 
@@ -51,6 +52,8 @@ export const subjectPatterns = {
   inboxUnread: 'rt.unread.*.*',
   /** Webhook endpoint operations: auth asks, the status service answers. */
   webhookApi: WEBHOOK_API_SUBJECT,
+  /** Push credentials and subscriptions: auth and ingress ask, the status service answers. */
+  pushApi: PUSH_API_SUBJECT,
 } as const;
 
 /**
@@ -126,6 +129,7 @@ export const servicePermissions: Record<NatsService, NatsPermissions> = {
       subjectPatterns.dispatch,
       subjectPatterns.statusQuery,
       subjectPatterns.webhookApi,
+      subjectPatterns.pushApi,
       ...kvRead,
       // Reading every key of the connection counts is an ordered consumer on the bucket.
       js.consumerCreate,
@@ -150,6 +154,8 @@ export const servicePermissions: Record<NatsService, NatsPermissions> = {
       // Inbox keys: events kept before the answer; /inbox/history and /inbox/read.
       subjectPatterns.inboxStore,
       subjectPatterns.inboxQuery,
+      // Push subscriptions registered and removed through /push/subscriptions.
+      subjectPatterns.pushApi,
       ...kvRead,
       ...kvEnsure,
       js.streamNames,
@@ -227,7 +233,7 @@ export const servicePermissions: Record<NatsService, NatsPermissions> = {
     [],
   ),
   // Status: its stream and durable consumer, the queries and trims it answers; the inbox store;
-  // webhook endpoint operations (it sends webhooks over HTTPS, never over NATS).
+  // webhook endpoint and push operations (it sends webhooks and pushes over HTTPS, never NATS).
   status: perms(
     [
       js.info,
@@ -249,6 +255,7 @@ export const servicePermissions: Record<NatsService, NatsPermissions> = {
       subjectPatterns.inboxQuery,
       subjectPatterns.inboxExpire,
       subjectPatterns.webhookApi,
+      subjectPatterns.pushApi,
     ],
     { allowResponses: true },
   ),

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { ErrorReply } from './error-reply.js';
+import { PushSpec } from './push.js';
 import { subjects } from './subjects.js';
 
 /** The statuses an event can reach, in the order they can happen. */
@@ -49,6 +50,12 @@ export const StatusEvent = z.object({
    * StatusEvent message, never in a StatusBatch), so a batch stays within NATS's max_payload.
    */
   payload_json: StoredText.max(1_048_576).optional(),
+  /**
+   * On `pending` of a key created with `--push-after-ms` only (issue 40): what the push fallback
+   * sends if no socket proves the event in time. Such a record travels alone, as one with
+   * `payload_json` does.
+   */
+  push: PushSpec.optional(),
 });
 export type StatusEvent = z.infer<typeof StatusEvent>;
 
