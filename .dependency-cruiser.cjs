@@ -76,7 +76,8 @@ const AUTH_WINGS = {
   'nats-users': [],
   billing: ['account-api'],
   webhooks: ['account-api'],
-  admin: ['billing', 'nats-users', 'webhooks'],
+  push: ['account-api'],
+  admin: ['billing', 'nats-users', 'webhooks', 'push'],
 };
 const authWing = `${AUTH}(${Object.keys(AUTH_WINGS).join('|')})/`;
 const authWings = [

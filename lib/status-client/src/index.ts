@@ -4,6 +4,17 @@ export {
   type InboxQueryAnswer,
   type InboxStoreAnswer,
 } from './inbox-client.js';
+export {
+  PUSH_API_UNAVAILABLE,
+  PushClient,
+  type PushListAnswer,
+  type PushRegistration,
+  type PushStatusAnswer,
+  type PushSubscribeAnswer,
+  type PushSubscriptionAnswer,
+  type PushTestAnswer,
+  type PushVapidAnswer,
+} from './push-client.js';
 export { createStatusAcks } from './status-ack-metrics.js';
 export {
   DEFAULT_STATUS_ACK_OPTIONS,

@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { BillingEnvShape, requireBillingSettings } from './billing/config.js';
 import { DEFAULT_MAX_LIVE_KEYS } from './keys/issuing.js';
 import { DEFAULT_SECRET_OVERLAP_MS } from './keys/signing-secrets.js';
+import { PushEnvShape } from './push/config.js';
 import { WebhookEnvShape } from './webhooks/config.js';
 
 /** A Postgres connection URL (also what the admin CLI accepts). */
@@ -142,6 +143,7 @@ export const Env = CommonEnv.extend({
   STATUS_TIMEOUT_MS: envInt(2000, 100, 60_000),
   ...BillingEnvShape,
   ...WebhookEnvShape,
+  ...PushEnvShape,
 })
   .superRefine(requireTls)
   .superRefine(requireBillingSettings);

@@ -61,7 +61,22 @@ export interface ApiKeysTable {
    * then carries the payload on the key's `sent` and `pending` status records. False by default.
    */
   webhook_payload: ColumnType<boolean, boolean | undefined, boolean>;
+  /**
+   * Push fallback (migration 0012, issue 40): its events unproven this many ms after acceptance
+   * are pushed. Null: the key never pushes, and every other push column is null too.
+   */
+  push_after_ms: NullableInt;
+  /** The pushes' TTL, seconds; set exactly when push_after_ms is. */
+  push_ttl_s: NullableInt;
+  /** The key's notification template (an event's own `push` field wins); null: the default title. */
+  push_title: NullableText;
+  push_body: NullableText;
+  /** FCM/APNs may carry the payload (Web Push always may); set exactly when push_after_ms is. */
+  push_include_payload: ColumnType<boolean | null, boolean | null | undefined, boolean | null>;
 }
+
+type NullableInt = ColumnType<number | null, number | null | undefined, number | null>;
+type NullableText = ColumnType<string | null, string | null | undefined, string | null>;
 
 /** A login of the account API. Only hashes of its tokens are stored. */
 export interface SessionsTable {

@@ -21,6 +21,7 @@ import type { AuthDb } from './db-schema.js';
 import { type AuthMetrics, createAuthMetrics } from './metrics.js';
 import { startCalloutResponder } from './nats-users/callout-responder.js';
 import { loadPlanCatalogue, resolvePlansFile } from './plan-catalogue.js';
+import { pushRoutes } from './push/routes.js';
 import { startVerifyResponder } from './verify-responder.js';
 import { webhookRoutes } from './webhooks/routes.js';
 
@@ -109,6 +110,7 @@ export function createAuthService(config: AuthConfig, deps: AuthServiceDeps): Au
   const mounts: RouteMount[] = [
     billingRoutes(billing?.service),
     webhookRoutes(config.WEBHOOK_API_TIMEOUT_MS),
+    pushRoutes(config.PUSH_API_TIMEOUT_MS),
   ];
   const app = createAccountApi(
     {

@@ -5,12 +5,14 @@ import {
   dashboardRecipient,
   errorReply,
   HeraldError,
+  type KeyPush,
   type PlanCatalogue,
   type VerifiedKey,
 } from '@herald/proto';
 import type { Kysely } from 'kysely';
 import type { AuthDb } from './db-schema.js';
 import { findDashboardKey } from './keys/dashboard-keys.js';
+import { keyPushOf } from './keys/push-settings.js';
 import { openSigningSecrets } from './keys/signing-secrets.js';
 import { findPlan } from './plan-catalogue.js';
 import { DEFAULT_PLAN, liveKeyStanding } from './subscriptions.js';
@@ -119,6 +121,8 @@ export async function verifyKeyHash(
     require_token: row.require_token,
     inbox_days: row.inbox_days,
     webhook_payload: row.webhook_payload,
+    // Only a push key carries it: ingress puts it on the event's pending record (proto/push.ts).
+    ...withPush(keyPushOf(row)),
     // Only the edge asks: it verifies recipient tokens; nobody else needs a secret.
     ...(row.require_token && withSecrets
       ? { signing_secrets: openSigningSecrets(deps.box, row, now) }
@@ -174,4 +178,9 @@ async function verifyDashboardKey(
 
 function refuse(code: Exclude<VerificationResult, 'ok'>, message: string): Verification {
   return { result: code, reply: errorReply(new HeraldError(code, message)) };
+}
+
+/** The verify reply's `push`, present only for a key that pushes. */
+function withPush(push: KeyPush | undefined): { push?: KeyPush } {
+  return push ? { push } : {};
 }

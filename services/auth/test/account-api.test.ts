@@ -591,6 +591,7 @@ describe('keys through the account API', () => {
       inbox_days: null,
       allow_unsigned_recipients: false,
       webhook_payload: false,
+      push: null,
       token_warning: `No recipient tokens: anyone holding this public web key and a user's id can open that user's socket and receive their live events. Turn tokens on: \`key require-token --key ${created.body.id}\` (dashboard: Require tokens).`,
     });
 

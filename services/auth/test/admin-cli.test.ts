@@ -114,6 +114,7 @@ describe('admin CLI', { timeout: CHILD_TEST_TIMEOUT_MS }, () => {
       inbox_days: null,
       allow_unsigned_recipients: false,
       webhook_payload: false,
+      push: null,
       tokens_by_default: false,
       token_warning: expect.stringMatching(
         /^No recipient tokens: anyone holding this public web key/,
@@ -149,6 +150,7 @@ describe('admin CLI', { timeout: CHILD_TEST_TIMEOUT_MS }, () => {
           inbox_days: null,
           allow_unsigned_recipients: false,
           webhook_payload: false,
+          push: null,
           token_warning: created.token_warning,
         },
       ],

@@ -208,6 +208,7 @@ describe('the Test key', () => {
         inbox_days: null,
         allow_unsigned_recipients: false,
         webhook_payload: false,
+        push: null,
         tokens_by_default: false,
         token_warning: expect.stringMatching(/^No recipient tokens: /),
       });

@@ -85,6 +85,11 @@ describe('resolveKeySpec', () => {
       allow_unsigned_recipients: false,
       inbox_days: null,
       webhook_payload: false,
+      push_after_ms: null,
+      push_ttl_s: null,
+      push_title: null,
+      push_body: null,
+      push_include_payload: null,
       tokens_by_default: false,
     });
     expect(resolveKeySpec({ kind: 'live', client: 'mobile' }, now)).toEqual({
@@ -97,6 +102,11 @@ describe('resolveKeySpec', () => {
       allow_unsigned_recipients: false,
       inbox_days: null,
       webhook_payload: false,
+      push_after_ms: null,
+      push_ttl_s: null,
+      push_title: null,
+      push_body: null,
+      push_include_payload: null,
       tokens_by_default: false,
     });
   });

@@ -74,6 +74,7 @@ describe('main.ts', () => {
           '0009_key_inbox',
           '0010_key_unsigned_recipients',
           '0011_key_webhook_payload',
+          '0012_key_push',
         ]);
       } finally {
         await fresh.destroy();

@@ -36,6 +36,7 @@ describe('migrations', () => {
         '0009_key_inbox',
         '0010_key_unsigned_recipients',
         '0011_key_webhook_payload',
+        '0012_key_push',
       ]);
       expect(await migrateToLatest(fresh)).toEqual([]);
       const tables = await sql<{ table_name: string }>`
@@ -101,6 +102,7 @@ describe('migration 0002_plans on existing data', () => {
         '0009_key_inbox',
         '0010_key_unsigned_recipients',
         '0011_key_webhook_payload',
+        '0012_key_push',
       ]);
       const subs = await sql<{ plan: string; period_end: Date | null }>`
         select plan, period_end from subscriptions where account_id = ${id}`.execute(old);
@@ -276,6 +278,11 @@ describe('api keys', () => {
         'inbox_days',
         'key_prefix',
         'kind',
+        'push_after_ms',
+        'push_body',
+        'push_include_payload',
+        'push_title',
+        'push_ttl_s',
         'require_token',
         'revoked_at',
         'scope',

@@ -71,6 +71,11 @@ export function keyRoutes(router: Router<SessionState>, deps: AccountApiDeps): v
           allow_unsigned_recipients: body.allow_unsigned_recipients,
           inbox_days: body.inbox_days,
           webhook_payload: body.webhook_payload,
+          push_after_ms: body.push_after_ms,
+          push_ttl_s: body.push_ttl_s,
+          push_title: body.push_title,
+          push_body: body.push_body,
+          push_include_payload: body.push_include_payload,
         },
         new Date(deps.now()),
       );

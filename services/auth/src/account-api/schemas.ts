@@ -1,6 +1,7 @@
 import { Client, INBOX_MAX_DAYS, INBOX_MIN_DAYS } from '@herald/proto';
 import { z } from 'zod';
 import { Email, MAX_EMAIL_LENGTH } from '../accounts.js';
+import { PushKeyFields } from '../keys/push-settings.js';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from './passwords.js';
 
 const password = (min: number) =>
@@ -59,6 +60,15 @@ const inboxDays = z
   .max(INBOX_MAX_DAYS, `inbox_days must be at most ${INBOX_MAX_DAYS}`)
   .nullable();
 
+/** A key's push settings (issue 40): the same schemas, so the same messages, as `key create`. */
+const push = {
+  push_after_ms: PushKeyFields.push_after_ms.optional(),
+  push_ttl_s: PushKeyFields.push_ttl_s.optional(),
+  push_title: PushKeyFields.push_title.optional(),
+  push_body: PushKeyFields.push_body.optional(),
+  push_include_payload: PushKeyFields.push_include_payload.optional(),
+};
+
 /** `POST /v1/keys`: a Live key. */
 export const LiveKeyBody = z.strictObject({
   kind: z
@@ -73,6 +83,7 @@ export const LiveKeyBody = z.strictObject({
   allow_unsigned_recipients: allowUnsigned.optional(),
   inbox_days: inboxDays.optional(),
   webhook_payload: webhookPayload.optional(),
+  ...push,
 });
 export type LiveKeyBody = z.infer<typeof LiveKeyBody>;
 
@@ -85,6 +96,7 @@ export const TestKeyBody = z.strictObject({
   allow_unsigned_recipients: allowUnsigned.optional(),
   inbox_days: inboxDays.optional(),
   webhook_payload: webhookPayload.optional(),
+  ...push,
 });
 export type TestKeyBody = z.infer<typeof TestKeyBody>;
 

@@ -7,7 +7,7 @@ type Commands = Readonly<Record<string, CommandSpec>>;
 
 /** Every command's usage line, and what --help prints. */
 export function usage(commands: Commands = COMMANDS): string {
-  return `Herald admin: accounts, plans, API keys and payments.
+  return `Herald admin: accounts, plans, API keys, payments, webhooks and push.
 
 Usage: npm run -s admin -- <command> [flags] [--json]
 

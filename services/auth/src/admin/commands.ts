@@ -4,6 +4,7 @@ import type { CommandGroup, CommandSpec } from './command-types.js';
 import { keyCommands } from './key-commands.js';
 import { migrateCommands } from './migrate-commands.js';
 import { natsUserCommands } from './nats-user-commands.js';
+import { pushCommands } from './push-commands.js';
 import { tokenCommands } from './token-commands.js';
 import { webhookCommands } from './webhook-commands.js';
 
@@ -20,6 +21,7 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
   natsUserCommands,
   billingCommands,
   webhookCommands,
+  pushCommands,
 ];
 
 /** The commands by name (`key create`). */

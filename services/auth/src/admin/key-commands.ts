@@ -13,6 +13,13 @@ import {
 import { keyView } from '../keys/views.js';
 import { broadcast } from './broadcast.js';
 import { type CommandGroup, type CommandOutput, command } from './command-types.js';
+import {
+  PUSH_KEY_FLAGS,
+  PUSH_KEY_SYNOPSIS,
+  pushCreatedLines,
+  pushFlags,
+  pushListText,
+} from './key-push-flags.js';
 
 /** `key`: API keys, issued under the same rules as the account API's. */
 export const keyCommands: CommandGroup = {
@@ -27,10 +34,10 @@ export const keyCommands: CommandGroup = {
       'inbox-days': 'string',
       'allow-unsigned-recipients': 'boolean',
       'webhook-payload': 'boolean',
+      ...PUSH_KEY_FLAGS,
     },
     required: ['account', 'kind', 'client'],
-    synopsis:
-      "key create --account ID --kind live|test --client web|mobile [--domain D] [--scope subscribe|dispatch|both] [--require-token] [--inbox-days N (1-365: keep every event N days, with read state; a web key then requires tokens)] [--allow-unsigned-recipients (a web inbox key without tokens: anyone with the key and a user id reads that inbox)] [--webhook-payload (its events' payloads go into the account's webhook bodies)]",
+    synopsis: `key create --account ID --kind live|test --client web|mobile [--domain D] [--scope subscribe|dispatch|both] [--require-token] [--inbox-days N (1-365: keep every event N days, with read state; a web key then requires tokens)] [--allow-unsigned-recipients (a web inbox key without tokens: anyone with the key and a user id reads that inbox)] [--webhook-payload (its events' payloads go into the account's webhook bodies)] ${PUSH_KEY_SYNOPSIS}`,
     async run(ctx, flags) {
       const request: KeyRequest = {
         kind: flags.kind as KeyKind,
@@ -42,6 +49,7 @@ export const keyCommands: CommandGroup = {
         allow_unsigned_recipients: flags['allow-unsigned-recipients'] === 'true' || undefined,
         inbox_days: inboxDaysFlag(flags['inbox-days']),
         webhook_payload: flags['webhook-payload'] === 'true',
+        ...pushFlags(flags),
       };
       // issueKey checks kind, client and domain (naming the field), then the plan rules.
       const key = await issueKey(ctx.keyRules(), flags.account ?? '', request);
@@ -163,6 +171,7 @@ export const keyCommands: CommandGroup = {
           k.require_token ? 'tokens required' : 'no tokens',
           inboxText(k.inbox_days),
           ...(k.webhook_payload ? ['payload in webhooks'] : []),
+          ...pushListText(k),
           k.domain ?? '-',
           k.revoked_at ? `revoked ${k.revoked_at.toISOString()}` : expiryText(k),
         ]
@@ -227,6 +236,7 @@ function createdOutput(key: CreatedApiKey, headline: string): CommandOutput {
     ...(key.webhook_payload
       ? ["  webhook: its events' payloads go into the account's webhook bodies (--webhook-payload)"]
       : []),
+    ...pushCreatedLines(key),
     `  expires: ${key.expires_at ? key.expires_at.toISOString() : 'never'}`,
   ];
   return {
@@ -242,6 +252,7 @@ function createdOutput(key: CreatedApiKey, headline: string): CommandOutput {
       inbox_days: key.inbox_days,
       allow_unsigned_recipients: key.allow_unsigned_recipients,
       webhook_payload: key.webhook_payload,
+      push: view.push,
       tokens_by_default: key.tokens_by_default,
       token_warning: view.token_warning,
       ...(key.signing_secret ? { signing_secret: key.signing_secret } : {}),

@@ -86,7 +86,7 @@ export interface TestKeyReset {
 
 /**
  * Support's reset of an account's Test key: revokes the current one and issues a new 4-hour key
- * with the same client, domain, scope, inbox, webhook payload and token choice (a new signing
+ * with the same client, domain, scope, inbox, webhook payload, push settings and token choice (a new signing
  * secret, sealed by `box`; a key the token rule covers gets tokens unless it had opted out), in
  * one transaction (the account row is locked, so two resets cannot interleave). The caller
  * broadcasts `reset` for each revoked key. Throws naming `account` when there is no such account
@@ -131,6 +131,11 @@ export async function resetTestKey(
         allow_unsigned_recipients: latest.allow_unsigned_recipients,
         inbox_days: latest.inbox_days,
         webhook_payload: latest.webhook_payload,
+        push_after_ms: latest.push_after_ms ?? undefined,
+        push_ttl_s: latest.push_ttl_s ?? undefined,
+        push_title: latest.push_title ?? undefined,
+        push_body: latest.push_body ?? undefined,
+        push_include_payload: latest.push_include_payload ?? undefined,
       },
       now,
       box,

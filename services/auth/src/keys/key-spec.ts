@@ -11,6 +11,7 @@ import {
   SIGNING_SECRET_PREFIX,
 } from '@herald/proto';
 import { normalizeDomain } from './domain.js';
+import { type PushColumns, type PushRequestFields, resolveKeyPush } from './push-settings.js';
 import { resolveTokenRule } from './token-rule.js';
 
 /** Random bytes behind every key: 256 bits, far past any brute force. */
@@ -52,8 +53,11 @@ export function generateSigningSecret(): string {
   return SIGNING_SECRET_PREFIX + base62(randomBytes(KEY_RANDOM_BYTES), KEY_BODY_LENGTH);
 }
 
-/** What a caller asks for when creating a key. */
-export interface KeyRequest {
+/**
+ * What a caller asks for when creating a key. Its push settings (issue 40, push-settings.ts):
+ * `push_after_ms` turns push fallback on; the TTL, template and payload choice need it.
+ */
+export interface KeyRequest extends PushRequestFields {
   kind: KeyKind;
   client: Client;
   /** Required for web keys (the origin they may be used from), refused for mobile keys. */
@@ -76,8 +80,8 @@ export interface KeyRequest {
   webhook_payload?: boolean | undefined;
 }
 
-/** A validated key request: the domain normalised, the expiry fixed. */
-export interface KeySpec {
+/** A validated key request: the domain normalised, the expiry fixed, push columns resolved. */
+export interface KeySpec extends PushColumns {
   kind: KeyKind;
   client: Client;
   domain: string | null;
@@ -94,8 +98,8 @@ export interface KeySpec {
 
 /**
  * Checks a key request and resolves what the key will be. Throws a {@link HeraldError} naming the
- * field at fault: a web key without a domain, a mobile key with one, a bad domain, or a token
- * choice the rule refuses (token-rule.ts).
+ * field at fault: a web key without a domain, a mobile key with one, a bad domain, a token
+ * choice the rule refuses (token-rule.ts), or push settings out of bounds (push-settings.ts).
  */
 export function resolveKeySpec(request: KeyRequest, now: Date): KeySpec {
   // Typed callers cannot get these wrong, but the CLI and a future HTTP API pass user input.
@@ -147,6 +151,7 @@ export function resolveKeySpec(request: KeyRequest, now: Date): KeySpec {
       { field: 'webhook_payload' },
     );
   }
+  const push = resolveKeyPush(request, scope.data);
   const tokens = resolveTokenRule(request, {
     client: request.client,
     scope: scope.data,
@@ -162,6 +167,7 @@ export function resolveKeySpec(request: KeyRequest, now: Date): KeySpec {
     allow_unsigned_recipients: tokens.allow_unsigned_recipients,
     inbox_days: inboxDays,
     webhook_payload: webhookPayload,
+    ...push,
     tokens_by_default: tokens.by_default,
   };
 }

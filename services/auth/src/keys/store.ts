@@ -37,6 +37,11 @@ export const SUMMARY_COLUMNS = [
   'inbox_days',
   'allow_unsigned_recipients',
   'webhook_payload',
+  'push_after_ms',
+  'push_ttl_s',
+  'push_title',
+  'push_body',
+  'push_include_payload',
 ] as const;
 
 const ACCOUNT_HINT = 'give the id `account create` printed';

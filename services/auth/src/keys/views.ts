@@ -1,4 +1,5 @@
 import { iso } from '../dates.js';
+import { pushView } from './push-settings.js';
 import type { RotatedSecret, TokensTurnedOn } from './signing-secrets.js';
 import type { ApiKeySummary, CreatedApiKey } from './store.js';
 import { unsignedRecipientsLine } from './token-rule.js';
@@ -19,6 +20,8 @@ export function keyView(k: ApiKeySummary) {
     inbox_days: k.inbox_days,
     allow_unsigned_recipients: k.allow_unsigned_recipients,
     webhook_payload: k.webhook_payload,
+    /** Push fallback (issue 40): its delay, TTL, template and payload choice; null: never pushes. */
+    push: pushView(k),
     /** A web key without tokens: what a stranger with it can do, and how to turn tokens on. */
     token_warning: unsignedRecipientsLine(k),
   };

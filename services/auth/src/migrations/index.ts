@@ -10,6 +10,7 @@ import * as m0008 from './0008_nats_users.js';
 import * as m0009 from './0009_key_inbox.js';
 import * as m0010 from './0010_key_unsigned_recipients.js';
 import * as m0011 from './0011_key_webhook_payload.js';
+import * as m0012 from './0012_key_push.js';
 
 /**
  * Every migration, imported statically rather than read from a folder at run time, so the same
@@ -27,4 +28,5 @@ export const migrations: Record<string, Migration> = {
   '0009_key_inbox': m0009,
   '0010_key_unsigned_recipients': m0010,
   '0011_key_webhook_payload': m0011,
+  '0012_key_push': m0012,
 };

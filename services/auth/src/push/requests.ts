@@ -1,0 +1,61 @@
+import { HeraldError, PUSH_URL_MAX } from '@herald/proto';
+import { z } from 'zod';
+
+/** What the status service takes as an id or a recipient (proto/push.ts's PushRequest bounds). */
+const ID_MAX = 64;
+const RECIPIENT_MAX = 64;
+
+const SUBJECT_HINT =
+  'give mailto:you@example.com or an https:// URL of yours: push services contact it about your pushes (VAPID `sub`, RFC 8292)';
+
+/** VAPID's `sub`: a mailto: address or an https: URL, at most PUSH_URL_MAX characters. */
+const VapidSubject = z
+  .string()
+  .max(PUSH_URL_MAX, `must be at most ${PUSH_URL_MAX} characters`)
+  .refine((s) => /^mailto:[^\s@]+@[^\s@]+$/.test(s) || isHttpsUrl(s), {
+    message: `must be a mailto: address or an https:// URL: ${SUBJECT_HINT}`,
+  });
+
+/** A subscription's id as an operation names it: what `push subscriptions` lists. */
+const SubscriptionId = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(ID_MAX, `must be at most ${ID_MAX} characters`);
+
+const Recipient = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(RECIPIENT_MAX, `must be at most ${RECIPIENT_MAX} characters`);
+
+/** A VAPID subject, checked; throws naming `field` (`subject` in the API, the flag in the CLI). */
+export function parseVapidSubject(value: string, field: string): string {
+  return check(VapidSubject, value, field);
+}
+
+/** A subscription id, checked; throws naming `id`. */
+export function parseSubscriptionId(value: string): string {
+  return check(SubscriptionId, value, 'id', ': give an id `push subscriptions` lists');
+}
+
+/** A recipient filter, checked; throws naming `recipient`. */
+export function parseRecipient(value: string): string {
+  return check(Recipient, value, 'recipient', ': the recipient id your app notifies');
+}
+
+function check(schema: z.ZodType<string>, value: string, field: string, hint = ''): string {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  throw new HeraldError(
+    'invalid_field',
+    `${field} ${parsed.error.issues[0]?.message ?? 'is invalid'}${hint}`,
+    { field },
+  );
+}
+
+function isHttpsUrl(value: string): boolean {
+  try {
+    return new URL(value).protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
