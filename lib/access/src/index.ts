@@ -9,3 +9,5 @@ export {
   type ScopeUse,
 } from './key-policy.js';
 export { KeyVerifier, type KeyVerifierOptions } from './key-verifier.js';
+export { checkRecipientToken, type TokenPolicy } from './recipient-token.js';
+export { authorizeSubscriber, type SubscriberUse } from './subscriber.js';

@@ -94,3 +94,39 @@ describe('scanJson', () => {
     expect(scanned.kind).toBe('object');
   });
 });
+
+describe('accept: the push field (issue 40)', () => {
+  const body = (push: unknown) =>
+    bytes(JSON.stringify({ recipient, payload: 1, api_key: 'hk_test_k', client: 'web', push }));
+  const refused = (push: unknown) => refusal(() => accept({ body: body(push) }, limits));
+
+  it('is undefined without one, and the validated content with one', () => {
+    const plain = bytes(
+      JSON.stringify({ recipient, payload: 1, api_key: 'hk_test_k', client: 'web' }),
+    );
+    expect(accept({ body: plain }, limits).push).toBeUndefined();
+    const push = { title: 't'.repeat(200), body: 'b', url: 'https://x.example/a', icon: '/i.png' };
+    expect(accept({ body: body(push) }, limits).push).toEqual(push);
+  });
+
+  it('refuses a bad one naming the member at fault', () => {
+    expect(refused({ title: 't'.repeat(201) })).toEqual({
+      code: 'invalid_field',
+      field: 'push.title',
+    });
+    expect(refused({ title: '' })).toEqual({ code: 'invalid_field', field: 'push.title' });
+    expect(refused({ body: 'no title' })).toEqual({ code: 'invalid_field', field: 'push.title' });
+    expect(refused({ title: 't', body: 7 })).toEqual({ code: 'invalid_field', field: 'push.body' });
+    expect(refused({ title: 't', url: 'javascript:alert(1)' })).toEqual({
+      code: 'invalid_field',
+      field: 'push.url',
+    });
+    expect(refused({ title: 't', icon: 'ftp://x' })).toEqual({
+      code: 'invalid_field',
+      field: 'push.icon',
+    });
+    expect(refused({ title: 't', badge: 'x' })).toEqual({ code: 'invalid_field', field: 'push' });
+    expect(refused('Order 7')).toEqual({ code: 'invalid_field', field: 'push' });
+    expect(refused(null)).toEqual({ code: 'invalid_field', field: 'push' });
+  });
+});

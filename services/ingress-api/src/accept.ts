@@ -1,6 +1,12 @@
-import { HeraldError, type NotifyRequest, parseNotifyRequest } from '@herald/proto';
+import {
+  HeraldError,
+  type NotifyRequest,
+  type PushContent,
+  parseNotifyRequest,
+} from '@herald/proto';
 import { validateIdempotencyKey } from './idempotency.js';
 import { memberValue, payloadOf, scanOrRefuse } from './json-body.js';
+import { parsePushContent } from './push-content.js';
 import { type Scanned, scanJson } from './raw-json.js';
 
 /** What the accept step reads of a request. */
@@ -17,6 +23,8 @@ export interface Accepted {
   request: Omit<NotifyRequest, 'payload'>;
   /** The payload's original JSON bytes (a view into the body): exactly what reaches the socket. */
   payload: Uint8Array;
+  /** The body's `push` field (issue 40): what a push notification of this event shows. */
+  push: PushContent | undefined;
   idempotencyKey: string | undefined;
 }
 
@@ -51,8 +59,20 @@ export function accept(input: AcceptInput, limits: { payloadLimitBytes: number }
   const request = { recipient, api_key, client };
   // parseNotifyRequest refuses a body without a payload, so the span is there.
   const payload = payloadOf(body, payloadSpan, limits.payloadLimitBytes);
+  const push = pushOf(body, members);
   const idempotencyKey = validateIdempotencyKey(input.idempotencyKey);
-  return { request, payload, idempotencyKey };
+  return { request, payload, push, idempotencyKey };
+}
+
+/**
+ * A body's (or a batch event's) `push` member, validated; undefined without one, at the cost of a
+ * map lookup: a body without `push` decodes nothing more.
+ */
+export function pushOf(
+  body: Uint8Array,
+  members: Parameters<typeof memberValue>[1],
+): PushContent | undefined {
+  return members.has('push') ? parsePushContent(memberValue(body, members, 'push')) : undefined;
 }
 
 function kindOf(kind: Exclude<Scanned['kind'], 'object'>): string {

@@ -120,6 +120,31 @@ describe('loadConfig', () => {
       expect(message).toContain(name);
   });
 
+  it('bounds the push routes’ settings, naming the variable at either edge (issue 40)', () => {
+    expect(load({})).toMatchObject({
+      PUSH_TIMEOUT_MS: 2000,
+      PUSH_SUBSCRIPTION_MAX_BYTES: 8192,
+      TOKEN_MAX_LIFETIME_MS: 24 * 3600_000,
+      TOKEN_CLOCK_SKEW_MS: 30_000,
+    });
+    for (const [name, low, high] of [
+      ['PUSH_TIMEOUT_MS', 100, 60_000],
+      ['PUSH_SUBSCRIPTION_MAX_BYTES', 1024, 65_536],
+      ['TOKEN_MAX_LIFETIME_MS', 60_000, 7 * 24 * 3600_000],
+      ['TOKEN_CLOCK_SKEW_MS', 0, 300_000],
+    ] as const) {
+      expect(load({ [name]: String(low) })[name]).toBe(low);
+      expect(load({ [name]: String(high) })[name]).toBe(high);
+      // kit hides the value of a variable named like a secret (TOKEN_*): the name and bound stay.
+      expect(problems({ ...base, [name]: String(low - 1) })).toMatch(
+        new RegExp(`${name} \\(.*\\): must be at least ${low}`),
+      );
+      expect(problems({ ...base, [name]: String(high + 1) })).toMatch(
+        new RegExp(`${name} \\(.*\\): must be at most ${high}`),
+      );
+    }
+  });
+
   it('bounds QUEUE_MAX_RECIPIENTS to 1..100000000, naming the variable at either edge', () => {
     expect(load({ QUEUE_MAX_RECIPIENTS: '1' }).QUEUE_MAX_RECIPIENTS).toBe(1);
     expect(load({ QUEUE_MAX_RECIPIENTS: '100000000' }).QUEUE_MAX_RECIPIENTS).toBe(100_000_000);

@@ -165,6 +165,24 @@ export const Env = CommonEnv.extend({
    */
   INBOX_TIMEOUT_MS: envInt(2000, 100, 60_000),
   /**
+   * Push subscriptions (issue 40): how long `/push/*` waits for the status service, which keeps
+   * subscriptions and VAPID keys, ms. Past it: 503. Default 2000.
+   */
+  PUSH_TIMEOUT_MS: envInt(2000, 100, 60_000),
+  /**
+   * Most bytes of a `POST /push/subscriptions` body: a key, a recipient, a token and one browser
+   * subscription (an endpoint of at most 2048 characters and two keys). Default 8192; 1024..65536.
+   */
+  PUSH_SUBSCRIPTION_MAX_BYTES: envInt(8192, 1024, 65_536),
+  /**
+   * How `/push/*` judges the recipient token of a key that requires one, as the socket edge does
+   * (its own TOKEN_MAX_LIFETIME_MS and TOKEN_CLOCK_SKEW_MS; keep them equal): the longest a token
+   * may live, ms (default 24 h; 1 minute..7 days), and the clock difference tolerated on its
+   * exp, nbf and iat, ms (default 30000; 0..5 minutes).
+   */
+  TOKEN_MAX_LIFETIME_MS: envInt(24 * 3600_000, 60_000, 7 * 24 * 3600_000),
+  TOKEN_CLOCK_SKEW_MS: envInt(30_000, 0, 300_000),
+  /**
    * Most status records in one NATS message: the records of one event-loop turn leave as one
    * `StatusBatch` per account (proto/status.ts). Default 256; 1..1000 (what the writer takes).
    */

@@ -7,18 +7,20 @@ const ALLOWED_HEADERS = 'Content-Type, Idempotency-Key';
 const PREFLIGHT_MAX_AGE = 600;
 
 /**
- * Lets browsers call the dispatch endpoints with a web key. Any Origin is reflected because CORS
- * is not the gate here: a web key's registered domain is (authorizeKeyUse refuses any other
- * Origin with 403), and no cookies or credentials are involved.
+ * Lets browsers call the dispatch endpoints (and the push routes) with a web key. Any Origin is
+ * reflected because CORS is not the gate here: a web key's registered domain is (authorizeKeyUse
+ * refuses any other Origin with 403), and no cookies or credentials are involved. `methodsOf`
+ * says which methods a path takes (`POST` for the dispatch paths), undefined for a path closed
+ * to CORS.
  */
-export function cors(paths: readonly string[]): Middleware {
-  const routes = new Set(paths);
+export function cors(methodsOf: (path: string) => string | undefined): Middleware {
   return async (ctx, next) => {
     const origin = ctx.get('Origin');
-    if (!origin || !routes.has(ctx.path)) return next();
+    const methods = origin ? methodsOf(ctx.path) : undefined;
+    if (!origin || methods === undefined) return next();
     allowOrigin(ctx.res, origin);
     if (ctx.method === 'OPTIONS' && ctx.get('Access-Control-Request-Method')) {
-      ctx.set('Access-Control-Allow-Methods', 'POST');
+      ctx.set('Access-Control-Allow-Methods', methods);
       ctx.set('Access-Control-Allow-Headers', ALLOWED_HEADERS);
       ctx.set('Access-Control-Max-Age', String(PREFLIGHT_MAX_AGE));
       ctx.status = 204;

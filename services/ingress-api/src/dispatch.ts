@@ -29,12 +29,12 @@ export function createDispatch(
     // First of all: a source sending bad keys is refused before it costs a parse or a lookup.
     pipeline.checkSource(source);
     try {
-      const { request, payload, idempotencyKey } = accept(input, limits);
+      const { request, payload, push, idempotencyKey } = accept(input, limits);
       pipeline.refuseWhileDown();
       const key = await authorise(request, input);
       // After every check of the request, so a refused request spends no token.
       if (rateLimiter && !rateLimiter.takeNow(key)) await rateLimiter.take(key);
-      const target = { key, account: key.account_id, recipient: request.recipient, payload };
+      const target = { key, account: key.account_id, recipient: request.recipient, payload, push };
       // What the Idempotency-Key promises to repeat: a reuse with another body is a 422.
       const fingerprint = () => fingerprintOf({ ...target, client: request.client });
       return await deliverOnce(target.account, idempotencyKey, fingerprint, (id, msgId) =>

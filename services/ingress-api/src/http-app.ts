@@ -15,6 +15,7 @@ import { cors } from './cors.js';
 import type { Dispatch } from './dispatch.js';
 import { notifyRoute, setAnswerHeaders } from './notify-route.js';
 import { type Outcome, toHttp } from './outcome.js';
+import { mountPushRoutes, type PushRouteOptions, pushCorsMethods } from './push-routes.js';
 
 export interface HttpAppOptions {
   /** Most bytes a body may have: PAYLOAD_LIMIT_BYTES + BODY_OVERHEAD_BYTES. */
@@ -32,12 +33,18 @@ export interface HttpAppOptions {
   notifyBatch?: Middleware;
   /** `POST /inbox/history` and `POST /inbox/read` (inbox-routes.ts); absent, 404s. */
   inbox?: { history: Middleware; read: Middleware };
+  /** `/push/vapid-public-key` and `/push/subscriptions` (push-routes.ts); absent, 404s. */
+  push?: PushRouteOptions;
 }
 
 /** Paths whose answers are dispatches: counted by the error boundary, open to CORS. */
 const DISPATCH_PATHS: readonly string[] = [...NOTIFY_PATHS, ...NOTIFY_BATCH_PATHS];
 /** Paths open to CORS: a web dispatch key reads its inbox from the browser it sends from. */
-const CORS_PATHS: readonly string[] = [...DISPATCH_PATHS, INBOX_HISTORY_PATH, INBOX_READ_PATH];
+const CORS_PATHS: ReadonlySet<string> = new Set([
+  ...DISPATCH_PATHS,
+  INBOX_HISTORY_PATH,
+  INBOX_READ_PATH,
+]);
 
 export interface HttpApp {
   /** koa: every route but the plain `POST /notify` (which it still serves when reached). */
@@ -63,10 +70,13 @@ export function createHttpApp(dispatch: Dispatch, opts: HttpAppOptions): HttpApp
     router.post(INBOX_HISTORY_PATH, opts.inbox.history);
     router.post(INBOX_READ_PATH, opts.inbox.read);
   }
+  if (opts.push) mountPushRoutes(router, opts.push);
+  // The push routes are the browser's too: a page registers its subscription from its own domain.
+  const push = opts.push ? pushCorsMethods : () => undefined;
 
   app.use(errorBoundary(opts.logger, opts.answer));
   if (opts.ops) app.use(opsRoutes(opts.ops));
-  app.use(cors(CORS_PATHS));
+  app.use(cors((path) => (CORS_PATHS.has(path) ? 'POST' : push(path))));
   app.use(unmatchedAsJson());
   app.use(router.routes());
   app.use(router.allowedMethods());

@@ -43,6 +43,12 @@ describe('fingerprintOf', () => {
     expect(fingerprintOf({ ...base, payload: bytes('{"a":1}') })).toBe(fingerprintOf(base));
     expect(fingerprintOf({ ...base, payload: bytes('{"a":2}') })).not.toBe(fingerprintOf(base));
     expect(fingerprintOf({ ...base, client: 'mobile' })).not.toBe(fingerprintOf(base));
+    // The push field (issue 40): absent digests as before; present, it is part of the request.
+    expect(fingerprintOf({ ...base, push: undefined })).toBe(fingerprintOf(base));
+    expect(fingerprintOf({ ...base, push: { title: 'a' } })).not.toBe(fingerprintOf(base));
+    expect(fingerprintOf({ ...base, push: { title: 'a' } })).not.toBe(
+      fingerprintOf({ ...base, push: { title: 'b' } }),
+    );
     expect(fingerprintOf({ ...base, recipient: '3b241101-e2bb-4255-8caf-4136c566a963' })).not.toBe(
       fingerprintOf(base),
     );

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ensureKvBucket } from '@herald/kit';
 import { isWrongLastSequence } from '@herald/nats';
-import { HeraldError } from '@herald/proto';
+import { HeraldError, type PushContent } from '@herald/proto';
 import type { JetStreamClient, JetStreamManager, KV } from 'nats';
 import { z } from 'zod';
 import type { DispatchBody, HttpAnswer } from './outcome.js';
@@ -33,17 +33,23 @@ export interface IdempotentRequest {
   client: string;
   /** The payload's JSON text as received, UTF-8 encoded. */
   payload: Uint8Array;
+  /** The body's `push` field, when it has one (issue 40). */
+  push?: PushContent | undefined;
 }
 
 /**
- * A digest of the request a key was first used with (recipient, client, payload bytes), stored
- * with the key so a reuse with another body is refused instead of answered with the first result.
+ * A digest of the request a key was first used with (recipient, client, payload bytes, and its
+ * `push` field when there is one), stored with the key so a reuse with another body is refused
+ * instead of answered with the first result. A request without `push` digests as it always did,
+ * so keys claimed before push existed keep their fingerprints.
  */
 export function fingerprintOf(request: IdempotentRequest): string {
-  return createHash('sha256')
+  const hash = createHash('sha256')
     .update(`${request.recipient}\n${request.client}\n`, 'utf8')
-    .update(request.payload)
-    .digest('hex');
+    .update(request.payload);
+  // After a whole JSON value, "\n{" cannot be more of the payload: no two requests digest alike.
+  if (request.push !== undefined) hash.update(`\n${JSON.stringify(request.push)}`, 'utf8');
+  return hash.digest('hex');
 }
 
 /**

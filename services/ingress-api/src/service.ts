@@ -62,10 +62,17 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
   const js = nc.jetstream();
   const registry = deps.registry ?? createRegistry('ingress-api');
   const metrics = createIngressMetrics(registry);
-  const verifier = new KeyVerifier(nc, logger, {
+  const verifierOptions = {
     ttlMs: config.KEY_CACHE_TTL_MS,
     negativeTtlMs: config.KEY_NEGATIVE_CACHE_TTL_MS,
     timeoutMs: config.AUTH_TIMEOUT_MS,
+  };
+  const verifier = new KeyVerifier(nc, logger, verifierOptions);
+  // The push routes check recipient tokens as /ws/connect does, so they need the signing secrets
+  // the dispatch path never holds: a verifier of their own, its cache apart (issue 40).
+  const subscriberVerifier = new KeyVerifier(nc, logger, {
+    ...verifierOptions,
+    withSigningSecrets: true,
   });
   // checkAPI off: readiness must report a JetStream outage, not fail to build the manager.
   let manager: Promise<JetStreamManager> | undefined;
@@ -157,6 +164,21 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
       timeoutMs: config.INBOX_TIMEOUT_MS,
       now: deps.now ?? Date.now,
     }),
+    push: {
+      nc,
+      link,
+      verifier: subscriberVerifier,
+      timeoutMs: config.PUSH_TIMEOUT_MS,
+      bodyLimitBytes: config.PUSH_SUBSCRIPTION_MAX_BYTES,
+      tokenPolicy: {
+        maxLifetimeMs: config.TOKEN_MAX_LIFETIME_MS,
+        clockSkewMs: config.TOKEN_CLOCK_SKEW_MS,
+      },
+      trustedProxyHops: config.TRUSTED_PROXY_HOPS,
+      checkSource: pipeline.checkSource,
+      countFailure: pipeline.countFailure,
+      now: deps.now ?? Date.now,
+    },
   });
   let natsDispatch: NatsDispatchServer | undefined;
   let natsBatch: NatsDispatchServer | undefined;
@@ -200,6 +222,7 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
     async close(drained) {
       await Promise.all([drained, natsDispatch?.close(), natsBatch?.close()]);
       verifier.close();
+      subscriberVerifier.close();
       // Every dispatch is answered, so every status record is made: wait for their acks before
       // runService drains the connection (what is left is logged, and lost).
       await pipeline.statusAcks.stop(

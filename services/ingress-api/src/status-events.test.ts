@@ -1,7 +1,7 @@
-import { HeraldError, StatusEvent } from '@herald/proto';
+import { HeraldError, PUSH_DEFAULT_TITLE, PUSH_PAYLOAD_JSON_MAX, StatusEvent } from '@herald/proto';
 import { describe, expect, it } from 'vitest';
 import { notDelivered, type Outcome, queued, sent } from './outcome.js';
-import { statusJson, withPayload, withStatusEvents } from './status-events.js';
+import { aloneRecord, statusJson, withStatusEvents } from './status-events.js';
 
 const AT = 1_790_000_000_123;
 
@@ -21,9 +21,15 @@ function expected(outcome: Outcome, target: Target, id: string): string {
 }
 
 interface Target {
-  key: { id: string; account_id: string; webhook_payload?: boolean };
+  key: {
+    id: string;
+    account_id: string;
+    webhook_payload?: boolean;
+    push?: { after_ms: number; ttl_s: number; title?: string; body?: string };
+  };
   recipient: string;
   payload: Uint8Array;
+  push?: { title: string; body?: string; url?: string; icon?: string };
 }
 
 const PAYLOAD = Buffer.from('{"title":"hé \\"you\\"","n":1}');
@@ -120,7 +126,7 @@ describe('withStatusEvents', () => {
       async () => failed,
       () => 1_048_576,
     )(flagged, 'e3', 'e3');
-    const size = Buffer.byteLength(withPayload(sent('e4'), flagged, 'e4', AT, 1e9) ?? '');
+    const size = Buffer.byteLength(aloneRecord(sent('e4'), flagged, 'e4', AT, 1e9) ?? '');
     for (const [max, how] of [
       [size, 'alone'],
       [size - 1, 'batched'],
@@ -137,9 +143,105 @@ describe('withStatusEvents', () => {
     }
   });
 
+  const pushKey = { ...plain.key, push: { after_ms: 30_000, ttl_s: 3600 } };
+  const deliverAs = (batcher: ReturnType<typeof recorder>['batcher'], outcome: Outcome) =>
+    withStatusEvents(
+      batcher,
+      async () => outcome,
+      () => 1_048_576,
+    );
+
+  it('a push key: its pending record carries the push spec and goes alone; its sent and failed records are the plain ones', async () => {
+    const { added, batcher } = recorder();
+    const target: Target = { ...plain, key: pushKey };
+    await deliverAs(batcher, queued('e6'))(target, 'e6', 'e6');
+    const [[, pending, how] = []] = added;
+    expect(how).toBe('alone');
+    const record = StatusEvent.parse(JSON.parse(pending ?? ''));
+    expect(record.status).toBe('pending');
+    // No event push field and no key template: the default title; the payload for Web Push.
+    expect(record.push).toEqual({
+      after_ms: 30_000,
+      ttl_s: 3600,
+      title: PUSH_DEFAULT_TITLE,
+      payload_json: PAYLOAD.toString('utf8'),
+    });
+    expect(record.payload_json).toBeUndefined();
+    added.length = 0;
+    const failed = notDelivered(new HeraldError('unavailable', 'down'), 'e8');
+    for (const outcome of [sent('e7'), failed]) {
+      const id = outcome.id ?? '';
+      await deliverAs(batcher, outcome)(target, id, id);
+    }
+    expect(added.map(([, , h]) => h)).toEqual(['batched', 'batched']);
+    expect(added[0]?.[1]).toBe(
+      statusJson(sent('e7'), plain, 'e7', JSON.parse(added[0]?.[1] ?? '').at),
+    );
+    expect(added[1]?.[1]).not.toContain('"push"');
+  });
+
+  it('a push key: the event’s push field wins over the key’s template, which wins over the default', async () => {
+    const { added, batcher } = recorder();
+    const templated = {
+      ...pushKey,
+      push: { ...pushKey.push, title: 'Key title', body: 'Key body' },
+    };
+    const event = { title: 'Order 7', url: 'https://shop.example/o/7', icon: '/i.png' };
+    await deliverAs(batcher, queued('e9'))({ ...plain, key: templated }, 'e9', 'e9');
+    await deliverAs(batcher, queued('e10'))(
+      { ...plain, key: templated, push: event },
+      'e10',
+      'e10',
+    );
+    const [fromKey, fromEvent] = added.map(([, json]) => StatusEvent.parse(JSON.parse(json)).push);
+    expect(fromKey).toMatchObject({ title: 'Key title', body: 'Key body' });
+    // The event's content whole: its own title, no body of the key's beside it.
+    expect(fromEvent).toMatchObject(event);
+    expect(fromEvent?.body).toBeUndefined();
+  });
+
+  it('a push key: the payload rides in the spec up to PUSH_PAYLOAD_JSON_MAX characters, not one more', async () => {
+    const { added, batcher } = recorder();
+    const sized = (n: number) => Buffer.from(JSON.stringify('x'.repeat(n - 2)));
+    for (const n of [PUSH_PAYLOAD_JSON_MAX, PUSH_PAYLOAD_JSON_MAX + 1]) {
+      await deliverAs(batcher, queued(`s${n}`))(
+        { ...plain, key: pushKey, payload: sized(n) },
+        'e',
+        'e',
+      );
+    }
+    const [fits, over] = added.map(([, json]) => StatusEvent.parse(JSON.parse(json)).push);
+    expect(fits?.payload_json).toHaveLength(PUSH_PAYLOAD_JSON_MAX);
+    expect(over).toBeDefined();
+    expect(over?.payload_json).toBeUndefined();
+  });
+
+  it('a key with push and webhook_payload: pending carries both, sent the payload only; past max_payload the push spec stays', async () => {
+    const { added, batcher } = recorder();
+    const both: Target = { ...plain, key: { ...pushKey, webhook_payload: true } };
+    await deliverAs(batcher, queued('e11'))(both, 'e11', 'e11');
+    await deliverAs(batcher, sent('e12'))(both, 'e12', 'e12');
+    const [pending, live] = added.map(([, json]) => StatusEvent.parse(JSON.parse(json)));
+    expect(added.map(([, , h]) => h)).toEqual(['alone', 'alone']);
+    expect(pending?.payload_json).toBe(PAYLOAD.toString('utf8'));
+    expect(pending?.push?.title).toBe(PUSH_DEFAULT_TITLE);
+    expect(live?.payload_json).toBe(PAYLOAD.toString('utf8'));
+    expect(live?.push).toBeUndefined();
+    // Room for the record with its push spec, not for the payload's copy beside it.
+    const pushOnly = aloneRecord(queued('e13'), { ...both, key: pushKey }, 'e13', AT, 1e9) ?? '';
+    const max = Buffer.byteLength(pushOnly);
+    expect(aloneRecord(queued('e13'), both, 'e13', AT, max)).toBe(pushOnly);
+    expect(aloneRecord(queued('e13'), both, 'e13', AT, max - 1)).toBeUndefined();
+  });
+
   it('without the flag, the record is the batched one, byte for byte', async () => {
     const { added, batcher } = recorder();
-    for (const target of [plain, { ...plain, key: { ...plain.key, webhook_payload: false } }]) {
+    for (const target of [
+      plain,
+      { ...plain, key: { ...plain.key, webhook_payload: false } },
+      // An event's push field on a key without push settings changes nothing (issue 40).
+      { ...plain, push: { title: 'ignored' } },
+    ]) {
       await withStatusEvents(
         batcher,
         async () => sent('e5'),

@@ -1,12 +1,23 @@
-import { StatusEvent } from '@herald/proto';
+import { type KeyPush, type PushContent, StatusEvent } from '@herald/proto';
 import type { StatusBatcher } from '@herald/status-client';
 import type { Outcome } from './outcome.js';
+import { pushSpecOf } from './push-content.js';
 
 interface Dispatched {
-  key: { id: string; account_id: string; webhook_payload?: boolean | undefined };
+  key: {
+    id: string;
+    account_id: string;
+    webhook_payload?: boolean | undefined;
+    push?: KeyPush | undefined;
+  };
   recipient: string;
-  /** The sender's payload, its JSON text's bytes: carried only for a key with `webhook_payload`. */
+  /**
+   * The sender's payload, its JSON text's bytes: carried only for a key with `webhook_payload`,
+   * or on the push spec of a key with `push`.
+   */
   payload: Uint8Array;
+  /** The event's `push` field: read only for a key with `push`. */
+  push?: PushContent | undefined;
 }
 
 type Deliver<T extends Dispatched, P> = (
@@ -32,6 +43,12 @@ const PAYLOAD_JSON_MAX = StatusEvent.shape.payload_json.unwrap().maxLength ?? 0;
  * StatusEvent message each, so a batch of small records never grows by a payload. A record whose
  * payload would not fit (`maxAloneBytes`, nats-server's max_payload; or proto's bound) goes
  * without it, in the batch: the status is worth more than the body's copy of the payload.
+ *
+ * A key made with `--push-after-ms` (issue 40): its `pending` record carries the event's
+ * PushSpec (`push`), from which the status service decides the push fallback, and leaves
+ * alone too; its `sent` record (a socket proved the event) carries none. A key with both carries
+ * both; when the two do not fit, the push spec stays and the payload's copy goes. A key with
+ * neither costs two property reads per event, and its records are what they always were.
  */
 export function withStatusEvents<T extends Dispatched, P>(
   batcher: Pick<StatusBatcher, 'addJson' | 'addAlone'>,
@@ -42,8 +59,8 @@ export function withStatusEvents<T extends Dispatched, P>(
     const outcome = await deliver(target, id, msgId, pushed);
     const at = Date.now();
     const account = target.key.account_id;
-    if (target.key.webhook_payload === true) {
-      const alone = withPayload(outcome, target, id, at, maxAloneBytes());
+    if (target.key.webhook_payload === true || target.key.push !== undefined) {
+      const alone = aloneRecord(outcome, target, id, at, maxAloneBytes());
       if (alone !== undefined) {
         batcher.addAlone(account, alone);
         return outcome;
@@ -71,10 +88,13 @@ export function statusJson(
 }
 
 /**
- * A `sent` or `pending` record with the payload's JSON text as `payload_json`; undefined for any
- * other outcome, or when the text or the record would pass their bounds.
+ * A record that leaves alone: a `sent` or `pending` record of a `webhook_payload` key with the
+ * payload's JSON text as `payload_json`, and a `pending` record of a `push` key with its `push`
+ * spec (both, for a key with both). Undefined when it would carry neither (any other outcome, a
+ * `sent` record of a push-only key, a payload past proto's bound) or would pass `maxBytes` even
+ * with the push spec alone: that record goes batched, as a plain key's.
  */
-export function withPayload(
+export function aloneRecord(
   outcome: Outcome,
   target: Dispatched,
   id: string,
@@ -82,12 +102,26 @@ export function withPayload(
   maxBytes: number,
 ): string | undefined {
   if (outcome.kind !== 'sent' && outcome.kind !== 'queued') return undefined;
+  const { key } = target;
+  const keyPush = outcome.kind === 'queued' ? key.push : undefined;
   const { payload } = target;
   const text = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString('utf8');
-  if (text.length > PAYLOAD_JSON_MAX) return undefined;
-  const plain = statusJson(outcome, target, id, at);
-  const json = `${plain.slice(0, -1)},"payload_json":${JSON.stringify(text)}}`;
-  return Buffer.byteLength(json) <= maxBytes ? json : undefined;
+  const withPayload =
+    key.webhook_payload === true && text.length <= PAYLOAD_JSON_MAX
+      ? `,"payload_json":${JSON.stringify(text)}`
+      : '';
+  const withPush =
+    keyPush === undefined
+      ? ''
+      : `,"push":${JSON.stringify(pushSpecOf(keyPush, target.push, text))}`;
+  const plain = statusJson(outcome, target, id, at).slice(0, -1);
+  // The push spec before the payload's copy: it decides a notification, the copy only fills a body.
+  for (const extra of [withPayload + withPush, withPush]) {
+    if (extra === '') continue;
+    const json = `${plain}${extra}}`;
+    if (Buffer.byteLength(json) <= maxBytes) return json;
+  }
+  return undefined;
 }
 
 // Refusals of the request (a full queue) are outcomes too: the event was not taken, so failed.

@@ -1,4 +1,4 @@
-import type { VerifiedKey } from '@herald/proto';
+import type { PushContent, VerifiedKey } from '@herald/proto';
 
 /** The event a dispatch delivers: the verified key, its recipient and the payload's bytes. */
 export interface Target {
@@ -6,4 +6,6 @@ export interface Target {
   account: string;
   recipient: string;
   payload: Uint8Array;
+  /** The event's `push` field (issue 40); only a key with push settings reads it. */
+  push?: PushContent | undefined;
 }

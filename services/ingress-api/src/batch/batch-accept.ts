@@ -1,12 +1,17 @@
-import { HeraldError, type NotifyRequest, parseNotifyRequest } from '@herald/proto';
-import type { AcceptInput } from '../accept.js';
+import {
+  HeraldError,
+  type NotifyRequest,
+  type PushContent,
+  parseNotifyRequest,
+} from '@herald/proto';
+import { type AcceptInput, pushOf } from '../accept.js';
 import { validateIdempotencyKey } from '../idempotency.js';
 import { memberValue, payloadOf, scanOrRefuse } from '../json-body.js';
 import { type ScannedBatch, scanBatchJson } from './batch-json.js';
 
 /** One event of an accepted batch: ready to deliver, or refused on its own. */
 export type AcceptedEvent =
-  | { ok: true; recipient: string; payload: Uint8Array }
+  | { ok: true; recipient: string; payload: Uint8Array; push: PushContent | undefined }
   | { ok: false; error: HeraldError };
 
 /** A batch whose body and headers passed every whole-request check that needs no other service. */
@@ -72,6 +77,7 @@ export function acceptBatch(input: AcceptInput, limits: BatchLimits): AcceptedBa
         ok: true,
         recipient,
         payload: payloadOf(body, payloadSpan, limits.payloadLimitBytes),
+        push: pushOf(body, event.members),
       };
     } catch (err) {
       if (!(err instanceof HeraldError)) throw err;

@@ -104,7 +104,8 @@ export function createBatchDispatch(
         for (const index of indices) {
           const event = admitted[index];
           if (!event?.ok) continue;
-          const target = { key, account, recipient: event.recipient, payload: event.payload };
+          const { recipient, payload, push } = event;
+          const target = { key, account, recipient, payload, push };
           try {
             const before = pushed?.get(index);
             results[index] = await deliver(

@@ -91,15 +91,22 @@ export function startAuthResponder(nc: NatsConnection): Subscription {
     callback: (err, msg) => {
       if (err) return;
       const request = AuthVerifyRequest.parse(JSON.parse(new TextDecoder().decode(msg.data)));
-      const answer: AuthVerifyReply = ANSWERS.get(request.key_hash) ?? {
-        v: 1,
-        ok: false,
-        error: {
-          code: 'invalid_api_key',
-          message: 'api_key is not a key Herald issued: check it for typos',
-        },
-      };
-      msg.respond(JSON.stringify(answer));
+      const known = ANSWERS.get(request.key_hash);
+      // As auth: a key's signing secrets only to a caller that asks (the push routes' verifier).
+      const answer: AuthVerifyReply | undefined =
+        known?.ok === true && request.signing_secrets !== true && known.key.signing_secrets
+          ? { ...known, key: { ...known.key, signing_secrets: undefined } }
+          : known;
+      msg.respond(JSON.stringify(answer ?? unknownKey));
     },
   });
 }
+
+const unknownKey: AuthVerifyReply = {
+  v: 1,
+  ok: false,
+  error: {
+    code: 'invalid_api_key',
+    message: 'api_key is not a key Herald issued: check it for typos',
+  },
+};

@@ -1,4 +1,4 @@
-import type { KeyVerifier } from '@herald/access';
+import type { KeyVerifier, TokenPolicy } from '@herald/access';
 import type { Logger } from '@herald/kit';
 import { CloseCodes, SUBPROTOCOL } from '@herald/proto';
 import type { InboxClient } from '../inbox/inbox-client.js';
@@ -11,7 +11,6 @@ import { EdgeSocket } from '../socket/edge-socket.js';
 import type { ProofLedgerOptions } from '../socket/proof-ledger.js';
 import type { QueueFrameLimits } from '../socket/queue-frame.js';
 import type { SocketFeed } from '../socket/socket-feed.js';
-import type { TokenPolicy } from './recipient-token.js';
 import { watchToken } from './token-refresh.js';
 import type { Admission } from './upgrade-handler.js';
 

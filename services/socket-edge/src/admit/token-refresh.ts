@@ -1,8 +1,8 @@
 import type { KeyVerifier } from '@herald/access';
+import { checkRecipientToken, type TokenPolicy } from '@herald/access';
 import type { Logger } from '@herald/kit';
 import type { EdgeMetrics } from '../metrics.js';
 import type { EdgeSocket } from '../socket/edge-socket.js';
-import { checkRecipientToken, type TokenPolicy } from './recipient-token.js';
 import { connectError } from './refusal.js';
 import { TokenLease } from './token-lease.js';
 

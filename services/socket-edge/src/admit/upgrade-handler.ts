@@ -1,11 +1,6 @@
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
-import {
-  authorizeKeyUse,
-  authorizeRecipient,
-  authorizeScope,
-  type KeyVerifier,
-} from '@herald/access';
+import { authorizeSubscriber, type KeyVerifier, type TokenPolicy } from '@herald/access';
 import {
   type AuthFailureLimiter,
   isAuthFailure,
@@ -31,7 +26,6 @@ import { ConnectHold } from './connect-hold.js';
 import type { ConnectRateLimiter } from './connect-rate.js';
 import type { ConnectionGate } from './connection-gate.js';
 import { handshakeError } from './handshake.js';
-import { checkRecipientToken, type TokenPolicy } from './recipient-token.js';
 import { connectError, refuseUpgrade } from './refusal.js';
 import type { SocketBudget } from './socket-budget.js';
 
@@ -143,16 +137,15 @@ async function admit(
       );
     }
     key = await deps.verifier.verify(params.api_key);
-    authorizeKeyUse(key, { client: params.client, origin, now: Date.now() });
-    authorizeRecipient(key, params.recipient, 'socket');
-    authorizeScope(key, 'subscribe');
-    tokenExpiresAt = await checkRecipientToken(
-      key,
-      parsed.token,
-      params.recipient,
-      deps.tokenPolicy,
-      Date.now(),
-    );
+    // Key use, recipient, scope and token: the same checks as a push subscription's (issue 40).
+    tokenExpiresAt = await authorizeSubscriber(key, {
+      client: params.client,
+      origin,
+      recipient: params.recipient,
+      token: parsed.token,
+      policy: deps.tokenPolicy,
+      now: Date.now(),
+    });
     // The account becomes a subject token; an id that cannot be one is a bug in auth, not the client.
     assertToken('account', key.account_id);
     // The default gate answers synchronously: no await, so no extra turn of the microtask queue.

@@ -1,7 +1,7 @@
 import { HeraldError, type VerifiedKey } from '@herald/proto';
 import { errors, type JWTPayload, jwtVerify } from 'jose';
 
-/** How the edge judges recipient tokens (TOKEN_MAX_LIFETIME_MS, TOKEN_CLOCK_SKEW_MS). */
+/** How recipient tokens are judged, by the edge and by ingress's push routes (TOKEN_MAX_LIFETIME_MS, TOKEN_CLOCK_SKEW_MS). */
 export interface TokenPolicy {
   /** The furthest a token's `exp` may be from now (and from its `iat`), ms. */
   maxLifetimeMs: number;
