@@ -37,8 +37,8 @@ export const AuthVerifyRequest = z.object({
   v: z.literal(1),
   key_hash: z.string().regex(/^[0-9a-f]{64}$/, 'key_hash must be 64 lower-case hex characters'),
   /**
-   * Ask for the key's signing secrets too (the edge, which verifies recipient tokens). Ingress
-   * never asks: it has no use for them.
+   * Ask for the key's signing secrets too (whoever verifies recipient tokens: the edge, and
+   * ingress's push subscription routes only; its dispatch path never asks).
    */
   signing_secrets: z.boolean().optional(),
 });

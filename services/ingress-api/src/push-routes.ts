@@ -6,6 +6,7 @@ import {
 } from '@herald/access';
 import { type NatsLink, sourceAddress } from '@herald/kit';
 import { HeraldError, NOTIFY_PATHS, type VerifiedKey } from '@herald/proto';
+import { PushClient } from '@herald/status-client';
 import type Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import type { NatsConnection } from 'nats';
@@ -17,7 +18,6 @@ import {
   parseSubscriberQuery,
   type SubscriberClaim,
 } from './push-body.js';
-import { PushClient } from './push-client.js';
 
 export interface PushRouteOptions {
   nc: NatsConnection;
