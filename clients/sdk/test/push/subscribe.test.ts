@@ -72,7 +72,14 @@ describe('push.subscribe in Chromium', () => {
             client: 'web',
             baseUrl,
             device: 'laptop-1',
-            ...(token ? { getToken: async () => `tok-${(w.tokens = (w.tokens ?? 0) + 1)}` } : {}),
+            ...(token
+              ? {
+                  getToken: async () => {
+                    w.tokens = (w.tokens ?? 0) + 1;
+                    return `tok-${w.tokens}`;
+                  },
+                }
+              : {}),
           });
           const fn = push[op] as (o: object) => Promise<unknown>;
           return {

@@ -65,7 +65,8 @@ describe('the service worker file in Chromium', () => {
         tag: n.tag,
         icon: n.icon,
         data: n.data as { id?: string } | null,
-        timestamp: n.timestamp,
+        // Chromium has it; TypeScript's DOM lib does not.
+        timestamp: (n as Notification & { timestamp: number }).timestamp,
       }));
     });
   type Shown = Awaited<ReturnType<typeof notifications>>[number];
