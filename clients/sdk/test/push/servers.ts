@@ -172,9 +172,11 @@ export async function launchChromium(
   profile: string,
   gcmUrl: string,
   extraArgs: string[] = [],
+  env?: Record<string, string>,
 ): Promise<BrowserContext> {
   return chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM_PATH,
+    ...(env ? { env: { ...process.env, ...env } as Record<string, string> } : {}),
     args: [
       ...CHROMIUM_ARGS,
       `--gcm-checkin-url=${gcmUrl}/checkin`,
