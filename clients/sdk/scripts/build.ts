@@ -38,7 +38,9 @@ const browserLoader: Plugin = {
  * import; browser.js, minified ESM without it; index.d.ts and index.d.cts, one file each with
  * proto's types inlined, because @herald/proto is private and never published. server.js,
  * server.cjs and server.d.ts are `@herald/sdk/server`, built from their own entry with `jose`
- * left as a dependency: nothing the browser build imports reaches them.
+ * left as a dependency: nothing the browser build imports reaches them. push.js and push.d.ts are
+ * `@herald/sdk/push` (Web Push subscriptions, browsers only), herald-sw.js is `@herald/sdk/sw`
+ * (the service worker an app serves): apart from the core, which must not grow for apps without push.
  */
 export async function build(opts: { ifStale?: boolean } = {}): Promise<'built' | 'fresh'> {
   if (opts.ifStale && !(await isStale(at('dist', 'index.d.cts'), INPUTS))) return 'fresh';
@@ -114,6 +116,27 @@ async function emit(out: string): Promise<void> {
       outfile: join(out, 'server.cjs'),
     }),
     declarations(at('src', 'server.ts'), join(out, 'server.d.ts')),
+    // @herald/sdk/push: browsers only, its own file, so the core bundle carries none of it.
+    esbuild({
+      ...common,
+      entryPoints: [at('src', 'push.ts')],
+      format: 'esm',
+      platform: 'browser',
+      minify: true,
+      plugins: [browserLoader],
+      outfile: join(out, 'push.js'),
+    }),
+    declarations(at('src', 'push.ts'), join(out, 'push.d.ts')),
+    // @herald/sdk/sw: a classic script an app serves as is, so readable (not minified).
+    esbuild({
+      ...common,
+      entryPoints: [at('src', 'sw.ts')],
+      format: 'iife',
+      platform: 'browser',
+      target: 'es2020',
+      sourcemap: false,
+      outfile: join(out, 'herald-sw.js'),
+    }),
   ]);
   await copyFile(join(out, 'index.d.ts'), join(out, 'index.d.cts'));
   await copyFile(join(out, 'server.d.ts'), join(out, 'server.d.cts'));

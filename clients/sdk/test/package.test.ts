@@ -96,6 +96,26 @@ describe('the package as built', () => {
     expect(read('dist/server.d.cts')).toBe(dts);
   });
 
+  it('builds @herald/sdk/push and @herald/sdk/sw apart: the core bundle carries none of push', async () => {
+    expect(pkg.exports['./push']).toEqual({ types: './dist/push.d.ts', default: './dist/push.js' });
+    expect(pkg.exports['./sw']).toBe('./dist/herald-sw.js');
+    const imports = (code: string) =>
+      [...code.matchAll(/(?:import\(|from\s*|require\()\s*["']([^"']+)["']/g)].map((m) => m[1]);
+    // Both are self-contained (a browser loads them as they are), with no Node built-ins.
+    for (const file of ['dist/push.js', 'dist/herald-sw.js']) {
+      expect(imports(read(file))).toEqual([]);
+      expect(/\bprocess\.|\bBuffer\b|node:/.test(read(file))).toBe(false);
+    }
+    // The worker is a classic script (importScripts-able): no ES module syntax at top level.
+    expect(read('dist/herald-sw.js')).not.toMatch(/^\s*(import|export)\b/m);
+    for (const file of ['dist/browser.js', 'dist/index.js', 'dist/index.cjs']) {
+      expect(read(file)).not.toMatch(/pushManager|vapid|showNotification|HeraldPush/i);
+    }
+    const dts = read('dist/push.d.ts');
+    expect(dts).toContain('declare class HeraldPush');
+    expect(dts).not.toMatch(/from ['"]@herald\/proto|^import /m);
+  });
+
   it('keeps the minified browser bundle under 7.5 KB gzipped', () => {
     const size = gzipSync(readFileSync(join(ROOT, 'dist', 'browser.js')), { level: 9 }).length;
     expect(size).toBeLessThan(7.5 * 1024);
