@@ -172,6 +172,8 @@ install_bench() {
 
 install_browser() {
   [[ -x /usr/bin/chromium ]] || apt_install chromium
+  # The push click test runs a private session bus that Chromium shows its notifications on.
+  have dbus-daemon || apt_install dbus-daemon
 }
 
 case ${1:-core} in
