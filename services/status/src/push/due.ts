@@ -1,0 +1,100 @@
+import type { StatusEvent } from '@herald/proto';
+import { type Kysely, sql } from 'kysely';
+import type { StatusDb, StatusEventRow } from '../db-schema.js';
+import type { FirstTransition } from '../merge.js';
+
+/**
+ * The push decision, in the writer's transaction (so it is made once per event, whatever
+ * redelivers): an event's first `pending` record that carries a push spec adds a due row at
+ * `at + after_ms`, unless the event is proved already (`delivered`, or `sent`: a socket had it
+ * live), whichever order the records came in; a proof deletes the event's due rows that no
+ * sender holds. A row a sender holds is left: its result decides, and a proof recorded meanwhile
+ * keeps the event from a retry (the claim drops proved events). A proof held back (`deferred`:
+ * its event has no row yet) is remembered in push_proofs, so the pending record it overtook adds
+ * nothing when it comes. Returns the earliest due time added, for the sender's timer.
+ */
+export async function decidePushes(
+  trx: Kysely<StatusDb>,
+  records: readonly StatusEvent[],
+  firsts: readonly FirstTransition[],
+  deferred: readonly number[],
+): Promise<Date | undefined> {
+  const proved = new Set<string>();
+  for (const r of records) if (r.status === 'delivered' || r.status === 'sent') proved.add(r.id);
+  const early = [...new Set(deferred.map((i) => records[i]?.id).filter((id) => id !== undefined))];
+  if (early.length > 0) {
+    await trx
+      .insertInto('push_proofs')
+      .values(early.map((event_id) => ({ event_id })))
+      .onConflict((oc) => oc.doNothing())
+      .execute();
+  }
+  if (proved.size > 0) {
+    await trx
+      .deleteFrom('push_due')
+      .where('event_id', 'in', [...proved])
+      .where((eb) =>
+        eb.or([eb('leased_until', 'is', null), eb('leased_until', '<=', sql<Date>`now()`)]),
+      )
+      .execute();
+  }
+  const specs = new Map<string, StatusEvent>();
+  for (const r of records) if (r.status === 'pending' && r.push !== undefined) specs.set(r.id, r);
+  if (specs.size === 0) return undefined;
+  let rows = [];
+  let earliest: Date | undefined;
+  for (const f of firsts) {
+    if (f.status !== 'pending') continue;
+    const rec = specs.get(f.row.id);
+    if (!rec?.push || !dueFor(f.row)) continue;
+    const at = new Date(rec.at);
+    const due = new Date(rec.at + rec.push.after_ms);
+    rows.push({
+      event_id: f.row.id,
+      account_id: f.row.account_id,
+      key_id: f.row.key_id,
+      recipient: f.row.recipient as string,
+      at,
+      due_at: due,
+      expires_at: new Date(rec.at + rec.push.ttl_s * 1000),
+      spec: JSON.stringify(rec.push),
+    });
+    if (!earliest || due < earliest) earliest = due;
+  }
+  if (rows.length === 0) return undefined;
+  const overtaken = await trx
+    .deleteFrom('push_proofs')
+    .where(
+      'event_id',
+      'in',
+      rows.map((r) => r.event_id),
+    )
+    .returning('event_id')
+    .execute();
+  if (overtaken.length > 0) {
+    const skip = new Set(overtaken.map((o) => o.event_id));
+    rows = rows.filter((r) => !skip.has(r.event_id));
+    earliest = rows.reduce<Date | undefined>(
+      (m, r) => (!m || r.due_at < m ? r.due_at : m),
+      undefined,
+    );
+    if (rows.length === 0) return undefined;
+  }
+  await trx
+    .insertInto('push_due')
+    .values(rows)
+    .onConflict((oc) => oc.column('event_id').doNothing())
+    .execute();
+  return earliest;
+}
+
+/** An event as the batch leaves it still wants its push: unproved, not failed, with a recipient. */
+function dueFor(row: StatusEventRow): boolean {
+  return (
+    row.delivered_at === null &&
+    row.sent_at === null &&
+    row.failed_at === null &&
+    row.recipient !== null &&
+    row.key_id !== ''
+  );
+}
