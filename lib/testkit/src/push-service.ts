@@ -53,6 +53,8 @@ export class PushService {
   readonly #subs = new Map<string, Subscriber>();
   readonly #arrivals: PushArrival[] = [];
   readonly #server: https.Server;
+  /** How long every answer waits, ms (a slow push service). */
+  delayMs = 0;
 
   private constructor(certs: TestCerts) {
     this.certs = certs;
@@ -175,6 +177,7 @@ export class PushService {
     }
     arrival.error = errors.length > 0 ? errors.join('; ') : null;
     const next = sub.script.shift() ?? { status: 201 };
+    if (this.delayMs > 0) await new Promise((r) => setTimeout(r, this.delayMs));
     arrival.status = next.status;
     // Recorded once checked, so a test that sees it sees it whole.
     this.#arrivals.push(arrival);

@@ -12,6 +12,8 @@ export interface PushFixture {
   auth: NatsConnection;
   ingress: NatsConnection;
   edge: NatsConnection;
+  /** The status service's environment (a second instance takes the same). */
+  env: Record<string, string>;
   close(): Promise<void>;
 }
 
@@ -27,7 +29,8 @@ export const PUSH_ENV = (caFile: string): Record<string, string> => ({
 
 export async function startPushFixture(env: Record<string, string> = {}): Promise<PushFixture> {
   const push = await PushService.start();
-  const f = await startInboxFixture({ ...PUSH_ENV(push.caFile), ...env });
+  const all = { ...PUSH_ENV(push.caFile), ...env };
+  const f = await startInboxFixture(all);
   const [auth, ingress, edge] = await Promise.all([
     f.client('auth'),
     f.client('ingress-api'),
@@ -39,6 +42,7 @@ export async function startPushFixture(env: Record<string, string> = {}): Promis
     auth,
     ingress,
     edge,
+    env: all,
     async close() {
       await f.close();
       await push.stop();

@@ -1,5 +1,6 @@
+import { isIP } from 'node:net';
 import type { Logger, SecretBox } from '@herald/kit';
-import type { OutboundClient } from '@herald/outbound';
+import { isPublicAddress, type OutboundClient, parseTargetUrl } from '@herald/outbound';
 import { errorReply, HeraldError, PUSH_API_SUBJECT, PushRequest, queueGroups } from '@herald/proto';
 import type { Kysely } from 'kysely';
 import type { Msg, NatsConnection, Subscription } from 'nats';
@@ -34,6 +35,8 @@ export interface PushApiDeps {
   defaultSubject: string | undefined;
   /** PUSH_SUBSCRIPTIONS_PER_RECIPIENT_MAX. */
   cap: number;
+  /** PUSH_ALLOW_PRIVATE. */
+  allowPrivate: boolean;
 }
 
 /**
@@ -99,6 +102,7 @@ async function run(deps: PushApiDeps, msg: Msg): Promise<Record<string, unknown>
     case 'vapid-public-key':
       return publicKey(db, q.account_id);
     case 'subscribe': {
+      checkEndpoint(q.subscription.endpoint, deps.allowPrivate);
       const r = await subscribe(
         db,
         {
@@ -154,6 +158,30 @@ async function run(deps: PushApiDeps, msg: Msg): Promise<Record<string, unknown>
       if (v.kind === 'gone') await unsubscribe(db, q.account_id, sub.id, undefined).catch(() => {});
       return { http_status: r.status, error: r.error, latency_ms: r.latencyMs };
     }
+  }
+}
+
+/**
+ * A push endpoint as `subscribe` accepts it: https, no credentials, not a private address literal
+ * (unless PUSH_ALLOW_PRIVATE). A name is judged when each push resolves it (the outbound client).
+ */
+function checkEndpoint(endpoint: string, allowPrivate: boolean): void {
+  const refuse = (why: string) =>
+    new HeraldError('invalid_field', `subscription.endpoint: ${why}`, {
+      field: 'subscription.endpoint',
+    });
+  let url: URL;
+  try {
+    url = parseTargetUrl(endpoint, { allowPrivate });
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    throw refuse(why.replace('WEBHOOK_ALLOW_PRIVATE', 'PUSH_ALLOW_PRIVATE'));
+  }
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (!allowPrivate && isIP(host) !== 0 && !isPublicAddress(host)) {
+    throw refuse(
+      `${host} is not a public address: give the browser's push service endpoint (PUSH_ALLOW_PRIVATE=true lifts this rule, in development only)`,
+    );
   }
 }
 

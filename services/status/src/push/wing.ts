@@ -74,6 +74,7 @@ export function createPush(config: StatusConfig, deps: PushDeps): Push {
         client: apiClient,
         defaultSubject: config.PUSH_VAPID_SUBJECT,
         cap: config.PUSH_SUBSCRIPTIONS_PER_RECIPIENT_MAX,
+        allowPrivate: config.PUSH_ALLOW_PRIVATE,
       });
     },
     async stop() {
