@@ -53,6 +53,9 @@ export class PushSender {
   #poll: NodeJS.Timeout | undefined;
   #round: Promise<void> | undefined;
   #again = false;
+  /** Groups being sent, and how many due rows they hold (a claim takes at most the rest). */
+  readonly #inflight = new Set<Promise<void>>();
+  #held = 0;
   #stopping = false;
 
   constructor(deps: PushSenderDeps, opts: PushSenderOptions) {
@@ -103,30 +106,36 @@ export class PushSender {
     });
   }
 
-  /** Stops claiming; lets the round in hand finish for up to drainMs, then aborts its requests. */
+  /**
+   * Stops claiming; lets the pushes in flight finish for up to drainMs, then aborts the rest
+   * (their rows are released: due again at once for another instance).
+   */
   async stop(): Promise<void> {
     this.#stopping = true;
     clearInterval(this.#poll);
     clearTimeout(this.#timer);
+    await this.#round;
     let timer: NodeJS.Timeout | undefined;
     const bound = new Promise<void>((r) => {
       timer = setTimeout(r, this.#opts.drainMs);
     });
-    await Promise.race([this.#round, bound]);
+    await Promise.race([Promise.all(this.#inflight), bound]);
     clearTimeout(timer);
     this.#abort.abort();
-    await this.#round;
+    await Promise.all(this.#inflight);
     this.#deps.client.close();
   }
 
   async #run(): Promise<void> {
     const { db, logger } = this.#deps;
     let groups: ClaimedGroup[];
+    const max = this.#opts.claimBatch - this.#held;
+    if (max <= 0) return;
     try {
       groups = await claimGroups(db, {
         worker: this.#worker,
-        max: this.#opts.claimBatch,
-        leaseMs: 3 * this.#opts.timeoutMs + 1000,
+        max,
+        leaseMs: this.#lease(),
         coalesceMs: this.#opts.coalesceMs,
       });
     } catch (err) {
@@ -135,12 +144,25 @@ export class PushSender {
       return;
     }
     if (groups.length === 0) return;
-    await Promise.all(groups.map((g) => this.#group(g)));
-    // A full claim may have left more due.
-    this.#again = true;
+    // Sent without waiting for each other: a slow push service holds its own slots, not the claim.
+    const leaseEnds = Date.now() + this.#lease();
+    for (const g of groups) {
+      this.#held += g.events.length;
+      const p: Promise<void> = this.#group(g, leaseEnds).finally(() => {
+        this.#inflight.delete(p);
+        this.#held -= g.events.length;
+        // A full claim may have left more due; room was made for it.
+        this.kick();
+      });
+      this.#inflight.add(p);
+    }
   }
 
-  async #group(g: ClaimedGroup): Promise<void> {
+  #lease(): number {
+    return 3 * this.#opts.timeoutMs + 1000;
+  }
+
+  async #group(g: ClaimedGroup, leaseEnds: number): Promise<void> {
     const { db, logger } = this.#deps;
     const ids = g.events.map((e) => e.id);
     try {
@@ -148,7 +170,7 @@ export class PushSender {
         await releaseGroup(db, this.#worker, ids);
         return;
       }
-      const result = await this.#sendGroup(g);
+      const result = await this.#sendGroup(g, leaseEnds);
       await recordGroup(db, this.#worker, result);
     } catch (err) {
       // Unrecorded: the lease runs out and another round sends what no push_sent row records.
@@ -159,7 +181,7 @@ export class PushSender {
     }
   }
 
-  async #sendGroup(g: ClaimedGroup): Promise<GroupResult> {
+  async #sendGroup(g: ClaimedGroup, leaseEnds: number): Promise<GroupResult> {
     const { db, metrics, logger } = this.#deps;
     const now = Date.now();
     const all = g.events.map((e) => e.id);
@@ -204,7 +226,7 @@ export class PushSender {
       subs.map(async (s) => {
         const owed = live.filter((e) => !sent.has(`${e.id}\u0000${s.id}`));
         if (owed.length === 0) return undefined;
-        const v = await this.#sendOne(s, vapid, owed, tag, g.account);
+        const v = await this.#sendOne(s, vapid, owed, tag, g.account, leaseEnds);
         return { sub: s.id, owed, v };
       }),
     );
@@ -248,6 +270,7 @@ export class PushSender {
     owed: ClaimedGroup['events'],
     tag: string,
     account: string,
+    leaseEnds: number,
   ): Promise<Verdict> {
     const { metrics, logger } = this.#deps;
     const newest = owed.reduce((a, b) => (b.at > a.at ? b : a));
@@ -256,9 +279,15 @@ export class PushSender {
     let res: SendResult | undefined;
     let verdict: Verdict | undefined;
     for (let thinned = false; ; thinned = true) {
-      res = await this.#slots.run(() =>
-        sendWebPush(this.#deps.client, s, vapid, msg, ttl, this.#abort.signal),
+      const sent = await this.#slots.run(async () =>
+        // Waited so long for a slot that the lease could run out mid-request: another instance
+        // may claim the rows then, so this one does not send (the rows come back due at once).
+        Date.now() + this.#opts.timeoutMs >= leaseEnds || this.#abort.signal.aborted
+          ? undefined
+          : sendWebPush(this.#deps.client, s, vapid, msg, ttl, this.#abort.signal),
       );
+      if (!sent) return { kind: 'retry', result: 'retry', retryAfter: '0' };
+      res = sent;
       metrics.latency.observe(res.latencyMs / 1000);
       verdict = classify(res);
       if (verdict.kind !== 'too_large' || thinned) break;
