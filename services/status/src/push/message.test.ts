@@ -1,7 +1,7 @@
 import { PushMessage } from '@herald/proto';
 import { describe, expect, it } from 'vitest';
 import { buildMessage, bytesOf, collapseKey, PLAINTEXT_MAX, thin } from './message.js';
-import { classify } from './outcome.js';
+import { classify, foldVerdicts } from './outcome.js';
 
 const ev = (id: string, at: number, spec: Record<string, unknown> = {}) => ({
   id,
@@ -67,5 +67,51 @@ describe('push messages', () => {
     expect(classify(r(null, 'refused'))).toMatchObject({ kind: 'rejected', result: 'refused' });
     expect(classify(r(403))).toMatchObject({ kind: 'rejected', alarm: true });
     expect(classify(r(418))).toMatchObject({ kind: 'rejected', alarm: false });
+  });
+});
+
+describe('a round folded into what is recorded', () => {
+  const retry = (retryAfter?: string) => ({
+    kind: 'retry' as const,
+    result: 'retry' as const,
+    retryAfter,
+  });
+  const ok = { kind: 'success' as const, result: 'success' as const };
+  const now = 1_000_000;
+  const live = [
+    { id: 'a', expiresAt: new Date(now + 10_000) },
+    { id: 'b', expiresAt: new Date(now + 500) },
+  ];
+
+  it('retries the events still owed, honouring the longest Retry-After, never past their TTL', () => {
+    const r = foldVerdicts(
+      [
+        { sub: 's1', owed: [{ id: 'a' }, { id: 'b' }], v: ok },
+        { sub: 's2', owed: [{ id: 'a' }, { id: 'b' }], v: retry('2') },
+        { sub: 's3', owed: [{ id: 'a' }], v: retry('1') },
+      ],
+      ['a', 'b'],
+      live,
+      1,
+      [300, 300],
+      now,
+    );
+    expect(r.delivered).toEqual([{ subscription: 's1', events: ['a', 'b'] }]);
+    // 2 s: `b` expires in 0.5 s, so only `a` waits; `b` is given up.
+    expect(r.retry).toEqual({ events: ['a'], waitMs: 2000 });
+    expect(r.exhausted).toBe(1);
+  });
+
+  it('gives up once the schedule ran out', () => {
+    const r = foldVerdicts(
+      [{ sub: 's', owed: [{ id: 'a' }], v: retry() }],
+      ['a'],
+      live,
+      3,
+      [300, 300],
+      now,
+    );
+    expect(r.retry).toBeUndefined();
+    expect(r.exhausted).toBe(1);
   });
 });

@@ -3,13 +3,12 @@ import type { Logger, SecretBox } from '@herald/kit';
 import type { OutboundClient } from '@herald/outbound';
 import type { Kysely } from 'kysely';
 import type { StatusDb } from '../db-schema.js';
-import { nextWait, parseRetryAfter } from '../webhooks/retry.js';
 import { type ClaimedGroup, claimGroups, nextDue } from './claim.js';
 import { alreadySent, type GroupResult, recordGroup, releaseGroup } from './completion.js';
 import { openVapid, type Vapid } from './credentials.js';
 import { buildMessage, collapseKey } from './message.js';
 import type { PushMetrics, PushResult } from './metrics.js';
-import { classify, type Verdict } from './outcome.js';
+import { classify, foldVerdicts, type Verdict } from './outcome.js';
 import { type SendResult, sendWebPush } from './send.js';
 import { Slots } from './slots.js';
 
@@ -230,35 +229,13 @@ export class PushSender {
         return { sub: s.id, owed, v };
       }),
     );
-    const result: GroupResult = { delivered: [], gone: [], retry: undefined, events: all };
-    const owedAgain = new Set<string>();
-    let retryAfterMs: number | undefined;
-    for (const x of verdicts) {
-      if (!x) continue;
-      if (x.v.kind === 'success')
-        result.delivered.push({ subscription: x.sub, events: x.owed.map((e) => e.id) });
-      else if (x.v.kind === 'gone') result.gone.push(x.sub);
-      else if (x.v.kind === 'retry') {
-        for (const e of x.owed) owedAgain.add(e.id);
-        retryAfterMs = maxDefined(retryAfterMs, parseRetryAfter(x.v.retryAfter, now));
-      }
-    }
-    if (owedAgain.size > 0) {
-      const wait = nextWait(this.#opts.schedule, g.attempts, retryAfterMs);
-      const keep = live.filter((e) => owedAgain.has(e.id));
-      const within = wait !== undefined && keep.some((e) => e.expiresAt.getTime() > now + wait);
-      if (wait !== undefined && within) {
-        result.retry = {
-          events: keep.filter((e) => e.expiresAt.getTime() > now + wait).map((e) => e.id),
-          waitMs: wait,
-        };
-      } else {
-        metrics.messages.inc({ provider: 'webpush', result: 'exhausted' }, owedAgain.size);
-        logger.warn(
-          { account: g.account, events: owedAgain.size, attempts: g.attempts },
-          'push given up: the retry schedule or the TTL ran out',
-        );
-      }
+    const result = foldVerdicts(verdicts, all, live, g.attempts, this.#opts.schedule, now);
+    if (result.exhausted > 0) {
+      metrics.messages.inc({ provider: 'webpush', result: 'exhausted' }, result.exhausted);
+      logger.warn(
+        { account: g.account, events: result.exhausted, attempts: g.attempts },
+        'push given up: the retry schedule or the TTL ran out',
+      );
     }
     return result;
   }
@@ -308,10 +285,4 @@ export class PushSender {
     }
     return verdict;
   }
-}
-
-function maxDefined(a: number | undefined, b: number | undefined): number | undefined {
-  if (a === undefined) return b;
-  if (b === undefined) return a;
-  return Math.max(a, b);
 }
