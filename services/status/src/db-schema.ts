@@ -149,6 +149,7 @@ export interface PushSentTable {
 /** A proof held back before its event's pending record (0005). */
 export interface PushProofsTable {
   event_id: string;
+  account_id: string;
   at: ColumnType<Date, Date | undefined, Date>;
 }
 

@@ -102,6 +102,16 @@ describe('push fallback to a real HTTPS push service', () => {
     expect(rows).toEqual([]);
   });
 
+  it("ignores another account's proof of the same event id", async () => {
+    const [account, other, recipient, id] = [uuid(), uuid(), uuid(), uuid()];
+    const { sub } = await subscribed(p, account, recipient);
+    delivered(p, other, id);
+    pending(p, account, recipient, id, { after_ms: 1500 });
+    await sleep(300);
+    delivered(p, other, id);
+    await eventually(() => p.push.accepted(sub.endpoint).length === 1, 'pushed all the same', 6000);
+  });
+
   it('sends 20 unproved events of one recipient within the window as one push: the count, the newest title', async () => {
     const [account, recipient] = [uuid(), uuid()];
     const { sub } = await subscribed(p, account, recipient);

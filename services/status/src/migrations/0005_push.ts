@@ -87,7 +87,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
    */
   await db.schema
     .createTable('push_proofs')
-    .addColumn('event_id', 'text', (c) => c.primaryKey())
+    .addColumn('event_id', 'text', (c) => c.notNull())
+    .addColumn('account_id', 'text', (c) => c.notNull())
+    .addPrimaryKeyConstraint('push_proofs_pk', ['event_id', 'account_id'])
     .addColumn('at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .execute();
 

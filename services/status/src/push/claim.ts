@@ -39,7 +39,7 @@ export async function claimGroups(
   return db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(${CLAIM_LOCK})`.execute(trx);
     await sql`delete from push_due d using status_events s
-      where s.id = d.event_id and d.due_at <= now()
+      where s.id = d.event_id and s.account_id = d.account_id and d.due_at <= now()
         and (d.leased_until is null or d.leased_until <= now())
         and (s.delivered_at is not null or s.sent_at is not null)`.execute(trx);
     const lease = sql`now() + ${`${opts.leaseMs} milliseconds`}::interval`;

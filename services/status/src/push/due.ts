@@ -19,24 +19,29 @@ export async function decidePushes(
   firsts: readonly FirstTransition[],
   deferred: readonly number[],
 ): Promise<Date | undefined> {
-  const proved = new Set<string>();
-  for (const r of records) if (r.status === 'delivered' || r.status === 'sent') proved.add(r.id);
-  const early = [...new Set(deferred.map((i) => records[i]?.id).filter((id) => id !== undefined))];
-  if (early.length > 0) {
+  // Keyed by account too: a record never touches another account's rows.
+  const key = (r: { id: string; account_id: string }) => `${r.id}\u0000${r.account_id}`;
+  const proved = new Map<string, StatusEvent>();
+  for (const r of records)
+    if (r.status === 'delivered' || r.status === 'sent') proved.set(key(r), r);
+  const early = new Map<string, StatusEvent>();
+  for (const i of deferred) {
+    const r = records[i];
+    if (r) early.set(key(r), r);
+  }
+  if (early.size > 0) {
     await trx
       .insertInto('push_proofs')
-      .values(early.map((event_id) => ({ event_id })))
+      .values([...early.values()].map((r) => ({ event_id: r.id, account_id: r.account_id })))
       .onConflict((oc) => oc.doNothing())
       .execute();
   }
   if (proved.size > 0) {
-    await trx
-      .deleteFrom('push_due')
-      .where('event_id', 'in', [...proved])
-      .where((eb) =>
-        eb.or([eb('leased_until', 'is', null), eb('leased_until', '<=', sql<Date>`now()`)]),
-      )
-      .execute();
+    const ps = [...proved.values()];
+    await sql`delete from push_due d
+      using unnest(${ps.map((r) => r.id)}::text[], ${ps.map((r) => r.account_id)}::text[]) as p(id, account)
+      where d.event_id = p.id and d.account_id = p.account
+        and (d.leased_until is null or d.leased_until <= now())`.execute(trx);
   }
   const specs = new Map<string, StatusEvent>();
   for (const r of records) if (r.status === 'pending' && r.push !== undefined) specs.set(r.id, r);
@@ -62,15 +67,13 @@ export async function decidePushes(
     if (!earliest || due < earliest) earliest = due;
   }
   if (rows.length === 0) return undefined;
-  const overtaken = await trx
-    .deleteFrom('push_proofs')
-    .where(
-      'event_id',
-      'in',
-      rows.map((r) => r.event_id),
-    )
-    .returning('event_id')
-    .execute();
+  const overtaken = (
+    await sql<{ event_id: string }>`delete from push_proofs x
+      using unnest(${rows.map((r) => r.event_id)}::text[], ${rows.map((r) => r.account_id)}::text[])
+        as n(id, account)
+      where x.event_id = n.id and x.account_id = n.account
+      returning x.event_id`.execute(trx)
+  ).rows;
   if (overtaken.length > 0) {
     const skip = new Set(overtaken.map((o) => o.event_id));
     rows = rows.filter((r) => !skip.has(r.event_id));
