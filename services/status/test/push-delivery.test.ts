@@ -1,4 +1,4 @@
-import { PushMessage } from '@herald/proto';
+import { PushMessage, subjects } from '@herald/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   delivered,
@@ -9,7 +9,7 @@ import {
   statusOf,
   subscribed,
 } from './push-support.js';
-import { eventually, uuid } from './support.js';
+import { eventually, request, uuid } from './support.js';
 
 let p: PushFixture;
 beforeAll(async () => {
@@ -100,6 +100,36 @@ describe('push fallback to a real HTTPS push service', () => {
       .where('event_id', 'in', [id, id2])
       .execute();
     expect(rows).toEqual([]);
+  });
+
+  it('sends nothing for an inbox event read before it falls due', async () => {
+    const [account, recipient, id] = [uuid(), uuid(), uuid()];
+    const { sub } = await subscribed(p, account, recipient);
+    const kept = await request(p.ingress, subjects.inboxStore(account), {
+      v: 1,
+      key_id: 'key-1',
+      days: 7,
+      events: [{ recipient, id, ts: Date.now(), payload_json: '{"n":1}' }],
+    });
+    expect(kept.ok, JSON.stringify(kept)).toBe(true);
+    pending(p, account, recipient, id, { after_ms: 2500 });
+    await eventually(async () => {
+      const rows = await p.f.db
+        .selectFrom('push_due')
+        .select('event_id')
+        .where('event_id', '=', id)
+        .execute();
+      return rows.length === 1;
+    }, 'the push is due');
+    const read = await request(p.edge, subjects.inboxQuery(account), {
+      v: 1,
+      op: 'read',
+      recipient,
+      ids: [id],
+    });
+    expect(read.ok, JSON.stringify(read)).toBe(true);
+    await sleep(3500);
+    expect(p.push.arrivals(sub.endpoint)).toEqual([]);
   });
 
   it("ignores another account's proof of the same event id", async () => {

@@ -36,13 +36,7 @@ export async function decidePushes(
       .onConflict((oc) => oc.doNothing())
       .execute();
   }
-  if (proved.size > 0) {
-    const ps = [...proved.values()];
-    await sql`delete from push_due d
-      using unnest(${ps.map((r) => r.id)}::text[], ${ps.map((r) => r.account_id)}::text[]) as p(id, account)
-      where d.event_id = p.id and d.account_id = p.account
-        and (d.leased_until is null or d.leased_until <= now())`.execute(trx);
-  }
+  await cancelPushes(trx, [...proved.values()]);
   const specs = new Map<string, StatusEvent>();
   for (const r of records) if (r.status === 'pending' && r.push !== undefined) specs.set(r.id, r);
   if (specs.size === 0) return undefined;
@@ -100,4 +94,19 @@ function dueFor(row: StatusEventRow): boolean {
     row.recipient !== null &&
     row.key_id !== ''
   );
+}
+
+/**
+ * Deletes the due pushes of events proved (a `delivered` or `sent` record) or read (the inbox's
+ * read mark), each of its own account, that no sender holds.
+ */
+export async function cancelPushes(
+  trx: Kysely<StatusDb>,
+  events: ReadonlyArray<{ id: string; account_id: string }>,
+): Promise<void> {
+  if (events.length === 0) return;
+  await sql`delete from push_due d
+    using unnest(${events.map((r) => r.id)}::text[], ${events.map((r) => r.account_id)}::text[]) as p(id, account)
+    where d.event_id = p.id and d.account_id = p.account
+      and (d.leased_until is null or d.leased_until <= now())`.execute(trx);
 }
