@@ -263,7 +263,9 @@ export class PushSender {
           ? undefined
           : sendWebPush(this.#deps.client, s, vapid, msg, ttl, this.#abort.signal),
       );
-      if (!sent) return { kind: 'retry', result: 'retry', retryAfter: '0' };
+      // Not started, or cut short by shutdown: due again at once, for any instance.
+      if (!sent || (sent.status === null && this.#abort.signal.aborted))
+        return { kind: 'retry', result: 'retry', retryAfter: '0' };
       res = sent;
       metrics.latency.observe(res.latencyMs / 1000);
       verdict = classify(res);
