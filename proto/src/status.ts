@@ -172,6 +172,11 @@ export const EventStatusView = z.object({
   delivered_at: z.string().nullable().optional(),
   failed_at: z.string().nullable().optional(),
   reason: z.string().nullable().optional(),
+  /** Push fallback (issue 40): when it first reached a subscription, and how many it reached. */
+  pushed: z
+    .object({ at: z.string(), subscriptions: z.number().int().nonnegative() })
+    .nullable()
+    .optional(),
 });
 export type EventStatusView = z.infer<typeof EventStatusView>;
 

@@ -87,11 +87,11 @@ export class OutboundClient {
     };
   }
 
-  /** One POST; resolves with the status once the head arrives (the body is drained, capped). */
+  /** One POST (a text body as UTF-8, a Buffer as is); resolves with the status once the head arrives (the body is drained, capped). */
   async post(
     rawUrl: string,
     headers: Record<string, string>,
-    body: string,
+    body: string | Buffer,
     signal?: AbortSignal,
   ): Promise<PostResult> {
     let url: URL;
@@ -106,7 +106,7 @@ export class OutboundClient {
       throw toOutboundError(new ForbiddenAddressError(bare, bare));
     }
     const secure = url.protocol === 'https:';
-    const payload = Buffer.from(body, 'utf8');
+    const payload = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
     return new Promise<PostResult>((resolve, reject) => {
       const req = (secure ? https : http).request(url, {
         method: 'POST',

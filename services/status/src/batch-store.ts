@@ -3,6 +3,7 @@ import { type Kysely, sql } from 'kysely';
 import { STATUS_EVENT_COLUMNS, type StatusDb, type StatusEventRow } from './db-schema.js';
 import { markDelivered } from './inbox/queries.js';
 import { mergeBatch } from './merge.js';
+import { decidePushes } from './push/due.js';
 import type { EnqueueResult } from './webhooks/outbox.js';
 import { enqueueTransitions, transitionsOf } from './webhooks/transitions.js';
 
@@ -13,6 +14,8 @@ export interface BatchResult {
   deferred: number[];
   /** Webhook messages the batch's first transitions enqueued, and those the queue bound refused. */
   webhooks: EnqueueResult;
+  /** The earliest push the batch made due, if any (the push sender arms its timer for it). */
+  pushDue: Date | undefined;
 }
 
 export interface BatchOptions {
@@ -89,6 +92,7 @@ export async function writeBatch(
         .filter((r) => r.status !== 'pending')
         .map((r) => ({ account: r.account_id, id: r.id })),
     );
+    const pushDue = await decidePushes(trx, records, merged.firsts, merged.deferred);
     // Last: the endpoints' rows it locks (their pending counts) are held the shortest time.
     const webhooks = await enqueueTransitions(
       trx,
@@ -96,7 +100,7 @@ export async function writeBatch(
       withPayload,
       opts.webhookQueueMax,
     );
-    return { rows: merged.rows.length, deferred: merged.deferred, webhooks };
+    return { rows: merged.rows.length, deferred: merged.deferred, webhooks, pushDue };
   });
 }
 

@@ -19,30 +19,33 @@ const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: DAY_MS } as const;
 export const RETRY_SCHEDULE_MAX = 50;
 
 /** `5s,5m,2h` → the waits in ms; each from 1 ms to 7 days. */
-export const RetrySchedule = z
-  .string()
-  .default(DEFAULT_RETRY_SCHEDULE)
-  .transform((text, ctx) => {
-    const parts = text.split(',').map((p) => p.trim());
-    const out: number[] = [];
-    for (const part of parts) {
-      const m = /^(\d+)(ms|s|m|h|d)$/.exec(part);
-      const ms = m ? Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS] : Number.NaN;
-      if (!(ms >= 1 && ms <= 7 * DAY_MS)) {
-        ctx.addIssue({
-          code: 'custom',
-          message: `"${part}" is not a wait from 1ms to 7d: write a comma list such as ${DEFAULT_RETRY_SCHEDULE}`,
-        });
+export const retrySchedule = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((text, ctx) => {
+      const parts = text.split(',').map((p) => p.trim());
+      const out: number[] = [];
+      for (const part of parts) {
+        const m = /^(\d+)(ms|s|m|h|d)$/.exec(part);
+        const ms = m ? Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS] : Number.NaN;
+        if (!(ms >= 1 && ms <= 7 * DAY_MS)) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `"${part}" is not a wait from 1ms to 7d: write a comma list such as ${fallback}`,
+          });
+          return z.NEVER;
+        }
+        out.push(ms);
+      }
+      if (out.length > RETRY_SCHEDULE_MAX) {
+        ctx.addIssue({ code: 'custom', message: `must list at most ${RETRY_SCHEDULE_MAX} waits` });
         return z.NEVER;
       }
-      out.push(ms);
-    }
-    if (out.length > RETRY_SCHEDULE_MAX) {
-      ctx.addIssue({ code: 'custom', message: `must list at most ${RETRY_SCHEDULE_MAX} waits` });
-      return z.NEVER;
-    }
-    return out;
-  });
+      return out;
+    });
+export const RetrySchedule = retrySchedule(DEFAULT_RETRY_SCHEDULE);
+export const DEFAULT_PUSH_RETRY_SCHEDULE = '5s,30s,2m,10m,30m,1h,2h';
 
 /** Webhook settings (issue 39); docs/operations.md, "Webhooks". */
 function webhookEnv() {
@@ -95,6 +98,56 @@ function webhookEnv() {
   };
 }
 
+/** Push fallback settings (issue 40); docs/operations.md, "Push". */
+function pushEnv() {
+  return {
+    /** Allow loopback, private and link-local push endpoints and http:// (development only). Default false. */
+    PUSH_ALLOW_PRIVATE: envBool(false),
+    /** A PEM file of CA certificates trusted beside the system's for push services (tests). */
+    PUSH_CA_FILE: z
+      .string()
+      .refine(existsSync, 'must name a readable PEM file of CA certificates')
+      .optional(),
+    /** A push service's answer within this many ms; else the push is retried. Default 10,000. */
+    PUSH_TIMEOUT_MS: envInt(10_000, 100, 120_000),
+    /** Push requests in flight from this instance; 0: this instance sends none. Default 16. */
+    PUSH_CONCURRENCY: envInt(16, 0, 1000),
+    /**
+     * The safety net's period, ms: the writer tells the sender when each push falls due, and this
+     * poll finds what another instance's writer added or a restart left. Default 1000.
+     */
+    PUSH_POLL_MS: envInt(1000, 10, 60_000),
+    /**
+     * How long after a recipient's first event falls due its push waits for the next ones to fall
+     * due too (they go as one push), ms. At most 900: a push leaves within after_ms + 1 s. Default 200.
+     */
+    PUSH_COALESCE_MS: envInt(200, 0, 900),
+    /**
+     * Waits before each retry after a 429, a 5xx or no answer (Retry-After honoured instead when
+     * given), each ±20 %; never past the push's TTL. Default "5s,30s,2m,10m,30m,1h,2h".
+     */
+    PUSH_RETRY_SCHEDULE: retrySchedule(DEFAULT_PUSH_RETRY_SCHEDULE),
+    /** Due rows one claim takes (whole recipients), over every recipient. Default 500. */
+    PUSH_CLAIM_BATCH: envInt(500, 1, 100_000),
+    /**
+     * Subscriptions kept per recipient. At the cap a new registration replaces the recipient's
+     * oldest (a browser reinstalled or a new phone must not be refused). Default 20.
+     */
+    PUSH_SUBSCRIPTIONS_PER_RECIPIENT_MAX: envInt(20, 1, 1000),
+    /** VAPID's `sub` when `push configure` names none: a mailto: or https: URI. */
+    PUSH_VAPID_SUBJECT: VapidSubject.optional(),
+  };
+}
+
+/** VAPID's `sub` claim (RFC 8292 §2.1): a contact URI. */
+export const VapidSubject = z
+  .string()
+  .max(2048)
+  .regex(
+    /^(mailto:\S+@\S+|https:\/\/\S+)$/,
+    'must be a mailto: or https: URI such as mailto:ops@example.com',
+  );
+
 export const Env = CommonEnv.extend({
   /** Port of the health listener (/healthz, /readyz's status; TLS). Default 8447; 0 picks one. */
   PORT: envPort(8447),
@@ -142,6 +195,7 @@ export const Env = CommonEnv.extend({
   /** Most inbox events kept in one transaction (concurrent stores share it). Default 1000. */
   INBOX_BATCH_MAX: envInt(1000, 1, 10_000),
   ...webhookEnv(),
+  ...pushEnv(),
 }).superRefine(requireTls);
 export type Env = z.infer<typeof Env>;
 export type StatusConfig = Env;

@@ -23,6 +23,10 @@ export interface StatusEventsTable {
    * null otherwise. Read only where a body needs it: rows are loaded without it.
    */
   payload_json: ColumnType<string | null, string | null | undefined, string | null>;
+  /** When the push fallback first reached a subscription for it (0005); read by /events/status only. */
+  pushed_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** How many subscriptions got it. */
+  pushed_count: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 /** Transitions per account, key, status and minute: what the charts and counts read. */
@@ -94,6 +98,61 @@ export interface WebhookAttemptsTable {
   latency_ms: number;
 }
 
+/** An account's Web Push (VAPID) credentials (migration 0005). */
+export interface PushCredentialsTable {
+  account_id: string;
+  vapid_public_key: string;
+  vapid_private_sealed: string;
+  subject: string;
+  created_at: ColumnType<Date, Date | undefined, Date>;
+  updated_at: ColumnType<Date, Date | undefined, Date>;
+}
+
+/** One Web Push subscription of one recipient. */
+export interface PushSubscriptionsTable {
+  id: string;
+  account_id: string;
+  key_id: string;
+  recipient: string;
+  kind: string;
+  device: string | null;
+  endpoint: string;
+  p256dh: string;
+  auth: string;
+  created_at: ColumnType<Date, Date | undefined, Date>;
+  last_success_at: Date | null;
+}
+
+/** One event waiting for its push (or for the push's retry). */
+export interface PushDueTable {
+  event_id: string;
+  account_id: string;
+  key_id: string;
+  recipient: string;
+  at: Date;
+  due_at: Date;
+  expires_at: Date;
+  /** The record's PushSpec (jsonb). */
+  spec: ColumnType<unknown, string, string>;
+  attempts: ColumnType<number, number | undefined, number>;
+  leased_until: Date | null;
+  leased_by: string | null;
+}
+
+/** An event a subscription got. */
+export interface PushSentTable {
+  event_id: string;
+  subscription_id: string;
+  at: ColumnType<Date, Date | undefined, Date>;
+}
+
+/** A proof held back before its event's pending record (0005). */
+export interface PushProofsTable {
+  event_id: string;
+  account_id: string;
+  at: ColumnType<Date, Date | undefined, Date>;
+}
+
 export interface StatusDb {
   status_events: StatusEventsTable;
   status_rollup: StatusRollupTable;
@@ -101,10 +160,18 @@ export interface StatusDb {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_messages: WebhookMessagesTable;
   webhook_attempts: WebhookAttemptsTable;
+  push_credentials: PushCredentialsTable;
+  push_subscriptions: PushSubscriptionsTable;
+  push_due: PushDueTable;
+  push_sent: PushSentTable;
+  push_proofs: PushProofsTable;
 }
 
 /** An event's row as the writer and the queries read it: without the (large, rare) payload. */
-export type StatusEventRow = Omit<Selectable<StatusEventsTable>, 'payload_json'>;
+export type StatusEventRow = Omit<
+  Selectable<StatusEventsTable>,
+  'payload_json' | 'pushed_at' | 'pushed_count'
+>;
 /** The columns of {@link StatusEventRow}, what every read of a row selects. */
 export const STATUS_EVENT_COLUMNS = [
   'id',
@@ -119,3 +186,4 @@ export const STATUS_EVENT_COLUMNS = [
   'created_at',
 ] as const satisfies readonly (keyof StatusEventRow)[];
 export type WebhookEndpointRow = Selectable<WebhookEndpointsTable>;
+export type PushSubscriptionRow = Selectable<PushSubscriptionsTable>;

@@ -1,8 +1,16 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
+import { createPushMetrics } from './push/metrics.js';
 import { createWebhookMetrics } from './webhooks/metrics.js';
 
-/** @param webhookQueueDepth reads the webhook queue depth at each scrape */
-export function createStatusMetrics(registry: Registry, webhookQueueDepth?: () => Promise<number>) {
+/**
+ * @param webhookQueueDepth reads the webhook queue depth at each scrape
+ * @param pushDue reads the push due rows at each scrape
+ */
+export function createStatusMetrics(
+  registry: Registry,
+  webhookQueueDepth?: () => Promise<number>,
+  pushDue?: () => Promise<number>,
+) {
   return {
     records: new Counter({
       name: 'herald_status_records_written_total',
@@ -31,6 +39,7 @@ export function createStatusMetrics(registry: Registry, webhookQueueDepth?: () =
       registers: [registry],
     }),
     webhooks: createWebhookMetrics(registry, webhookQueueDepth),
+    push: createPushMetrics(registry, pushDue),
   };
 }
 export type StatusMetrics = ReturnType<typeof createStatusMetrics>;

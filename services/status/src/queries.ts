@@ -10,7 +10,13 @@ import { currentStatus } from './merge.js';
 
 /** Every query filters on the account first: no answer ever crosses accounts. */
 
-export function viewOf(row: StatusEventRow): EventStatusView {
+/** The push columns /events/status adds to a row (migration 0005). */
+interface Pushed {
+  pushed_at: Date | null;
+  pushed_count: number | null;
+}
+
+export function viewOf(row: StatusEventRow & Partial<Pushed>): EventStatusView {
   return {
     id: row.id,
     status: currentStatus(row),
@@ -21,6 +27,14 @@ export function viewOf(row: StatusEventRow): EventStatusView {
     delivered_at: iso(row.delivered_at),
     failed_at: iso(row.failed_at),
     reason: row.reason,
+    ...(row.pushed_at !== undefined
+      ? {
+          pushed:
+            row.pushed_at === null
+              ? null
+              : { at: row.pushed_at.toISOString(), subscriptions: row.pushed_count ?? 0 },
+        }
+      : {}),
   };
 }
 
@@ -34,6 +48,7 @@ export async function statusOfIds(
   const rows = await db
     .selectFrom('status_events')
     .select(STATUS_EVENT_COLUMNS)
+    .select(['pushed_at', 'pushed_count'])
     .where('account_id', '=', account)
     .where('id', 'in', [...new Set(ids)])
     .execute();

@@ -18,6 +18,8 @@ import type { StatusConfig } from './config.js';
 import type { StatusDb } from './db-schema.js';
 import { type InboxResponder, serveInbox } from './inbox/responder.js';
 import { createStatusMetrics } from './metrics.js';
+import { dueCount } from './push/claim.js';
+import { createPush } from './push/wing.js';
 import { serveStatusRequests } from './responder.js';
 import { queueDepth } from './webhooks/claim.js';
 import { createWebhooks } from './webhooks/wing.js';
@@ -47,7 +49,11 @@ export interface StatusService extends Service {
 export function createStatusService(config: StatusConfig, deps: StatusServiceDeps): StatusService {
   const { nc, db, logger } = deps;
   const registry = deps.registry ?? createRegistry('status');
-  const metrics = createStatusMetrics(registry, () => queueDepth(db));
+  const metrics = createStatusMetrics(
+    registry,
+    () => queueDepth(db),
+    () => dueCount(db),
+  );
   let writer: StatusWriter | undefined;
   let subs: Subscription[] = [];
   let inbox: InboxResponder | undefined;
@@ -57,6 +63,13 @@ export function createStatusService(config: StatusConfig, deps: StatusServiceDep
     logger,
     metrics: metrics.webhooks,
     now: deps.now ?? Date.now,
+    ...(deps.resolver ? { resolver: deps.resolver } : {}),
+  });
+  const push = createPush(config, {
+    nc,
+    db,
+    logger,
+    metrics: metrics.push,
     ...(deps.resolver ? { resolver: deps.resolver } : {}),
   });
   const ready = async () => {
@@ -76,7 +89,15 @@ export function createStatusService(config: StatusConfig, deps: StatusServiceDep
       await ensureStatusStream(jsm, config);
       await ensureWriterConsumer(jsm, config.STATUS_BATCH_MAX);
       writer = new StatusWriter(
-        { db, js: nc.jetstream(), jsm, logger, metrics, webhooksWritten: webhooks.written },
+        {
+          db,
+          js: nc.jetstream(),
+          jsm,
+          logger,
+          metrics,
+          webhooksWritten: webhooks.written,
+          pushDue: push.due,
+        },
         {
           batchMax: config.STATUS_BATCH_MAX,
           batchWaitMs: config.STATUS_BATCH_WAIT_MS,
@@ -102,14 +123,14 @@ export function createStatusService(config: StatusConfig, deps: StatusServiceDep
         webhookQueueMax: config.WEBHOOK_ENDPOINT_QUEUE_MAX,
         webhooksWritten: webhooks.written,
       });
-      subs.push(webhooks.start());
+      subs.push(webhooks.start(), push.start());
       // The server knows the subscriptions once start resolves: a store sent next finds them.
       await nc.flush();
     },
     async close() {
       for (const s of [...subs, ...(inbox?.subs ?? [])]) s.unsubscribe();
       await inbox?.idle();
-      await Promise.all([writer?.stop(), webhooks.stop()]);
+      await Promise.all([writer?.stop(), webhooks.stop(), push.stop()]);
     },
   };
 }

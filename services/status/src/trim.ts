@@ -22,5 +22,8 @@ export async function trimBefore(db: Kysely<StatusDb>, cutoff: Date): Promise<Tr
   const r = await db.deleteFrom('status_rollup').where('minute', '<', cutoff).executeTakeFirst();
   // Webhook messages kept as failed (their schedule exhausted) go with the window too.
   await db.deleteFrom('webhook_messages').where('failed_at', '<', cutoff).execute();
+  // Push: what each subscription got, and proofs whose pending record never came.
+  await db.deleteFrom('push_sent').where('at', '<', cutoff).execute();
+  await db.deleteFrom('push_proofs').where('at', '<', cutoff).execute();
   return { events_deleted: events, rollups_deleted: Number(r.numDeletedRows) };
 }

@@ -26,6 +26,8 @@ export interface WriterDeps {
   metrics: StatusMetrics;
   /** Told what a batch enqueued (metrics, the drop log, waking the sender). */
   webhooksWritten: (r: EnqueueResult) => void;
+  /** Told, after commit, the earliest push a batch made due (the push sender's timer). */
+  pushDue?: (at: Date) => void;
 }
 
 /** The durable pull consumer the writer reads the status stream with. */
@@ -143,6 +145,7 @@ export class StatusWriter {
         { webhookQueueMax: this.#opts.webhookQueueMax },
       );
       this.#deps.webhooksWritten(result.webhooks);
+      if (result.pushDue) this.#deps.pushDue?.(result.pushDue);
       const held = new Set<JsMsg>();
       for (const i of result.deferred) {
         const m = owner[i];

@@ -12,6 +12,7 @@ import {
 import type { Kysely } from 'kysely';
 import type { Msg, NatsConnection, Subscription } from 'nats';
 import type { StatusDb } from '../db-schema.js';
+import { cancelPushes } from '../push/due.js';
 import type { EnqueueResult } from '../webhooks/outbox.js';
 import { enqueueReads } from '../webhooks/transitions.js';
 import {
@@ -174,6 +175,11 @@ async function runQuery(
         const marked = await markRead(trx, r, q.ids ?? null, now);
         // The first read mark of each event enqueues its `event.read`, in the same transaction.
         const enqueued = await enqueueReads(trx, r, marked, now, deps.webhookQueueMax);
+        // Read on some device: its push, if one waits, is not sent.
+        await cancelPushes(
+          trx,
+          marked.map((id) => ({ id, account_id: r.account })),
+        );
         return { changed: marked.length, webhooks: enqueued };
       });
       deps.webhooksWritten(webhooks);

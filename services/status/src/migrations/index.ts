@@ -3,6 +3,7 @@ import * as m0001 from './0001_status.js';
 import * as m0002 from './0002_inbox.js';
 import * as m0003 from './0003_webhooks.js';
 import * as m0004 from './0004_webhook_lease_owner.js';
+import * as m0005 from './0005_push.js';
 
 /** Every migration, imported statically so sources and a build share one list. */
 export const migrations: Record<string, Migration> = {
@@ -10,4 +11,5 @@ export const migrations: Record<string, Migration> = {
   '0002_inbox': m0002,
   '0003_webhooks': m0003,
   '0004_webhook_lease_owner': m0004,
+  '0005_push': m0005,
 };

@@ -1,0 +1,194 @@
+import { isIP } from 'node:net';
+import type { Logger, SecretBox } from '@herald/kit';
+import { isPublicAddress, type OutboundClient, parseTargetUrl } from '@herald/outbound';
+import { errorReply, HeraldError, PUSH_API_SUBJECT, PushRequest, queueGroups } from '@herald/proto';
+import type { Kysely } from 'kysely';
+import type { Msg, NatsConnection, Subscription } from 'nats';
+import type { StatusDb } from '../db-schema.js';
+import { configureVapid, credentialsView, openVapid, publicKey } from './credentials.js';
+import { buildMessage, collapseKey } from './message.js';
+import type { PushMetrics } from './metrics.js';
+import { classify } from './outcome.js';
+import { sendWebPush } from './send.js';
+import {
+  findSubscription,
+  listSubscriptions,
+  subscribe,
+  subscriptionView,
+  unsubscribe,
+} from './subscriptions.js';
+
+/** Most subscriptions a `list` answers (an account's; a recipient's are capped lower). */
+export const LIST_MAX = 1000;
+/** A test push's TTL, seconds: a minute is enough to see it, and it never lingers. */
+const TEST_TTL_S = 60;
+
+export interface PushApiDeps {
+  nc: NatsConnection;
+  db: Kysely<StatusDb>;
+  logger: Logger;
+  metrics: PushMetrics;
+  /** Seals VAPID private keys; undefined without WEBHOOK_SECRET_KEY (configure refuses). */
+  box: SecretBox | undefined;
+  client: OutboundClient;
+  /** PUSH_VAPID_SUBJECT. */
+  defaultSubject: string | undefined;
+  /** PUSH_SUBSCRIPTIONS_PER_RECIPIENT_MAX. */
+  cap: number;
+  /** PUSH_ALLOW_PRIVATE. */
+  allowPrivate: boolean;
+}
+
+/**
+ * Answers PUSH_API_SUBJECT (auth's admin CLI and account API, ingress's subscription routes) in
+ * the status queue group. Replies are proto's Push*Reply; a refusal keeps its error code. Every
+ * operation names its account and touches only that account's rows.
+ */
+export function servePushApi(deps: PushApiDeps): Subscription {
+  return deps.nc.subscribe(PUSH_API_SUBJECT, {
+    queue: queueGroups.status,
+    callback: (err, msg) => {
+      if (!err) void answer(deps, msg);
+    },
+  });
+}
+
+async function answer(deps: PushApiDeps, msg: Msg): Promise<void> {
+  let reply: unknown;
+  try {
+    reply = { v: 1, ok: true, ...(await run(deps, msg)) };
+  } catch (err) {
+    if (err instanceof HeraldError) {
+      reply = errorReply(err);
+    } else {
+      deps.logger.error({ err: String(err) }, 'push request failed');
+      reply = errorReply(
+        new HeraldError('unavailable', 'The push store is unavailable: retry shortly'),
+      );
+    }
+  }
+  if (msg.reply) msg.respond(JSON.stringify(reply));
+}
+
+async function run(deps: PushApiDeps, msg: Msg): Promise<Record<string, unknown>> {
+  const parsed = PushRequest.safeParse(json(msg));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = issue?.path.join('.') || undefined;
+    throw new HeraldError(
+      'invalid_field',
+      `${field ? `${field}: ` : ''}${issue?.message ?? 'not a push request'}`,
+      field ? { field } : {},
+    );
+  }
+  const q = parsed.data;
+  const { db } = deps;
+  switch (q.op) {
+    case 'configure-vapid': {
+      const subject = q.subject ?? deps.defaultSubject;
+      if (subject === undefined || !/^(mailto:\S+@\S+|https:\/\/\S+)$/.test(subject)) {
+        throw new HeraldError(
+          'invalid_field',
+          'subject: give a mailto: or https: URI (VAPID contact) such as mailto:ops@example.com, or the operator sets PUSH_VAPID_SUBJECT',
+          { field: 'subject' },
+        );
+      }
+      const r = await configureVapid(db, deps.box, q.account_id, subject);
+      deps.logger.info({ account: q.account_id }, 'push VAPID key pair configured');
+      return r;
+    }
+    case 'status':
+      return { credentials: await credentialsView(db, q.account_id) };
+    case 'vapid-public-key':
+      return publicKey(db, q.account_id);
+    case 'subscribe': {
+      checkEndpoint(q.subscription.endpoint, deps.allowPrivate);
+      const r = await subscribe(
+        db,
+        {
+          account: q.account_id,
+          keyId: q.key_id,
+          recipient: q.recipient,
+          device: q.device,
+          subscription: q.subscription,
+        },
+        deps.cap,
+      );
+      if (r.replaced.length > 0) {
+        deps.logger.info(
+          { account: q.account_id, replaced: r.replaced.length, cap: deps.cap },
+          'push subscriptions replaced: the recipient held PUSH_SUBSCRIPTIONS_PER_RECIPIENT_MAX',
+        );
+      }
+      return { id: r.id, created: r.created };
+    }
+    case 'unsubscribe': {
+      const row = await unsubscribe(db, q.account_id, q.id, q.recipient);
+      return { subscription: subscriptionView(row) };
+    }
+    case 'list':
+      return {
+        subscriptions: (await listSubscriptions(db, q.account_id, q.recipient, LIST_MAX)).map(
+          subscriptionView,
+        ),
+      };
+    case 'test': {
+      const sub = await findSubscription(db, q.account_id, q.id);
+      const vapid = await openVapid(db, deps.box, q.account_id);
+      if (!vapid) {
+        throw new HeraldError(
+          'not_found',
+          'this account has no Web Push credentials that open: run `push configure --vapid generate` first',
+        );
+      }
+      const id = `test:${crypto.randomUUID()}`;
+      const message = buildMessage(
+        [
+          {
+            id,
+            at: new Date(),
+            spec: { after_ms: 0, ttl_s: TEST_TTL_S, title: 'Test notification' },
+          },
+        ],
+        collapseKey(q.account_id, sub.recipient),
+      );
+      const r = await sendWebPush(deps.client, sub, vapid, message, TEST_TTL_S);
+      const v = classify(r);
+      deps.metrics.messages.inc({ provider: 'webpush', result: v.result });
+      if (v.kind === 'gone') await unsubscribe(db, q.account_id, sub.id, undefined).catch(() => {});
+      return { http_status: r.status, error: r.error, latency_ms: r.latencyMs };
+    }
+  }
+}
+
+/**
+ * A push endpoint as `subscribe` accepts it: https, no credentials, not a private address literal
+ * (unless PUSH_ALLOW_PRIVATE). A name is judged when each push resolves it (the outbound client).
+ */
+function checkEndpoint(endpoint: string, allowPrivate: boolean): void {
+  const refuse = (why: string) =>
+    new HeraldError('invalid_field', `subscription.endpoint: ${why}`, {
+      field: 'subscription.endpoint',
+    });
+  let url: URL;
+  try {
+    url = parseTargetUrl(endpoint, { allowPrivate });
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    throw refuse(why.replace('WEBHOOK_ALLOW_PRIVATE', 'PUSH_ALLOW_PRIVATE'));
+  }
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (!allowPrivate && isIP(host) !== 0 && !isPublicAddress(host)) {
+    throw refuse(
+      `${host} is not a public address: give the browser's push service endpoint (PUSH_ALLOW_PRIVATE=true lifts this rule, in development only)`,
+    );
+  }
+}
+
+function json(msg: Msg): unknown {
+  try {
+    return JSON.parse(new TextDecoder().decode(msg.data));
+  } catch {
+    return undefined;
+  }
+}

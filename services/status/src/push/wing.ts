@@ -1,0 +1,96 @@
+import { readFileSync } from 'node:fs';
+import { rootCertificates } from 'node:tls';
+import { type Logger, SecretBox } from '@herald/kit';
+import { OutboundClient, type Resolver } from '@herald/outbound';
+import type { Kysely } from 'kysely';
+import type { NatsConnection, Subscription } from 'nats';
+import type { StatusConfig } from '../config.js';
+import type { StatusDb } from '../db-schema.js';
+import type { PushMetrics } from './metrics.js';
+import { servePushApi } from './responder.js';
+import { PushSender } from './sender.js';
+
+/** Bytes of a push service's answer read (then discarded): they say nothing Herald uses. */
+const RESPONSE_MAX_BYTES = 16 * 1024;
+
+export interface PushDeps {
+  nc: NatsConnection;
+  db: Kysely<StatusDb>;
+  logger: Logger;
+  metrics: PushMetrics;
+  /** How push endpoints' names are resolved (tests inject one). */
+  resolver?: Resolver;
+}
+
+/** The push wing of the status service: the push API, the due timer, the sender. */
+export interface Push {
+  /** What the writer calls after a commit that made a push due. */
+  due(at: Date): void;
+  /** Answers the push API and starts sending. */
+  start(): Subscription;
+  /** Stops claiming and lets requests in flight finish (WEBHOOK_DRAIN_MS). */
+  stop(): Promise<void>;
+}
+
+export function createPush(config: StatusConfig, deps: PushDeps): Push {
+  const { logger, metrics } = deps;
+  const box = config.WEBHOOK_SECRET_KEY ? new SecretBox(config.WEBHOOK_SECRET_KEY) : undefined;
+  const client = (timeoutMs: number) =>
+    new OutboundClient({
+      allowPrivate: config.PUSH_ALLOW_PRIVATE,
+      timeoutMs,
+      maxResponseBytes: RESPONSE_MAX_BYTES,
+      ca: trustedCas(config.PUSH_CA_FILE),
+      ...(deps.resolver ? { resolver: deps.resolver } : {}),
+    });
+  const sender = new PushSender(
+    { db: deps.db, logger, metrics, box, client: client(config.PUSH_TIMEOUT_MS) },
+    {
+      concurrency: config.PUSH_CONCURRENCY,
+      claimBatch: config.PUSH_CLAIM_BATCH,
+      timeoutMs: config.PUSH_TIMEOUT_MS,
+      pollMs: config.PUSH_POLL_MS,
+      coalesceMs: config.PUSH_COALESCE_MS,
+      schedule: config.PUSH_RETRY_SCHEDULE,
+      drainMs: config.WEBHOOK_DRAIN_MS,
+    },
+  );
+  const apiClient = client(config.PUSH_TIMEOUT_MS);
+  return {
+    due: (at) => sender.due(at),
+    start() {
+      if (config.PUSH_ALLOW_PRIVATE) {
+        logger.warn(
+          'PUSH_ALLOW_PRIVATE=true: pushes may reach loopback, private and link-local addresses and http:// endpoints (development only; docs/security.md)',
+        );
+      }
+      sender.start();
+      return servePushApi({
+        nc: deps.nc,
+        db: deps.db,
+        logger,
+        metrics,
+        box,
+        client: apiClient,
+        defaultSubject: config.PUSH_VAPID_SUBJECT,
+        cap: config.PUSH_SUBSCRIPTIONS_PER_RECIPIENT_MAX,
+        allowPrivate: config.PUSH_ALLOW_PRIVATE,
+      });
+    },
+    async stop() {
+      await sender.stop();
+      apiClient.close();
+    },
+  };
+}
+
+/** PUSH_CA_FILE's certificates beside the system's (and NODE_EXTRA_CA_CERTS'), as webhooks do. */
+function trustedCas(file: string | undefined): string[] | undefined {
+  if (file === undefined) return undefined;
+  const extra = process.env.NODE_EXTRA_CA_CERTS;
+  return [
+    ...rootCertificates,
+    readFileSync(file, 'utf8'),
+    ...(extra ? [readFileSync(extra, 'utf8')] : []),
+  ];
+}
