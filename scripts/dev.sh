@@ -178,6 +178,9 @@ fi
 # WEBHOOK_ALLOW_PRIVATE=true: right for a local receiver, never for production, where it would
 # let any account's endpoint reach the operator's internal network (docs/security.md).
 say 'webhooks: WEBHOOK_ALLOW_PRIVATE=true (loopback, private addresses and http:// allowed, for a local receiver; production must not set it)'
+# The same for pushes: a local push service (a test one, or web-push-testing) stands in for the
+# browsers' push services, which this machine may not reach.
+say 'push: PUSH_ALLOW_PRIVATE=true (the same, for a local push service)'
 for entry in "${SERVICES[@]}"; do
   name=${entry%%:*}
   port=${entry##*:}
@@ -186,7 +189,7 @@ for entry in "${SERVICES[@]}"; do
   # webhook key.
   own=()
   [[ $name == auth ]] && own=(NATS_CALLOUT_SEED="$NATS_CALLOUT_SEED")
-  [[ $name == status ]] && own=(WEBHOOK_SECRET_KEY="$WEBHOOK_SECRET_KEY" WEBHOOK_ALLOW_PRIVATE=true)
+  [[ $name == status ]] && own=(WEBHOOK_SECRET_KEY="$WEBHOOK_SECRET_KEY" WEBHOOK_ALLOW_PRIVATE=true PUSH_ALLOW_PRIVATE=true)
   env PORT="$port" HOST="$HOST" TLS_CERT_FILE="$TLS/tls.crt" TLS_KEY_FILE="$TLS/tls.key" \
     NATS_URL="$NATS_URL" NATS_USER="herald-$name" NATS_PASSWORD="$(nats_password "$name")" "${own[@]}" \
     DATABASE_URL="$DATABASE_URL" LOG_LEVEL="${LOG_LEVEL:-info}" SECRET_ENCRYPTION_KEY="$SECRET_ENCRYPTION_KEY" \

@@ -24,6 +24,7 @@ export interface KeyObject {
   allow_unsigned_recipients?: boolean;
   /** Its events' payloads go into the account's webhook bodies (`--webhook-payload`). */
   webhook_payload?: boolean;
+  push?: { after_ms: number; ttl_s: number; title: string | null } | null;
   /** Tokens came on by the rule for web inbox keys, not because they were asked for. */
   tokens_by_default?: boolean;
   /** A web key without tokens: what anyone with it can do, and how to turn tokens on. */
@@ -47,6 +48,8 @@ export interface Tenants {
     allowUnsignedRecipients?: boolean;
     /** The webhook opt-in (`--webhook-payload`): payloads go into the account's webhook bodies. */
     webhookPayload?: boolean;
+    /** The push fallback (`--push-after-ms N`, and the key's template title). */
+    push?: { afterMs: number; title?: string };
   }): Promise<KeyObject>;
   revokeKey(id: string): Promise<void>;
   /** Runs the admin CLI against this stack and returns its parsed `--json` output. */
@@ -127,6 +130,8 @@ export function tenants(
         if (o.inboxDays !== undefined) args.push('--inbox-days', String(o.inboxDays));
         if (o.allowUnsignedRecipients) args.push('--allow-unsigned-recipients');
         if (o.webhookPayload) args.push('--webhook-payload');
+        if (o.push) args.push('--push-after-ms', String(o.push.afterMs));
+        if (o.push?.title !== undefined) args.push('--push-title', o.push.title);
         return (await admin([...args, '--json'])) as KeyObject;
       }
       const path = (o.kind ?? 'test') === 'test' ? '/v1/keys/test' : '/v1/keys';
@@ -138,6 +143,8 @@ export function tenants(
         ...(o.inboxDays !== undefined ? { inbox_days: o.inboxDays } : {}),
         ...(o.allowUnsignedRecipients ? { allow_unsigned_recipients: true } : {}),
         ...(o.webhookPayload ? { webhook_payload: true } : {}),
+        ...(o.push ? { push_after_ms: o.push.afterMs } : {}),
+        ...(o.push?.title !== undefined ? { push_title: o.push.title } : {}),
       };
       const res = await request('POST', `${authUrl}${path}`, ca, body, session);
       if (res.status !== 201) throw new Error(`key create failed: ${res.status} ${res.text}`);
