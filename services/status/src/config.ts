@@ -11,6 +11,9 @@ import {
 } from '@herald/kit';
 import { z } from 'zod';
 
+/** PUSH_VAPID_SUBJECT's default: well formed, reaching nobody (an operator sets a real one). */
+export const DEFAULT_VAPID_SUBJECT = 'mailto:push@herald.invalid';
+
 const DAY_MS = 24 * 3600_000;
 
 export const DEFAULT_RETRY_SCHEDULE = '5s,5m,30m,2h,5h,10h,10h';
@@ -134,8 +137,12 @@ function pushEnv() {
      * oldest (a browser reinstalled or a new phone must not be refused). Default 20.
      */
     PUSH_SUBSCRIPTIONS_PER_RECIPIENT_MAX: envInt(20, 1, 1000),
-    /** VAPID's `sub` when `push configure` names none: a mailto: or https: URI. */
-    PUSH_VAPID_SUBJECT: VapidSubject.optional(),
+    /**
+     * VAPID's `sub` when `push configure` names none: a mailto: or https: URI. The default is a
+     * well-formed address that reaches nobody, so `push configure --vapid generate` works as the
+     * issue writes it; push services use it only to contact the sender (docs/operations.md).
+     */
+    PUSH_VAPID_SUBJECT: VapidSubject.default(DEFAULT_VAPID_SUBJECT),
   };
 }
 

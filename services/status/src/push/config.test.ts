@@ -70,8 +70,8 @@ describe('push settings', () => {
     );
   });
 
-  it('PUSH_VAPID_SUBJECT: a mailto: or https: URI, or unset', () => {
-    expect(loadConfig(base).PUSH_VAPID_SUBJECT).toBeUndefined();
+  it('PUSH_VAPID_SUBJECT: a mailto: or https: URI, by default one that reaches nobody', () => {
+    expect(loadConfig(base).PUSH_VAPID_SUBJECT).toBe('mailto:push@herald.invalid');
     expect(
       loadConfig({ ...base, PUSH_VAPID_SUBJECT: 'mailto:ops@example.com' }).PUSH_VAPID_SUBJECT,
     ).toBe('mailto:ops@example.com');

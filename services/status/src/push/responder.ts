@@ -4,6 +4,7 @@ import { isPublicAddress, type OutboundClient, parseTargetUrl } from '@herald/ou
 import { errorReply, HeraldError, PUSH_API_SUBJECT, PushRequest, queueGroups } from '@herald/proto';
 import type { Kysely } from 'kysely';
 import type { Msg, NatsConnection, Subscription } from 'nats';
+import { DEFAULT_VAPID_SUBJECT } from '../config.js';
 import type { StatusDb } from '../db-schema.js';
 import { configureVapid, credentialsView, openVapid, publicKey } from './credentials.js';
 import { buildMessage, collapseKey } from './message.js';
@@ -94,7 +95,13 @@ async function run(deps: PushApiDeps, msg: Msg): Promise<Record<string, unknown>
         );
       }
       const r = await configureVapid(db, deps.box, q.account_id, subject);
-      deps.logger.info({ account: q.account_id }, 'push VAPID key pair configured');
+      deps.logger.info({ account: q.account_id, subject }, 'push VAPID key pair configured');
+      if (q.subject === undefined && subject === DEFAULT_VAPID_SUBJECT) {
+        deps.logger.warn(
+          { account: q.account_id },
+          'VAPID subject is the default that reaches nobody: pass --vapid-subject or set PUSH_VAPID_SUBJECT so push services can contact you',
+        );
+      }
       return r;
     }
     case 'status':
