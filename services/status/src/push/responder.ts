@@ -1,11 +1,12 @@
 import { isIP } from 'node:net';
 import type { Logger, SecretBox } from '@herald/kit';
 import { isPublicAddress, type OutboundClient, parseTargetUrl } from '@herald/outbound';
-import { errorReply, HeraldError, PUSH_API_SUBJECT, PushRequest, queueGroups } from '@herald/proto';
+import { HeraldError, PUSH_API_SUBJECT, PushRequest } from '@herald/proto';
 import type { Kysely } from 'kysely';
-import type { Msg, NatsConnection, Subscription } from 'nats';
+import type { NatsConnection, Subscription } from 'nats';
 import { DEFAULT_VAPID_SUBJECT } from '../config.js';
 import type { StatusDb } from '../db-schema.js';
+import { serveRequests } from '../request-api.js';
 import { configureVapid, credentialsView, openVapid, publicKey } from './credentials.js';
 import { buildMessage, collapseKey } from './message.js';
 import type { PushMetrics } from './metrics.js';
@@ -46,43 +47,17 @@ export interface PushApiDeps {
  * operation names its account and touches only that account's rows.
  */
 export function servePushApi(deps: PushApiDeps): Subscription {
-  return deps.nc.subscribe(PUSH_API_SUBJECT, {
-    queue: queueGroups.status,
-    callback: (err, msg) => {
-      if (!err) void answer(deps, msg);
-    },
+  return serveRequests({
+    nc: deps.nc,
+    logger: deps.logger,
+    subject: PUSH_API_SUBJECT,
+    schema: PushRequest,
+    what: 'push',
+    run: (q) => run(deps, q),
   });
 }
 
-async function answer(deps: PushApiDeps, msg: Msg): Promise<void> {
-  let reply: unknown;
-  try {
-    reply = { v: 1, ok: true, ...(await run(deps, msg)) };
-  } catch (err) {
-    if (err instanceof HeraldError) {
-      reply = errorReply(err);
-    } else {
-      deps.logger.error({ err: String(err) }, 'push request failed');
-      reply = errorReply(
-        new HeraldError('unavailable', 'The push store is unavailable: retry shortly'),
-      );
-    }
-  }
-  if (msg.reply) msg.respond(JSON.stringify(reply));
-}
-
-async function run(deps: PushApiDeps, msg: Msg): Promise<Record<string, unknown>> {
-  const parsed = PushRequest.safeParse(json(msg));
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const field = issue?.path.join('.') || undefined;
-    throw new HeraldError(
-      'invalid_field',
-      `${field ? `${field}: ` : ''}${issue?.message ?? 'not a push request'}`,
-      field ? { field } : {},
-    );
-  }
-  const q = parsed.data;
+async function run(deps: PushApiDeps, q: PushRequest): Promise<Record<string, unknown>> {
   const { db } = deps;
   switch (q.op) {
     case 'configure-vapid': {
@@ -189,13 +164,5 @@ function checkEndpoint(endpoint: string, allowPrivate: boolean): void {
     throw refuse(
       `${host} is not a public address: give the browser's push service endpoint (PUSH_ALLOW_PRIVATE=true lifts this rule, in development only)`,
     );
-  }
-}
-
-function json(msg: Msg): unknown {
-  try {
-    return JSON.parse(new TextDecoder().decode(msg.data));
-  } catch {
-    return undefined;
   }
 }

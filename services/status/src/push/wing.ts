@@ -1,11 +1,10 @@
-import { readFileSync } from 'node:fs';
-import { rootCertificates } from 'node:tls';
 import { type Logger, SecretBox } from '@herald/kit';
 import { OutboundClient, type Resolver } from '@herald/outbound';
 import type { Kysely } from 'kysely';
 import type { NatsConnection, Subscription } from 'nats';
 import type { StatusConfig } from '../config.js';
 import type { StatusDb } from '../db-schema.js';
+import { trustedCas } from '../trusted-cas.js';
 import type { PushMetrics } from './metrics.js';
 import { servePushApi } from './responder.js';
 import { PushSender } from './sender.js';
@@ -82,15 +81,4 @@ export function createPush(config: StatusConfig, deps: PushDeps): Push {
       apiClient.close();
     },
   };
-}
-
-/** PUSH_CA_FILE's certificates beside the system's (and NODE_EXTRA_CA_CERTS'), as webhooks do. */
-function trustedCas(file: string | undefined): string[] | undefined {
-  if (file === undefined) return undefined;
-  const extra = process.env.NODE_EXTRA_CA_CERTS;
-  return [
-    ...rootCertificates,
-    readFileSync(file, 'utf8'),
-    ...(extra ? [readFileSync(extra, 'utf8')] : []),
-  ];
 }

@@ -1,15 +1,10 @@
 import type { Logger, SecretBox } from '@herald/kit';
 import type { Resolver } from '@herald/outbound';
-import {
-  errorReply,
-  HeraldError,
-  queueGroups,
-  WEBHOOK_API_SUBJECT,
-  WebhookRequest,
-} from '@herald/proto';
+import { HeraldError, WEBHOOK_API_SUBJECT, WebhookRequest } from '@herald/proto';
 import type { Kysely } from 'kysely';
-import type { Msg, NatsConnection, Subscription } from 'nats';
+import type { NatsConnection, Subscription } from 'nats';
 import type { StatusDb } from '../db-schema.js';
+import { serveRequests } from '../request-api.js';
 import { testBody } from './body.js';
 import {
   deleteEndpoint,
@@ -50,43 +45,17 @@ export interface WebhookApiDeps {
  * in the status queue group. Replies are proto's Webhook*Reply; a refusal keeps its error code.
  */
 export function serveWebhookApi(deps: WebhookApiDeps): Subscription {
-  return deps.nc.subscribe(WEBHOOK_API_SUBJECT, {
-    queue: queueGroups.status,
-    callback: (err, msg) => {
-      if (!err) void answer(deps, msg);
-    },
+  return serveRequests({
+    nc: deps.nc,
+    logger: deps.logger,
+    subject: WEBHOOK_API_SUBJECT,
+    schema: WebhookRequest,
+    what: 'webhook',
+    run: (q) => run(deps, q),
   });
 }
 
-async function answer(deps: WebhookApiDeps, msg: Msg): Promise<void> {
-  let reply: unknown;
-  try {
-    reply = { v: 1, ok: true, ...(await run(deps, msg)) };
-  } catch (err) {
-    if (err instanceof HeraldError) {
-      reply = errorReply(err);
-    } else {
-      deps.logger.error({ err: String(err) }, 'webhook request failed');
-      reply = errorReply(
-        new HeraldError('unavailable', 'The webhook store is unavailable: retry shortly'),
-      );
-    }
-  }
-  if (msg.reply) msg.respond(JSON.stringify(reply));
-}
-
-async function run(deps: WebhookApiDeps, msg: Msg): Promise<Record<string, unknown>> {
-  const parsed = WebhookRequest.safeParse(json(msg));
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const field = issue?.path.join('.') || undefined;
-    throw new HeraldError(
-      'invalid_field',
-      `${field ? `${field}: ` : ''}${issue?.message ?? 'not a webhook request'}`,
-      field ? { field } : {},
-    );
-  }
-  const q = parsed.data;
+async function run(deps: WebhookApiDeps, q: WebhookRequest): Promise<Record<string, unknown>> {
   const { db } = deps;
   switch (q.op) {
     case 'create': {
@@ -175,12 +144,4 @@ function queueFull(id: string, max: number): HeraldError {
     'queue_full',
     `endpoint ${id} already has ${max} messages waiting (WEBHOOK_ENDPOINT_QUEUE_MAX): wait for them to be sent`,
   );
-}
-
-function json(msg: Msg): unknown {
-  try {
-    return JSON.parse(new TextDecoder().decode(msg.data));
-  } catch {
-    return undefined;
-  }
 }

@@ -1,11 +1,10 @@
-import { readFileSync } from 'node:fs';
-import { rootCertificates } from 'node:tls';
 import { type Logger, SecretBox } from '@herald/kit';
 import { OutboundClient, type Resolver } from '@herald/outbound';
 import type { Kysely } from 'kysely';
 import type { NatsConnection, Subscription } from 'nats';
 import type { StatusConfig } from '../config.js';
 import type { StatusDb } from '../db-schema.js';
+import { trustedCas } from '../trusted-cas.js';
 import { serveWebhookApi } from './api-responder.js';
 import type { WebhookMetrics } from './metrics.js';
 import type { EnqueueResult } from './outbox.js';
@@ -93,18 +92,4 @@ export function createWebhooks(config: StatusConfig, deps: WebhooksDeps): Webhoo
     },
     stop: () => sender.stop(),
   };
-}
-
-/**
- * WEBHOOK_CA_FILE's certificates beside the system's; unset, Node's default (which already adds
- * NODE_EXTRA_CA_CERTS). Naming `ca` replaces Node's default, so NODE_EXTRA_CA_CERTS is read here too.
- */
-function trustedCas(file: string | undefined): string[] | undefined {
-  if (file === undefined) return undefined;
-  const extra = process.env.NODE_EXTRA_CA_CERTS;
-  return [
-    ...rootCertificates,
-    readFileSync(file, 'utf8'),
-    ...(extra ? [readFileSync(extra, 'utf8')] : []),
-  ];
 }
