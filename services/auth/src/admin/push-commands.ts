@@ -1,12 +1,10 @@
 import { HeraldError, type PushCredentialsView, type PushSubscriptionView } from '@herald/proto';
 import { PushClient } from '@herald/status-client';
-import { z } from 'zod';
-import { findAccount } from '../accounts.js';
-import { noAccount } from '../keys/store.js';
 import { PushEnvShape } from '../push/config.js';
 import { parseRecipient, parseSubscriptionId, parseVapidSubject } from '../push/requests.js';
 import { type CommandGroup, command } from './command-types.js';
 import type { AdminContext } from './context.js';
+import { askStatus, existingAccount } from './status-requests.js';
 
 /**
  * `push`: an account's push credentials and subscriptions (issue 40), kept by the status service
@@ -119,36 +117,14 @@ export const pushCommands: CommandGroup = {
   }),
 };
 
-/** The account's id, once auth's database has it (the status service knows no accounts). */
-async function existingAccount(ctx: AdminContext, id: string): Promise<string> {
-  const account = await findAccount(ctx.db(), id);
-  if (!account) throw noAccount(id);
-  return account.id;
-}
-
-/**
- * One request to the status service over the command's NATS connection. No answer (nor NATS) is
- * not a refusal of the arguments: it fails with exit 1, saying the status service is unavailable.
- */
-async function ask<T>(ctx: AdminContext, call: (client: PushClient) => Promise<T>): Promise<T> {
-  const env = z.object(PushEnvShape).safeParse(ctx.env);
-  if (!env.success) {
-    throw new Error(`PUSH_API_TIMEOUT_MS ${env.error.issues[0]?.message ?? 'is invalid'}`);
-  }
-  let nc: Awaited<ReturnType<AdminContext['nats']>>;
-  try {
-    nc = await ctx.nats();
-  } catch (err) {
-    throw new Error(
-      `status service unavailable: NATS, which it is asked over, is unreachable (${err instanceof Error ? err.message : String(err)}): check NATS_URL`,
-    );
-  }
-  try {
-    return await call(new PushClient(nc, env.data.PUSH_API_TIMEOUT_MS));
-  } catch (err) {
-    if (err instanceof HeraldError && err.code === 'unavailable') throw new Error(err.message);
-    throw err;
-  }
+/** A request to the status service, with PUSH_API_TIMEOUT_MS's timeout. */
+function ask<T>(ctx: AdminContext, call: (client: PushClient) => Promise<T>): Promise<T> {
+  return askStatus(
+    ctx,
+    { variable: 'PUSH_API_TIMEOUT_MS', schema: PushEnvShape.PUSH_API_TIMEOUT_MS },
+    (nc, timeoutMs) => new PushClient(nc, timeoutMs),
+    call,
+  );
 }
 
 function pick(t: { http_status: number | null; error: string | null; latency_ms: number }) {

@@ -1,12 +1,10 @@
-import { HeraldError, type WebhookAttempt, type WebhookEndpoint } from '@herald/proto';
+import type { WebhookAttempt, WebhookEndpoint } from '@herald/proto';
 import { WebhookClient } from '@herald/status-client';
-import { z } from 'zod';
-import { findAccount } from '../accounts.js';
-import { noAccount } from '../keys/store.js';
 import { WebhookEnvShape } from '../webhooks/config.js';
 import { parseEventsFlag, parseSince } from '../webhooks/requests.js';
 import { type CommandGroup, type CommandOutput, command } from './command-types.js';
 import type { AdminContext } from './context.js';
+import { askStatus, existingAccount } from './status-requests.js';
 
 const SECRET_NOTE =
   '(shown only now: your backend verifies each delivery with it, Standard Webhooks; Herald keeps it sealed)';
@@ -154,36 +152,14 @@ export const webhookCommands: CommandGroup = {
   }),
 };
 
-/** The account's id, once auth's database has it (the status service knows no accounts). */
-async function existingAccount(ctx: AdminContext, id: string): Promise<string> {
-  const account = await findAccount(ctx.db(), id);
-  if (!account) throw noAccount(id);
-  return account.id;
-}
-
-/**
- * One request to the status service over the command's NATS connection. No answer (nor NATS) is
- * not a refusal of the arguments: it fails with exit 1, saying the status service is unavailable.
- */
-async function ask<T>(ctx: AdminContext, call: (client: WebhookClient) => Promise<T>): Promise<T> {
-  const env = z.object(WebhookEnvShape).safeParse(ctx.env);
-  if (!env.success) {
-    throw new Error(`WEBHOOK_API_TIMEOUT_MS ${env.error.issues[0]?.message ?? 'is invalid'}`);
-  }
-  let nc: Awaited<ReturnType<AdminContext['nats']>>;
-  try {
-    nc = await ctx.nats();
-  } catch (err) {
-    throw new Error(
-      `status service unavailable: NATS, which it is asked over, is unreachable (${err instanceof Error ? err.message : String(err)}): check NATS_URL`,
-    );
-  }
-  try {
-    return await call(new WebhookClient(nc, env.data.WEBHOOK_API_TIMEOUT_MS));
-  } catch (err) {
-    if (err instanceof HeraldError && err.code === 'unavailable') throw new Error(err.message);
-    throw err;
-  }
+/** A request to the status service, with WEBHOOK_API_TIMEOUT_MS's timeout. */
+function ask<T>(ctx: AdminContext, call: (client: WebhookClient) => Promise<T>): Promise<T> {
+  return askStatus(
+    ctx,
+    { variable: 'WEBHOOK_API_TIMEOUT_MS', schema: WebhookEnvShape.WEBHOOK_API_TIMEOUT_MS },
+    (nc, timeoutMs) => new WebhookClient(nc, timeoutMs),
+    call,
+  );
 }
 
 function endpointOutput(endpoint: WebhookEndpoint, headline: string): CommandOutput {
