@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 // Workspace packages export their TypeScript sources under the `herald-source` condition, so
@@ -24,5 +25,10 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Two files at once even on a 2-core box (vitest's default there is one): most of a file's
+    // time is spent waiting on its own servers (nats-server, Postgres, Chromium), not computing.
+    // Measured on the 2-core CI box: 254 files in 1,295 s with two workers (with other work
+    // running beside it) against 1,870 s with one; every file passed.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
   },
 });
