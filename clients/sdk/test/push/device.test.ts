@@ -142,9 +142,9 @@ describe('push.registerDevice and unregisterDevice', () => {
       push().registerDevice({ recipient, kind: 'fcm', token: FCM, timeoutMs: 300 }),
     );
     expect(outcome).toMatchObject({ name: 'HeraldError', code: 'timeout', kind: 'network' });
-    const e = await push()
+    const e = (await push()
       .unregisterDevice('abc', { recipient, timeoutMs: 300 })
-      .catch((x: Error) => x);
+      .catch((x: unknown) => x)) as Error;
     expect(e.message).toContain('push.unregisterDevice did not finish within 300 ms');
   });
 
