@@ -17,7 +17,8 @@ const INPUTS = [at('src'), at('scripts', 'build.ts'), at('package.json'), at('ts
 
 /**
  * dist/index.js: one ES module, not minified (the app's bundler minifies and tree-shakes it:
- * `sideEffects` names only the stylesheet); dist/index.d.ts; dist/styles.css, the optional
+ * `sideEffects` names only the stylesheet); dist/index.d.ts; dist/push.js and push.d.ts
+ * (`@herald/react/push`, the opt-in push switch); dist/styles.css, the optional
  * stylesheet. Built aside and moved in file by file, so a concurrent reader never sees half.
  */
 export async function build(opts: { ifStale?: boolean } = {}): Promise<'built' | 'fresh'> {
@@ -25,9 +26,9 @@ export async function build(opts: { ifStale?: boolean } = {}): Promise<'built' |
   await mkdir(DIST, { recursive: true });
   const out = await mkdtemp(join(ROOT, '.dist-'));
   try {
-    await Promise.all([
+    const bundle = (entry: string, outfile: string) =>
       esbuild({
-        entryPoints: [at('src', 'index.ts')],
+        entryPoints: [at('src', entry)],
         bundle: true,
         format: 'esm',
         platform: 'browser',
@@ -40,9 +41,14 @@ export async function build(opts: { ifStale?: boolean } = {}): Promise<'built' |
         // A client component for React Server Components (Next.js app router): it uses hooks.
         banner: { js: "'use client';" },
         tsconfig: at('tsconfig.json'),
-        outfile: join(out, 'index.js'),
-      }),
-      declarations(join(out, 'index.d.ts')),
+        outfile: join(out, outfile),
+      });
+    await Promise.all([
+      bundle('index.ts', 'index.js'),
+      // @herald/react/push: usePush apart, so that an app without it carries not even its imports.
+      bundle('use-push.ts', 'push.js'),
+      declarations('index.ts', join(out, 'index.d.ts')),
+      declarations('use-push.ts', join(out, 'push.d.ts')),
       copyFile(at('src', 'styles.css'), join(out, 'styles.css')),
     ]);
     const produced = await readdir(out);
@@ -53,9 +59,9 @@ export async function build(opts: { ifStale?: boolean } = {}): Promise<'built' |
   return 'built';
 }
 
-async function declarations(file: string): Promise<void> {
+async function declarations(entry: string, file: string): Promise<void> {
   const bundle = await rollup({
-    input: at('src', 'index.ts'),
+    input: at('src', entry),
     external: (id) => EXTERNAL.some((e) => id === e || id.startsWith(`${e}/`)),
     plugins: [dts({ tsconfig: at('tsconfig.json'), compilerOptions: { noEmit: false } })],
   });

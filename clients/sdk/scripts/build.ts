@@ -116,7 +116,7 @@ async function emit(out: string): Promise<void> {
       outfile: join(out, 'server.cjs'),
     }),
     declarations(at('src', 'server.ts'), join(out, 'server.d.ts')),
-    // @herald/sdk/push: browsers only, its own file, so the core bundle carries none of it.
+    // @herald/sdk/push: browsers and native apps (registerDevice), its own file, so the core bundle carries none of it.
     esbuild({
       ...common,
       entryPoints: [at('src', 'push.ts')],

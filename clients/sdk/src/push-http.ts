@@ -96,6 +96,32 @@ export async function postSubscription(
     kind: 'webpush',
     subscription,
   });
+  return idOf(body, status);
+}
+
+/**
+ * `POST /push/subscriptions` with a native app's device token (`kind` fcm or apns): here `token`
+ * is the device token and the recipient token travels as `recipient_token`.
+ */
+export async function postDevice(
+  options: Resolved,
+  caller: PushCaller,
+  device: { kind: 'fcm' | 'apns'; token: string; device: string | undefined },
+  signal: AbortSignal,
+): Promise<string> {
+  const { status, body } = await call(options, 'POST', '/push/subscriptions', signal, {
+    api_key: options.apiKey,
+    recipient: caller.recipient,
+    client: options.client,
+    ...(device.device ? { device: device.device } : {}),
+    kind: device.kind,
+    token: device.token,
+    ...(caller.token ? { recipient_token: caller.token } : {}),
+  });
+  return idOf(body, status);
+}
+
+function idOf(body: unknown, status: number): string {
   const id = (body as { id?: unknown } | undefined)?.id;
   if (typeof id !== 'string' || id === '') throw unexpected('id', status);
   return id;

@@ -3,12 +3,14 @@
  * events no socket proved (issue 40, docs/sdk.md "Push in 5 minutes"). A separate entry, not a
  * property of `Herald`: apps that never import it ship none of it (the core bundle's budget).
  */
-import { isUuidV4 } from '@herald/proto/wire';
-import { HeraldError, type HeraldErrorKind } from './errors.js';
+import { HeraldError } from './errors.js';
 import type { HeraldOptions, Resolved } from './options.js';
 import { resolveOptions } from './options.js';
-import { deleteSubscription, postSubscription, vapidPublicKey } from './push-http.js';
+import { check, pushError, within } from './push-deadline.js';
+import { checkDevice, type DeviceRegistration } from './push-device.js';
+import { deleteSubscription, postDevice, postSubscription, vapidPublicKey } from './push-http.js';
 
+export type { DeviceRegistration };
 export { HeraldError };
 
 /** `push.subscribe(options)`. */
@@ -38,9 +40,6 @@ export interface PushUnsubscribeOptions {
   /** As for `subscribe`. Default 30000; 1 to 300000. */
   timeoutMs?: number;
 }
-
-const TIMEOUT_DEFAULT = 30_000;
-const TIMEOUT_MAX = 300_000;
 
 /**
  * Web Push subscriptions of this browser, registered with Herald. Takes the same options as
@@ -126,6 +125,53 @@ export class HeraldPush {
     });
   }
 
+  /**
+   * Registers a native app's device token for `recipient`: an FCM registration token (Android, or
+   * iOS through Firebase) or an APNs device token (hex), which the app obtained itself (React
+   * Native: `@react-native-firebase/messaging`'s `getToken()`, or `getAPNSToken()`). Sent with
+   * the key, client, device and a fresh recipient token (`recipient_token`). Resolves with
+   * Herald's id of the registration, the same id for a token already registered. Call it again
+   * whenever the provider hands the app a new token. Throws a TypeError naming the bad field;
+   * rejects with a HeraldError: Herald's refusal (`invalid_api_key`, `token_required`, ...),
+   * `network_error` or `timeout`.
+   */
+  async registerDevice(opts: DeviceRegistration): Promise<{ id: string }> {
+    check(opts, 'registerDevice');
+    const device = checkDevice(opts) ?? this.#options.device;
+    return within(
+      opts.timeoutMs,
+      'registerDevice',
+      async (signal) => {
+        const caller = await this.#caller(opts);
+        const id = await postDevice(this.#options, caller, { ...opts, device }, signal);
+        return { id };
+      },
+      'Herald',
+    );
+  }
+
+  /**
+   * Deletes a registration `registerDevice` made (`DELETE /push/subscriptions/{id}`): Herald
+   * pushes no more to that device token, e.g. when the user signs out. `recipient` is the one it
+   * was registered for. Rejects as `registerDevice` does (`not_found` for an unknown id).
+   */
+  async unregisterDevice(
+    id: string,
+    opts: { recipient: string; timeoutMs?: number },
+  ): Promise<void> {
+    if (typeof id !== 'string' || !/^[\w-]{1,64}$/.test(id))
+      throw new TypeError(
+        'Herald: push.unregisterDevice needs id: the id registerDevice resolved with',
+      );
+    check(opts, 'unregisterDevice');
+    await within(
+      opts.timeoutMs,
+      'unregisterDevice',
+      async (signal) => deleteSubscription(this.#options, await this.#caller(opts), id, signal),
+      'Herald',
+    );
+  }
+
   /** The recipient and, for a key that requires tokens, a fresh token (options.getToken). */
   async #caller(opts: { recipient: string }) {
     const recipient = opts.recipient.toLowerCase();
@@ -140,53 +186,6 @@ export class HeraldPush {
     }
     return { recipient, token };
   }
-}
-
-function check(opts: { recipient?: unknown; timeoutMs?: unknown }, call: string): void {
-  if (typeof opts !== 'object' || opts === null || !isUuidV4(opts.recipient))
-    throw new TypeError(`Herald: push.${call} needs recipient: a UUID v4`);
-  const t = opts.timeoutMs;
-  if (
-    t !== undefined &&
-    !(Number.isSafeInteger(t) && (t as number) >= 1 && (t as number) <= TIMEOUT_MAX)
-  )
-    throw new TypeError(
-      `Herald: push.${call} timeoutMs must be an integer from 1 to ${TIMEOUT_MAX} (ms), got ${String(t)}`,
-    );
-}
-
-/** Runs `work` with a deadline; past it, rejects with `timeout` and aborts its requests. */
-async function within<T>(
-  timeoutMs: number | undefined,
-  call: string,
-  work: (signal: AbortSignal) => Promise<T>,
-): Promise<T> {
-  const ms = timeoutMs ?? TIMEOUT_DEFAULT;
-  const abort = new AbortController();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      const err = new HeraldError(
-        'timeout',
-        `push.${call} did not finish within ${ms} ms (timeoutMs): the browser's push service or Herald did not answer`,
-      );
-      abort.abort(err);
-      reject(err);
-    }, ms);
-  });
-  try {
-    return await Promise.race([work(abort.signal), deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** A push error of the given kind (HeraldError derives kinds from codes it knows; these are new). */
-function pushError(code: string, message: string, kind: HeraldErrorKind, cause?: unknown) {
-  const err = new HeraldError(code, message, { cause });
-  // Set here rather than in errors.ts, whose every byte is in the core bundle.
-  Object.defineProperty(err, 'kind', { value: kind });
-  return err;
 }
 
 const denied = (cause?: unknown) =>
