@@ -114,6 +114,13 @@ async function run(deps: PushApiDeps, q: PushRequest): Promise<Record<string, un
           subscriptionView,
         ),
       };
+    case 'subscribe-device':
+    case 'configure-fcm':
+    case 'configure-apns':
+      throw new HeraldError(
+        'unavailable',
+        `${q.op}: this status service does not send FCM or APNs yet`,
+      );
     case 'test': {
       const sub = await findSubscription(db, q.account_id, q.id);
       const vapid = await openVapid(db, deps.box, q.account_id);
