@@ -1,4 +1,10 @@
-import { generateKeyPairSync, type KeyObject, randomBytes, randomUUID } from 'node:crypto';
+import {
+  createPublicKey,
+  generateKeyPairSync,
+  type KeyObject,
+  randomBytes,
+  randomUUID,
+} from 'node:crypto';
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { decodeProtectedHeader, jwtVerify } from 'jose';
@@ -95,6 +101,12 @@ export class ApnsSimulator {
     });
     s.url = `https://${host}:${(s.#server.address() as AddressInfo).port}`;
     return s;
+  }
+
+  /** Trusts a token key made earlier (by another run of the simulator). */
+  trust(k: SimApnsKey): SimApnsKey {
+    this.#keys.set(k.key_id, { key: createPublicKey(k.key_pem), team: k.team_id });
+    return k;
   }
 
   /** A new token key whose provider tokens this simulator accepts. */

@@ -1,4 +1,10 @@
-import { generateKeyPairSync, type KeyObject, randomBytes, randomUUID } from 'node:crypto';
+import {
+  createPublicKey,
+  generateKeyPairSync,
+  type KeyObject,
+  randomBytes,
+  randomUUID,
+} from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { decodeJwt, jwtVerify } from 'jose';
@@ -92,6 +98,15 @@ export class FcmSimulator {
   /** FCM_TOKEN_URI for this simulator. */
   get tokenUri(): string {
     return this.url + TOKEN_PATH;
+  }
+
+  /** Trusts a service account made earlier (by another run of the simulator): its file. */
+  trust(sa: SimServiceAccount): SimServiceAccount {
+    this.#keys.set(sa.client_email, {
+      key: createPublicKey(sa.private_key),
+      project: sa.project_id,
+    });
+    return { ...sa, token_uri: this.tokenUri };
   }
 
   /** A new service account of `project` whose assertions this simulator accepts. */
