@@ -137,7 +137,7 @@ describe('push fallback to FCM and APNs through the whole stack', () => {
         notification: { title: 'Order shipped' },
         data: { id, count: '1' },
       });
-      expect((f?.message.data as Record<string, string>).payload).toBeUndefined();
+      expect((f?.message.data as Record<string, string> | undefined)?.payload).toBeUndefined();
       const a = apns.accepted(apnsToken)[0];
       expect(a).toMatchObject({
         keyId: apnsKey.key_id,
