@@ -112,13 +112,14 @@ export class OutboundClient {
   }
 
   /** One POST (a text body as UTF-8, a Buffer as is); resolves with the status once the head arrives (the body is drained, capped). */
-  post(
+  async post(
     rawUrl: string,
     headers: Record<string, string>,
     body: string | Buffer,
     signal?: AbortSignal,
   ): Promise<PostResult> {
-    return this.#request(rawUrl, headers, body, signal, false);
+    const { status, retryAfter } = await this.#request(rawUrl, headers, body, signal, false);
+    return { status, retryAfter };
   }
 
   /** One POST whose answer's body matters (an API's JSON): resolves once it is read, capped. */
