@@ -185,6 +185,22 @@ describe('credentials', () => {
     for (const r of rows) expect(r.private_sealed).not.toContain('PRIVATE KEY');
   });
 
+  it('test sends a test push to an FCM and an APNs device now and answers what the provider said', async () => {
+    const account = uuid();
+    const f = await fcmDevice(account, uuid());
+    const a = await apnsDevice(account, uuid());
+    for (const [sub, accepted] of [
+      [f.id, () => fcm.accepted(f.device)],
+      [a.id, () => apns.accepted(a.device)],
+    ] as const) {
+      const r = await ask(p.auth, { op: 'test', account_id: account, id: sub });
+      expect(r).toMatchObject({ ok: true, http_status: 200, error: null });
+      expect(accepted()).toHaveLength(1);
+    }
+    const tested = fcm.accepted(f.device)[0]?.message.notification as Record<string, unknown>;
+    expect(tested.title).toBe('Test notification');
+  });
+
   it('refuses a key of the wrong kind, naming the field', async () => {
     const account = uuid();
     const ec = apns.key().key_pem;
