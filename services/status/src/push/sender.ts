@@ -226,12 +226,14 @@ export class PushSender {
         const owed = live.filter((e) => !sent.has(`${e.id}\u0000${s.id}`));
         if (owed.length === 0) return undefined;
         const v = await this.#sendOne(s, creds, owed, tag, g.account, leaseEnds);
-        return { sub: s.id, owed, v };
+        return { sub: s.id, kind: s.kind, owed, v };
       }),
     );
     const result = foldVerdicts(verdicts, all, live, g.attempts, this.#opts.schedule, now);
     if (result.exhausted > 0) {
-      metrics.messages.inc({ provider: 'webpush', result: 'exhausted' }, result.exhausted);
+      // Counted under the provider that kept answering "later" (the first, when several did).
+      const provider = verdicts.find((x) => x?.v.kind === 'retry')?.kind ?? 'webpush';
+      metrics.messages.inc({ provider, result: 'exhausted' }, result.exhausted);
       logger.warn(
         { account: g.account, events: result.exhausted, attempts: g.attempts },
         'push given up: the retry schedule or the TTL ran out',
