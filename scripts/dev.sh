@@ -87,6 +87,9 @@ port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 DARAJA_SIM_PORT=${HERALD_DARAJA_SIM_PORT:-8450}
 PORTS=("${SERVICES[@]}" "nats:$NATS_PORT" "postgres:$PG_PORT")
 [[ ${HERALD_DARAJA:-sim} == sim ]] && PORTS+=("Daraja simulator:$DARAJA_SIM_PORT")
+FCM_SIM_PORT=${HERALD_FCM_SIM_PORT:-8451}
+APNS_SIM_PORT=${HERALD_APNS_SIM_PORT:-8452}
+[[ ${HERALD_PUSH:-sim} == sim ]] && PORTS+=("FCM simulator:$FCM_SIM_PORT" "APNs simulator:$APNS_SIM_PORT")
 # Who listens on a port, when ss can tell (root sees every process; others see their own).
 port_holder() {
   local users
@@ -96,7 +99,7 @@ port_holder() {
 }
 for entry in "${PORTS[@]}"; do
   port_busy "${entry##*:}" &&
-    die "port ${entry##*:} (${entry%:*}) is already in use on 127.0.0.1$(port_holder "${entry##*:}"): stop what holds it (make stop, if it is a make dev of this checkout; HERALD_NATS_PORT / HERALD_PG_PORT / HERALD_DARAJA_SIM_PORT move NATS, Postgres and the Daraja simulator)"
+    die "port ${entry##*:} (${entry%:*}) is already in use on 127.0.0.1$(port_holder "${entry##*:}"): stop what holds it (make stop, if it is a make dev of this checkout; HERALD_NATS_PORT / HERALD_PG_PORT / HERALD_DARAJA_SIM_PORT / HERALD_FCM_SIM_PORT / HERALD_APNS_SIM_PORT move NATS, Postgres and the simulators)"
 done
 
 rotate_log() { [[ -f $LOGS/$1.log ]] && mv -f "$LOGS/$1.log" "$LOGS/$1.log.1" || true; }
@@ -168,6 +171,32 @@ if [[ ${HERALD_DARAJA:-sim} == sim ]]; then
   say "Daraja simulator on http://127.0.0.1:$DARAJA_SIM_PORT (M-Pesa payments; test numbers in README.md)"
 fi
 
+# ---- FCM and APNs simulators (push to native apps) --------------------------------------------
+# Pushes to FCM and APNs go to local stand-ins (lib/testkit's FcmSimulator and ApnsSimulator, which
+# verify the JWTs and log every push) unless HERALD_PUSH=real, when the status service takes
+# FCM_ORIGIN, FCM_TOKEN_URI, APNS_ORIGIN and APNS_SANDBOX_ORIGIN from this environment as they
+# are (unset: the real services). Their credentials are kept in $DATA/push-sim.
+PUSH_SIM_ENV=()
+if [[ ${HERALD_PUSH:-sim} == sim ]]; then
+  rotate_log push-sims
+  env FCM_SIM_PORT="$FCM_SIM_PORT" APNS_SIM_PORT="$APNS_SIM_PORT" PUSH_SIM_DIR="$DATA/push-sim" \
+    APNS_SIM_TLS_CERT_FILE="$TLS/tls.crt" APNS_SIM_TLS_KEY_FILE="$TLS/tls.key" \
+    setsid node --conditions=herald-source --import tsx lib/testkit/src/push-sims-main.ts >"$LOGS/push-sims.log" 2>&1 &
+  PUSH_SIMS_PID=$!
+  echo "$PUSH_SIMS_PID" >"$RUN/push-sims.pid"
+  started+=("push-sims:$PUSH_SIMS_PID")
+  for ((i = 0; ; i++)); do
+    port_busy "$FCM_SIM_PORT" && port_busy "$APNS_SIM_PORT" && break
+    proc_alive "$PUSH_SIMS_PID" || { tail -n 20 "$LOGS/push-sims.log" >&2; die 'the FCM/APNs simulators exited; log above'; }
+    ((i < 300)) || die "the FCM/APNs simulators are not listening on 127.0.0.1:$FCM_SIM_PORT/$APNS_SIM_PORT after 30s; see $LOGS/push-sims.log"
+    sleep 0.1
+  done
+  PUSH_SIM_ENV=(FCM_ORIGIN="http://127.0.0.1:$FCM_SIM_PORT" FCM_TOKEN_URI="http://127.0.0.1:$FCM_SIM_PORT/token"
+    APNS_ORIGIN="https://localhost:$APNS_SIM_PORT" APNS_SANDBOX_ORIGIN="https://localhost:$APNS_SIM_PORT" PUSH_CA_FILE="$TLS/ca.crt")
+  say "no real FCM/APNs credentials (HERALD_PUSH=real uses them): FCM simulator on http://127.0.0.1:$FCM_SIM_PORT, APNs simulator on https://localhost:$APNS_SIM_PORT; FCM_ORIGIN, FCM_TOKEN_URI, APNS_ORIGIN point at them"
+  say "  configure an account with them: npm run -s admin -- push configure --account ID --fcm-service-account $DATA/push-sim/fcm-service-account.json --apns-key $DATA/push-sim/apns-key.p8 --apns-key-id $(node -p "require('$DATA/push-sim/apns-key.json').key_id") --apns-team-id HERALDDEV1 --apns-topic com.example.app; pushes are logged in $LOGS/push-sims.log"
+fi
+
 # ---- services ---------------------------------------------------------------------------------
 if [[ -f clients/dashboard/package.json && ! -f $DASHBOARD_DIST/index.html ]]; then
   say 'building the dashboard (clients/dashboard, once)'
@@ -189,7 +218,7 @@ for entry in "${SERVICES[@]}"; do
   # webhook key.
   own=()
   [[ $name == auth ]] && own=(NATS_CALLOUT_SEED="$NATS_CALLOUT_SEED")
-  [[ $name == status ]] && own=(WEBHOOK_SECRET_KEY="$WEBHOOK_SECRET_KEY" WEBHOOK_ALLOW_PRIVATE=true PUSH_ALLOW_PRIVATE=true)
+  [[ $name == status ]] && own=(WEBHOOK_SECRET_KEY="$WEBHOOK_SECRET_KEY" WEBHOOK_ALLOW_PRIVATE=true PUSH_ALLOW_PRIVATE=true "${PUSH_SIM_ENV[@]}")
   env PORT="$port" HOST="$HOST" TLS_CERT_FILE="$TLS/tls.crt" TLS_KEY_FILE="$TLS/tls.key" \
     NATS_URL="$NATS_URL" NATS_USER="herald-$name" NATS_PASSWORD="$(nats_password "$name")" "${own[@]}" \
     DATABASE_URL="$DATABASE_URL" LOG_LEVEL="${LOG_LEVEL:-info}" SECRET_ENCRYPTION_KEY="$SECRET_ENCRYPTION_KEY" \
@@ -204,7 +233,7 @@ for entry in "${started[@]}"; do
   name=${entry%%:*}
   pid=${entry##*:}
   port=$(printf '%s\n' "${SERVICES[@]}" | grep "^$name:" | cut -d: -f2 || true)
-  # Not a service with /readyz (the Daraja simulator): its port was awaited when it started.
+  # Not a service with /readyz (the Daraja, FCM and APNs simulators): its port was awaited when it started.
   [[ -n $port ]] || continue
   for ((i = 0; ; i++)); do
     curl -fsS -o /dev/null --max-time 2 --cacert "$TLS/ca.crt" "https://localhost:$port/readyz" 2>/dev/null && break

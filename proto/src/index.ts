@@ -102,12 +102,20 @@ export {
 } from './notify.js';
 export { Plan, PlanCatalogue, PlanLimits, PlanPrice } from './plans.js';
 export {
+  ApnsKey,
+  DEVICE_PUSH_KINDS,
+  type DevicePushKind,
+  DeviceToken,
+  FcmServiceAccount,
   PUSH_AFTER_MS_MAX,
   PUSH_API_SUBJECT,
   PUSH_BODY_MAX,
   PUSH_DEFAULT_TITLE,
+  PUSH_DEVICE_TOKEN_FORMAT,
+  PUSH_DEVICE_TOKEN_MAX,
   PUSH_KINDS,
   PUSH_PAYLOAD_JSON_MAX,
+  PUSH_PRIVATE_KEY_PEM_MAX,
   PUSH_TITLE_MAX,
   PUSH_TTL_S_DEFAULT,
   PUSH_TTL_S_MAX,

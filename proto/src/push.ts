@@ -15,12 +15,35 @@ import { ErrorReply } from './error-reply.js';
 /** The request subject of every push operation; the status service answers it. */
 export const PUSH_API_SUBJECT = 'rt.pushapi.request';
 
-/** Providers. This release sends Web Push; `fcm` and `apns` are refused until configured. */
+/** Providers: Web Push (browsers), FCM HTTP v1 and APNs (native apps' device tokens). */
 export const PUSH_KINDS = ['webpush', 'fcm', 'apns'] as const;
 export const PushKind = z.enum(PUSH_KINDS, {
   error: `kind must be one of ${PUSH_KINDS.join(', ')}`,
 });
 export type PushKind = z.infer<typeof PushKind>;
+/** The native providers: a subscription of these carries the device token the app obtained. */
+export const DEVICE_PUSH_KINDS = ['fcm', 'apns'] as const;
+export type DevicePushKind = (typeof DEVICE_PUSH_KINDS)[number];
+
+/**
+ * Most characters of a device token (FCM registration tokens are ~160, APNs tokens 64 hex
+ * characters today, up to 200 by Apple's word): room to grow, never an unbounded row.
+ */
+export const PUSH_DEVICE_TOKEN_MAX = 1024;
+/** A device token's characters: FCM's and APNs' alphabets, and safe in an APNs request path. */
+export const PUSH_DEVICE_TOKEN_FORMAT = /^[A-Za-z0-9_:.-]+$/;
+/** A device token as `subscribe-device` takes it. */
+export const DeviceToken = z
+  .string()
+  .min(1, 'token must not be empty: give the device token the app got from FCM or APNs')
+  .max(
+    PUSH_DEVICE_TOKEN_MAX,
+    `token must be at most ${PUSH_DEVICE_TOKEN_MAX} characters: give the device token the app got from FCM or APNs`,
+  )
+  .regex(
+    PUSH_DEVICE_TOKEN_FORMAT,
+    'token must be the device token as FCM or APNs gave it (A-Z, a-z, 0-9, _, :, . and -)',
+  );
 
 /** `--push-after-ms`: 0..1 hour. */
 export const PUSH_AFTER_MS_MAX = 3_600_000;
@@ -76,6 +99,8 @@ export const PushSpec = z.object({
   icon: z.string().max(PUSH_URL_MAX).optional(),
   /** The event's payload as the sender's JSON text (Web Push only; FCM/APNs only with the key's opt-in). */
   payload_json: z.string().max(PUSH_PAYLOAD_JSON_MAX).optional(),
+  /** The key's `--push-include-payload`: FCM and APNs pushes carry `payload_json` too. */
+  include_payload: z.boolean().optional(),
 });
 export type PushSpec = z.infer<typeof PushSpec>;
 
@@ -142,8 +167,20 @@ export const PushCredentialsView = z.object({
     public_key: z.string().nullable(),
     subject: z.string().nullable(),
   }),
-  fcm: z.object({ configured: z.boolean() }),
-  apns: z.object({ configured: z.boolean() }),
+  /** FCM HTTP v1: the service account's public parts (never its private key). */
+  fcm: z.object({
+    configured: z.boolean(),
+    project_id: z.string().nullable().optional(),
+    client_email: z.string().nullable().optional(),
+  }),
+  /** APNs: the token key's public parts (never the key). */
+  apns: z.object({
+    configured: z.boolean(),
+    key_id: z.string().nullable().optional(),
+    team_id: z.string().nullable().optional(),
+    topic: z.string().nullable().optional(),
+    sandbox: z.boolean().nullable().optional(),
+  }),
   subscriptions: z.number().int().nonnegative(),
 });
 export type PushCredentialsView = z.infer<typeof PushCredentialsView>;
@@ -152,6 +189,65 @@ const Id = z.string().min(1).max(64);
 const AccountId = z.string().min(1).max(64);
 const Recipient = z.string().min(1).max(64);
 const Device = z.string().min(1).max(128);
+
+/** Most characters of a PEM private key (a 4096-bit RSA key is ~3,300). */
+export const PUSH_PRIVATE_KEY_PEM_MAX = 8192;
+const Pem = (field: string) =>
+  z
+    .string()
+    .max(
+      PUSH_PRIVATE_KEY_PEM_MAX,
+      `${field} must be at most ${PUSH_PRIVATE_KEY_PEM_MAX} characters`,
+    )
+    .refine((s) => /-----BEGIN (EC |RSA )?PRIVATE KEY-----/.test(s), {
+      message: `${field} must be a PEM private key (-----BEGIN PRIVATE KEY-----...)`,
+    });
+const Short = (field: string, max: number) =>
+  z
+    .string()
+    .min(1, `${field} must not be empty`)
+    .max(max, `${field} must be at most ${max} characters`);
+
+/**
+ * The fields of an FCM service-account JSON file Herald uses (the rest is ignored): the project
+ * pushes go to, the account's e-mail (the JWT's `iss`), its RSA private key and Google's token URI.
+ */
+export const FcmServiceAccount = z.object({
+  project_id: Short('service_account.project_id', 128).regex(
+    /^[a-z0-9-]+$/,
+    'service_account.project_id must be a Firebase project id (a-z, 0-9 and -)',
+  ),
+  client_email: Short('service_account.client_email', 320).regex(
+    /^\S+@\S+$/,
+    'service_account.client_email must be the service account e-mail address',
+  ),
+  private_key: Pem('service_account.private_key'),
+  token_uri: z
+    .string()
+    .url('service_account.token_uri must be an absolute URL')
+    .max(PUSH_URL_MAX)
+    .optional(),
+});
+export type FcmServiceAccount = z.infer<typeof FcmServiceAccount>;
+
+/** An APNs token (.p8) key and where its pushes go. */
+export const ApnsKey = z.object({
+  key_pem: Pem('apns.key_pem'),
+  key_id: Short('apns.key_id', 32).regex(
+    /^[A-Z0-9]+$/,
+    'apns.key_id must be the 10-character key id Apple shows (A-Z, 0-9)',
+  ),
+  team_id: Short('apns.team_id', 32).regex(
+    /^[A-Z0-9]+$/,
+    'apns.team_id must be the 10-character team id Apple shows (A-Z, 0-9)',
+  ),
+  topic: Short('apns.topic', 255).regex(
+    /^[A-Za-z0-9.-]+$/,
+    "apns.topic must be the app's bundle id (com.example.app)",
+  ),
+  sandbox: z.boolean(),
+});
+export type ApnsKey = z.infer<typeof ApnsKey>;
 
 export const PushRequest = z.discriminatedUnion('op', [
   /** Makes (or replaces) the account's VAPID key pair; `subject` is VAPID's `sub` (mailto: or https:). */
@@ -173,6 +269,34 @@ export const PushRequest = z.discriminatedUnion('op', [
     device: Device.optional(),
     kind: z.literal('webpush'),
     subscription: WebPushSubscription,
+  }),
+  /**
+   * ingress, the same checks: a native app's device token (FCM registration token, APNs device
+   * token). Idempotent per (account, kind, token).
+   */
+  z.object({
+    v: z.literal(1),
+    op: z.literal('subscribe-device'),
+    account_id: AccountId,
+    key_id: Id,
+    recipient: Recipient,
+    device: Device.optional(),
+    kind: z.enum(DEVICE_PUSH_KINDS),
+    token: DeviceToken,
+  }),
+  /** Stores (or replaces) the account's FCM service account, its private key sealed. */
+  z.object({
+    v: z.literal(1),
+    op: z.literal('configure-fcm'),
+    account_id: AccountId,
+    service_account: FcmServiceAccount,
+  }),
+  /** Stores (or replaces) the account's APNs token key, sealed. */
+  z.object({
+    v: z.literal(1),
+    op: z.literal('configure-apns'),
+    account_id: AccountId,
+    apns: ApnsKey,
   }),
   /** ingress (with `recipient`, the authorised one) or the operator's tools (without). */
   z.object({

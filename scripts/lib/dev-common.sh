@@ -85,6 +85,7 @@ signature_of() {
     dev) echo 'dev.sh' ;;
     nats) echo 'nats-server' ;;
     daraja-sim) echo 'lib/payments/src/simulator/main.ts' ;;
+    push-sims) echo 'lib/testkit/src/push-sims-main.ts' ;;
     example) echo 'clients/react/example/serve.ts' ;;
     *) echo "services/$1/src/main.ts" ;;
   esac

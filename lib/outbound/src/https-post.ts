@@ -43,6 +43,51 @@ export interface PostResult {
   retryAfter: string | undefined;
 }
 
+/** A POST's answer with its body (at most maxResponseBytes of it, as UTF-8 text). */
+export interface ExchangeResult extends PostResult {
+  body: string;
+}
+
+/**
+ * A `lookup` for net/tls/http2 connections that resolves through the address rule: every address
+ * of the name must be allowed, and the connection goes to one of those checked.
+ */
+export function policyLookup(opts: { allowPrivate: boolean; resolver?: Resolver }): LookupFunction {
+  return (host, options, callback) => {
+    resolveAllowed(host, opts).then(
+      (found) => {
+        if (options.all) {
+          callback(
+            null,
+            found.map((a): LookupAddress => ({ address: a.address, family: a.family })),
+          );
+        } else {
+          const first = found.find((a) => !options.family || a.family === options.family);
+          if (first) callback(null, first.address, first.family);
+          else
+            callback(new UnresolvedHostError(host, new Error('no address of that family')), '', 4);
+        }
+      },
+      (err: Error) => callback(err as NodeJS.ErrnoException, '', 4),
+    );
+  };
+}
+
+/** Refuses a URL the address rule forbids before connecting (a private IP literal, http:// unless allowed). */
+export function checkedUrl(rawUrl: string, opts: { allowPrivate: boolean }): URL {
+  let url: URL;
+  try {
+    url = parseTargetUrl(rawUrl, opts);
+  } catch (err) {
+    throw toOutboundError(err);
+  }
+  const bare = url.hostname.replace(/^\[|\]$/g, '');
+  if (isIP(bare) !== 0 && !opts.allowPrivate && !isPublicAddress(bare)) {
+    throw toOutboundError(new ForbiddenAddressError(bare, bare));
+  }
+  return url;
+}
+
 /**
  * POSTs to customer URLs. The connection's address is the one the policy checked: the request's
  * `lookup` resolves the name and refuses it unless every address is allowed, and an IP literal is
@@ -63,28 +108,7 @@ export class OutboundClient {
     const secureContext = opts.ca ? tls.createSecureContext({ ca: opts.ca }) : undefined;
     this.#https = new https.Agent({ keepAlive: true, ...(secureContext ? { secureContext } : {}) });
     this.#http = new http.Agent({ keepAlive: true });
-    this.#lookup = (host, options, callback) => {
-      resolveAllowed(host, opts).then(
-        (found) => {
-          if (options.all) {
-            callback(
-              null,
-              found.map((a): LookupAddress => ({ address: a.address, family: a.family })),
-            );
-          } else {
-            const first = found.find((a) => !options.family || a.family === options.family);
-            if (first) callback(null, first.address, first.family);
-            else
-              callback(
-                new UnresolvedHostError(host, new Error('no address of that family')),
-                '',
-                4,
-              );
-          }
-        },
-        (err: Error) => callback(err as NodeJS.ErrnoException, '', 4),
-      );
-    };
+    this.#lookup = policyLookup(opts);
   }
 
   /** One POST (a text body as UTF-8, a Buffer as is); resolves with the status once the head arrives (the body is drained, capped). */
@@ -94,20 +118,32 @@ export class OutboundClient {
     body: string | Buffer,
     signal?: AbortSignal,
   ): Promise<PostResult> {
-    let url: URL;
-    try {
-      url = parseTargetUrl(rawUrl, this.#opts);
-    } catch (err) {
-      throw toOutboundError(err);
-    }
+    const { status, retryAfter } = await this.#request(rawUrl, headers, body, signal, false);
+    return { status, retryAfter };
+  }
+
+  /** One POST whose answer's body matters (an API's JSON): resolves once it is read, capped. */
+  exchange(
+    rawUrl: string,
+    headers: Record<string, string>,
+    body: string | Buffer,
+    signal?: AbortSignal,
+  ): Promise<ExchangeResult> {
+    return this.#request(rawUrl, headers, body, signal, true);
+  }
+
+  async #request(
+    rawUrl: string,
+    headers: Record<string, string>,
+    body: string | Buffer,
+    signal: AbortSignal | undefined,
+    read: boolean,
+  ): Promise<ExchangeResult> {
     // An IP literal is never looked up: it is judged here.
-    const bare = url.hostname.replace(/^\[|\]$/g, '');
-    if (isIP(bare) !== 0 && !this.#opts.allowPrivate && !isPublicAddress(bare)) {
-      throw toOutboundError(new ForbiddenAddressError(bare, bare));
-    }
+    const url = checkedUrl(rawUrl, this.#opts);
     const secure = url.protocol === 'https:';
     const payload = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
-    return new Promise<PostResult>((resolve, reject) => {
+    return new Promise<ExchangeResult>((resolve, reject) => {
       const req = (secure ? https : http).request(url, {
         method: 'POST',
         agent: secure ? this.#https : this.#http,
@@ -121,10 +157,31 @@ export class OutboundClient {
         this.#opts.timeoutMs,
       );
       req.on('response', (res) => {
-        clearTimeout(timer);
         const retryAfter = res.headers['retry-after'];
-        resolve({ status: res.statusCode ?? 0, retryAfter });
-        drain(res, this.#opts.maxResponseBytes, this.#opts.timeoutMs);
+        const status = res.statusCode ?? 0;
+        if (!read) {
+          clearTimeout(timer);
+          resolve({ status, retryAfter, body: '' });
+          drain(res, this.#opts.maxResponseBytes, this.#opts.timeoutMs);
+          return;
+        }
+        const chunks: Buffer[] = [];
+        let seen = 0;
+        const done = () => {
+          clearTimeout(timer);
+          resolve({ status, retryAfter, body: Buffer.concat(chunks).toString('utf8') });
+        };
+        res.on('data', (chunk: Buffer) => {
+          const room = this.#opts.maxResponseBytes - seen;
+          if (room > 0) chunks.push(chunk.subarray(0, room));
+          seen += chunk.length;
+          if (seen > this.#opts.maxResponseBytes) {
+            res.destroy();
+            done();
+          }
+        });
+        res.on('end', done);
+        res.on('error', done);
       });
       req.on('error', (err) => {
         clearTimeout(timer);

@@ -118,6 +118,27 @@ describe('OutboundClient against a real HTTPS server', () => {
     c.close();
   });
 
+  it('exchange answers the body too, read up to maxResponseBytes and no further', async () => {
+    const c = client(true);
+    const big = await c.exchange(`https://localhost:${port}/big`, {}, '{}');
+    expect(big.status).toBe(200);
+    expect(big.body).toBe('a'.repeat(1024));
+    expect(await c.exchange(`https://localhost:${port}/later`, {}, '')).toEqual({
+      status: 429,
+      retryAfter: '30',
+      body: '',
+    });
+    await expect(c.exchange('https://127.0.0.1:1/x', {}, '')).rejects.toMatchObject({
+      kind: 'network',
+    });
+    const strict = client(false);
+    await expect(strict.exchange(`https://127.0.0.1:${port}/big`, {}, '')).rejects.toMatchObject({
+      kind: 'refused',
+    });
+    c.close();
+    strict.close();
+  });
+
   it('times out a request that gets no answer', async () => {
     const c = client(true);
     const err = await c.post(`https://localhost:${port}/hang`, {}, '{}').catch((e) => e);

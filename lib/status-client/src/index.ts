@@ -5,6 +5,7 @@ export {
   type InboxStoreAnswer,
 } from './inbox-client.js';
 export {
+  type DeviceRegistration,
   PUSH_API_UNAVAILABLE,
   PushClient,
   type PushListAnswer,

@@ -1,5 +1,8 @@
 import { type Answer, NatsRequester, type ReplySchema } from '@herald/nats';
 import {
+  type ApnsKey,
+  type DevicePushKind,
+  type FcmServiceAccount,
   PUSH_API_SUBJECT,
   PushListReply,
   type PushRequest,
@@ -38,6 +41,16 @@ export interface PushRegistration {
   subscription: WebPushSubscription;
 }
 
+/** A native app's device token as ingress forwards it, after the same checks. */
+export interface DeviceRegistration {
+  account: string;
+  keyId: string;
+  recipient: string;
+  device?: string | undefined;
+  kind: DevicePushKind;
+  token: string;
+}
+
 /**
  * An account's push credentials and subscriptions (issue 40), kept by the status service and asked
  * for over `rt.pushapi.request` (proto/src/push.ts). Every operation names its account: the service
@@ -62,6 +75,19 @@ export class PushClient {
     return this.#ask(request, PushVapidReply);
   }
 
+  /** Stores (or replaces) the account's FCM service account; answers the credentials view. */
+  configureFcm(account: string, serviceAccount: FcmServiceAccount): Promise<PushStatusAnswer> {
+    return this.#ask(
+      { v: 1, op: 'configure-fcm', account_id: account, service_account: serviceAccount },
+      PushStatusReply,
+    );
+  }
+
+  /** Stores (or replaces) the account's APNs token key; answers the credentials view. */
+  configureApns(account: string, apns: ApnsKey): Promise<PushStatusAnswer> {
+    return this.#ask({ v: 1, op: 'configure-apns', account_id: account, apns }, PushStatusReply);
+  }
+
   status(account: string): Promise<PushStatusAnswer> {
     return this.#ask({ v: 1, op: 'status', account_id: account }, PushStatusReply);
   }
@@ -81,6 +107,22 @@ export class PushClient {
         ...(r.device === undefined ? {} : { device: r.device }),
         kind: 'webpush',
         subscription: r.subscription,
+      },
+      PushSubscribeReply,
+    );
+  }
+
+  subscribeDevice(r: DeviceRegistration): Promise<PushSubscribeAnswer> {
+    return this.#ask(
+      {
+        v: 1,
+        op: 'subscribe-device',
+        account_id: r.account,
+        key_id: r.keyId,
+        recipient: r.recipient,
+        ...(r.device === undefined ? {} : { device: r.device }),
+        kind: r.kind,
+        token: r.token,
       },
       PushSubscribeReply,
     );

@@ -1,9 +1,22 @@
 // The vitest fixtures live at '@herald/testkit/fixtures': this entry must load outside vitest too
 // (bench and scripts start servers with it).
+export {
+  type ApnsAnswer,
+  type ApnsArrival,
+  ApnsSimulator,
+  type SimApnsKey,
+} from './apns-simulator.js';
 export { makeCerts, type TestCerts } from './certs.js';
 export { childCpuMs } from './child-cpu.js';
 export { eventually } from './eventually.js';
 export { which } from './exec.js';
+export {
+  type FcmAnswer,
+  type FcmArrival,
+  FcmSimulator,
+  type FcmTokenGrant,
+  type SimServiceAccount,
+} from './fcm-simulator.js';
 export { get, type HttpResult, post, request } from './http-client.js';
 export { NATS_USERS, type NatsCredentials, type NatsUser } from './nats-auth.js';
 export { natsServerBinary, pinnedNatsVersion, versionAtLeast } from './nats-binary.js';

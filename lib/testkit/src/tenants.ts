@@ -48,8 +48,8 @@ export interface Tenants {
     allowUnsignedRecipients?: boolean;
     /** The webhook opt-in (`--webhook-payload`): payloads go into the account's webhook bodies. */
     webhookPayload?: boolean;
-    /** The push fallback (`--push-after-ms N`, and the key's template title). */
-    push?: { afterMs: number; title?: string };
+    /** The push fallback (`--push-after-ms N`, the key's template title, `--push-include-payload`). */
+    push?: { afterMs: number; title?: string; includePayload?: boolean };
   }): Promise<KeyObject>;
   revokeKey(id: string): Promise<void>;
   /** Runs the admin CLI against this stack and returns its parsed `--json` output. */
@@ -132,6 +132,7 @@ export function tenants(
         if (o.webhookPayload) args.push('--webhook-payload');
         if (o.push) args.push('--push-after-ms', String(o.push.afterMs));
         if (o.push?.title !== undefined) args.push('--push-title', o.push.title);
+        if (o.push?.includePayload) args.push('--push-include-payload');
         return (await admin([...args, '--json'])) as KeyObject;
       }
       const path = (o.kind ?? 'test') === 'test' ? '/v1/keys/test' : '/v1/keys';
@@ -145,6 +146,7 @@ export function tenants(
         ...(o.webhookPayload ? { webhook_payload: true } : {}),
         ...(o.push ? { push_after_ms: o.push.afterMs } : {}),
         ...(o.push?.title !== undefined ? { push_title: o.push.title } : {}),
+        ...(o.push?.includePayload ? { push_include_payload: true } : {}),
       };
       const res = await request('POST', `${authUrl}${path}`, ca, body, session);
       if (res.status !== 201) throw new Error(`key create failed: ${res.status} ${res.text}`);

@@ -1,3 +1,7 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   errorReply,
   HeraldError,
@@ -27,6 +31,26 @@ import { natsOf } from './servers.js';
 const codec = JSONCodec();
 const PUBLIC_KEY = `B${'A'.repeat(86)}`;
 const MISSING = 'sub-missing';
+const RSA = generateKeyPairSync('rsa', { modulusLength: 2048 })
+  .privateKey.export({ type: 'pkcs8', format: 'pem' })
+  .toString();
+const EC = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+  .privateKey.export({ type: 'pkcs8', format: 'pem' })
+  .toString();
+/** A Firebase service-account key file (the fields Herald uses, and some it ignores). */
+const SA = {
+  type: 'service_account',
+  project_id: 'my-app',
+  private_key_id: 'abc',
+  private_key: RSA,
+  client_email: 'push@my-app.iam.gserviceaccount.com',
+  token_uri: 'https://oauth2.googleapis.com/token',
+};
+const files = mkdtempSync(join(tmpdir(), 'herald-push-cli-'));
+const SA_FILE = join(files, 'sa.json');
+const P8_FILE = join(files, 'AuthKey.p8');
+writeFileSync(SA_FILE, JSON.stringify(SA));
+writeFileSync(P8_FILE, EC);
 
 let stack: AccountApiStack;
 let statusNc: NatsConnection;
@@ -56,6 +80,24 @@ function answer(req: PushRequest): unknown {
         ok: true,
         public_key: PUBLIC_KEY,
         subject: req.subject ?? 'mailto:push@herald.example',
+      });
+    case 'configure-fcm':
+    case 'configure-apns':
+      return PushStatusReply.parse({
+        v: 1,
+        ok: true,
+        credentials: {
+          webpush: { configured: false, public_key: null, subject: null },
+          fcm: { configured: true, project_id: 'my-app', client_email: SA.client_email },
+          apns: {
+            configured: true,
+            key_id: 'KEY1234567',
+            team_id: 'TEAM123456',
+            topic: 'com.example.app',
+            sandbox: true,
+          },
+          subscriptions: 0,
+        },
       });
     case 'status':
       return PushStatusReply.parse({
@@ -179,9 +221,29 @@ describe('push commands (admin CLI)', () => {
         ['--vapid', 'generate', '--vapid-subject', `https://example.com/${'a'.repeat(2048)}`],
         /^admin: --vapid-subject: vapid_subject must be at most 2048 characters/,
       ],
-      // FCM and APNs are not part of this release: unknown flags, as any other.
-      [['--fcm-service-account', 'sa.json'], /^admin: unknown flag --fcm-service-account/],
-      [['--vapid', 'generate', '--apns-key', 'k.p8'], /^admin: unknown flag --apns-key/],
+      [[], /^admin: --vapid: say what to configure/],
+      [
+        ['--fcm-service-account', join(files, 'none.json')],
+        /^admin: --fcm-service-account: cannot read/,
+      ],
+      [['--fcm-service-account', P8_FILE], /^admin: --fcm-service-account: .*not JSON/],
+      [
+        ['--apns-key', P8_FILE],
+        /^admin: --apns-key-id: is required with the other --apns-\* flags/,
+      ],
+      [
+        [
+          '--apns-key',
+          P8_FILE,
+          '--apns-key-id',
+          'k1',
+          '--apns-team-id',
+          'T',
+          '--apns-topic',
+          'a.b',
+        ],
+        /^admin: --apns-key-id: apns-key-id must be the 10-character key id/,
+      ],
     ];
     for (const [extra, message] of cases) {
       const run = await admin('push', 'configure', '--account', account, ...extra);
@@ -209,6 +271,55 @@ describe('push commands (admin CLI)', () => {
       /^admin: --recipient: recipient must be at most 64 characters/,
     );
     expect(asked).toEqual([]);
+  });
+
+  it('push configure --fcm-service-account and --apns-key read the files and send the keys to be sealed', async () => {
+    const run = await admin(
+      'push',
+      'configure',
+      '--account',
+      account,
+      '--fcm-service-account',
+      SA_FILE,
+      '--apns-key',
+      P8_FILE,
+      '--apns-key-id',
+      'KEY1234567',
+      '--apns-team-id',
+      'TEAM123456',
+      '--apns-topic',
+      'com.example.app',
+      '--apns-sandbox',
+    );
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toContain('Stored the FCM service account');
+    expect(run.stdout).toContain('topic com.example.app, sandbox (the key sealed)');
+    expect(run.stdout).not.toContain('PRIVATE KEY');
+    expect(asked).toEqual([
+      {
+        v: 1,
+        op: 'configure-fcm',
+        account_id: account,
+        service_account: {
+          project_id: 'my-app',
+          client_email: SA.client_email,
+          private_key: RSA,
+          token_uri: SA.token_uri,
+        },
+      },
+      {
+        v: 1,
+        op: 'configure-apns',
+        account_id: account,
+        apns: {
+          key_pem: EC,
+          key_id: 'KEY1234567',
+          team_id: 'TEAM123456',
+          topic: 'com.example.app',
+          sandbox: true,
+        },
+      },
+    ]);
   });
 
   it('push status, subscriptions, unsubscribe and test forward their flags and print the replies', async () => {
@@ -320,6 +431,43 @@ describe('push routes (account API)', () => {
       { v: 1, op: 'unsubscribe', account_id: user.accountId, id: 'sub-4' },
       { v: 1, op: 'test', account_id: other.accountId, id: 'sub-4' },
     ]);
+  });
+
+  it("POST /v1/push/fcm and /v1/push/apns send the session account's keys; bad ones are refused naming the field", async () => {
+    const fcm = await stack.call('POST', '/v1/push/fcm', {
+      body: { service_account: SA },
+      headers: stack.as(user),
+    });
+    expect(fcm.status).toBe(200);
+    expect(fcm.body.fcm).toEqual({
+      configured: true,
+      project_id: 'my-app',
+      client_email: SA.client_email,
+    });
+    const apns = await stack.call('POST', '/v1/push/apns', {
+      body: { key_pem: EC, key_id: 'KEY1234567', team_id: 'TEAM123456', topic: 'com.example.app' },
+      headers: stack.as(user),
+    });
+    expect(apns.status).toBe(200);
+    expect(JSON.stringify(apns.body)).not.toContain('PRIVATE KEY');
+    expect(asked.map((r) => [r.op, r.account_id])).toEqual([
+      ['configure-fcm', user.accountId],
+      ['configure-apns', user.accountId],
+    ]);
+    expect((asked[1] as { apns: { sandbox: boolean } }).apns.sandbox).toBe(false);
+    asked.length = 0;
+    const badTopic = await stack.call('POST', '/v1/push/apns', {
+      body: { key_pem: EC, key_id: 'KEY1234567', team_id: 'TEAM123456', topic: 'a/b' },
+      headers: stack.as(user),
+    });
+    expect(badTopic.status).toBe(400);
+    expect(badTopic.body.error).toMatchObject({ code: 'invalid_field', field: 'topic' });
+    const badSa = await stack.call('POST', '/v1/push/fcm', {
+      body: { service_account: { ...SA, private_key: 'nope' } },
+      headers: stack.as(user),
+    });
+    expect(badSa.body.error).toMatchObject({ code: 'invalid_field', field: 'service_account' });
+    expect(asked).toEqual([]);
   });
 
   it('refuses without a session or CSRF, and bad input naming the field, before asking', async () => {

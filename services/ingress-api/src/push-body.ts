@@ -2,6 +2,8 @@ import {
   API_KEY_FORMAT,
   type Client,
   DEVICE_FORMAT,
+  type DevicePushKind,
+  DeviceToken,
   HeraldError,
   invalidApiKey,
   MAX_TOKEN_LENGTH,
@@ -19,19 +21,21 @@ export interface SubscriberClaim {
   token: string | undefined;
 }
 
-/** A `POST /push/subscriptions` body, validated. */
-export interface SubscribeBody extends SubscriberClaim {
-  device: string | undefined;
-  subscription: WebPushSubscription;
-}
+/** A `POST /push/subscriptions` body, validated: a browser's subscription or a device token. */
+export type SubscribeBody = SubscriberClaim & { device: string | undefined } & (
+    | { kind: 'webpush'; subscription: WebPushSubscription }
+    | { kind: DevicePushKind; deviceToken: string }
+  );
 
 const EXAMPLE =
-  '{"api_key", "recipient", "token"?, "device"?, "kind": "webpush", "subscription": {"endpoint", "keys": {"p256dh", "auth"}}} (the browser\'s subscription.toJSON())';
+  '{"api_key", "recipient", "token"?, "device"?, "kind": "webpush", "subscription": {"endpoint", "keys": {"p256dh", "auth"}}} (the browser\'s subscription.toJSON()), or {"api_key", "recipient", "recipient_token"?, "device"?, "kind": "fcm"|"apns", "token": DEVICE_TOKEN}';
 
 /**
- * Reads a subscription body, field by field in a fixed order (api_key, recipient, client, token,
- * device, kind, subscription), so the same bad body always gets the same error naming its field.
- * `api_key` may come in the query instead, as everywhere else.
+ * Reads a subscription body, field by field in a fixed order (api_key, recipient, client, the
+ * recipient token, device, kind, subscription or device token), so the same bad body always gets
+ * the same error naming its field. `api_key` may come in the query instead, as everywhere else.
+ * The recipient token is `recipient_token`, or for `webpush` `token` too (the SDK's field); for
+ * `fcm`/`apns` `token` is the device token (docs/architecture.md records the decision).
  */
 export function parseSubscribeBody(raw: string, query: URLSearchParams): SubscribeBody {
   let json: unknown;
@@ -48,7 +52,12 @@ export function parseSubscribeBody(raw: string, query: URLSearchParams): Subscri
     });
   }
   const body = json as Record<string, unknown>;
-  const claim = claimOf({ ...body, api_key: body.api_key ?? queryValue(query, 'api_key') });
+  const native = body.kind === 'fcm' || body.kind === 'apns';
+  const claim = claimOf({
+    ...body,
+    api_key: body.api_key ?? queryValue(query, 'api_key'),
+    token: recipientTokenOf(body, native),
+  });
   const device = body.device;
   if (device !== undefined && (typeof device !== 'string' || !DEVICE_FORMAT.test(device))) {
     throw new HeraldError(
@@ -57,8 +66,42 @@ export function parseSubscribeBody(raw: string, query: URLSearchParams): Subscri
       { field: 'device' },
     );
   }
-  kindOf(body.kind);
-  return { ...claim, device, subscription: subscriptionOf(body.subscription) };
+  const kind = kindOf(body.kind);
+  if (kind !== 'webpush') return { ...claim, device, kind, deviceToken: deviceTokenOf(body.token) };
+  return { ...claim, device, kind, subscription: subscriptionOf(body.subscription) };
+}
+
+/** The recipient token of a subscription body: `recipient_token`, or `token` for Web Push. */
+function recipientTokenOf(body: Record<string, unknown>, native: boolean): unknown {
+  const given = body.recipient_token;
+  if (native) return given;
+  if (given !== undefined && body.token !== undefined && given !== body.token) {
+    throw new HeraldError(
+      'invalid_field',
+      'recipient_token and token differ: for kind "webpush" both name the recipient token, so send one of them',
+      { field: 'recipient_token' },
+    );
+  }
+  return given ?? body.token;
+}
+
+function deviceTokenOf(value: unknown): string {
+  if (value === undefined) {
+    throw new HeraldError(
+      'missing_field',
+      'token is required for kind "fcm" and "apns": the device token the app got from FCM or APNs (a recipient token goes in recipient_token)',
+      { field: 'token' },
+    );
+  }
+  const parsed = DeviceToken.safeParse(value);
+  if (parsed.success) return parsed.data;
+  throw new HeraldError(
+    'invalid_field',
+    typeof value === 'string'
+      ? (parsed.error.issues[0]?.message ?? 'token is invalid')
+      : 'token must be a string: the device token the app got from FCM or APNs',
+    { field: 'token' },
+  );
 }
 
 /** The subscriber of a `GET`/`DELETE` push route: its query's api_key, recipient, client, token. */
@@ -106,7 +149,7 @@ function claimOf(raw: Record<string, unknown>): SubscriberClaim {
     throw new HeraldError(
       'invalid_token',
       `token must be a JWT of at most ${MAX_TOKEN_LENGTH} characters: send the recipient token your server minted`,
-      { field: 'token' },
+      { field: raw.recipient_token === undefined ? 'token' : 'recipient_token' },
     );
   }
   return { api_key, recipient: recipient.toLowerCase(), client, token };
@@ -124,20 +167,13 @@ function apiKeyOf(value: unknown): string {
   return value;
 }
 
-function kindOf(kind: unknown): 'webpush' {
-  if (kind === 'webpush') return kind;
-  if (kind === 'fcm' || kind === 'apns') {
-    throw new HeraldError(
-      'invalid_field',
-      `kind "${kind}" is not sent by this release, which sends Web Push only: register a browser subscription with kind "webpush"`,
-      { field: 'kind' },
-    );
-  }
+function kindOf(kind: unknown): 'webpush' | DevicePushKind {
+  if (kind === 'webpush' || kind === 'fcm' || kind === 'apns') return kind;
   throw new HeraldError(
     'invalid_field',
     kind === undefined
-      ? 'kind is required: "webpush", with the browser\'s subscription'
-      : 'kind must be "webpush" (this release sends Web Push only)',
+      ? 'kind is required: "webpush" with the browser\'s subscription, or "fcm"/"apns" with the device token'
+      : 'kind must be "webpush", "fcm" or "apns"',
     { field: 'kind' },
   );
 }

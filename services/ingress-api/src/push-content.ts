@@ -64,5 +64,7 @@ export function pushSpecOf(
   if (content?.url !== undefined) spec.url = content.url;
   if (content?.icon !== undefined) spec.icon = content.icon;
   if (payloadText.length <= PUSH_PAYLOAD_JSON_MAX) spec.payload_json = payloadText;
+  // FCM and APNs see what they carry: the payload goes to them only on the key's opt-in.
+  if (keyPush.include_payload === true) spec.include_payload = true;
   return spec;
 }

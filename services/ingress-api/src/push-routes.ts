@@ -77,13 +77,16 @@ export function mountPushRoutes(router: Router, opts: PushRouteOptions): void {
         const raw = new TextDecoder().decode(await readJsonBody(ctx.req, opts.bodyLimitBytes));
         const body = parseSubscribeBody(raw, queryOf(ctx));
         const key = await subscriber(opts, ctx, body);
-        const answer = await push.subscribe({
+        const who = {
           account: key.account_id,
           keyId: key.id,
           recipient: body.recipient,
           device: body.device,
-          subscription: body.subscription,
-        });
+        };
+        const answer =
+          body.kind === 'webpush'
+            ? await push.subscribe({ ...who, subscription: body.subscription })
+            : await push.subscribeDevice({ ...who, kind: body.kind, token: body.deviceToken });
         ctx.status = answer.created ? 201 : 200;
         ctx.body = { id: answer.id };
       }),

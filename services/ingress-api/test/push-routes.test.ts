@@ -1,6 +1,7 @@
 import {
   type ErrorReply,
   PUSH_API_SUBJECT,
+  PUSH_DEVICE_TOKEN_MAX,
   PushRequest,
   type PushSubscribeReply,
   type PushSubscriptionReply,
@@ -82,6 +83,10 @@ function startPushResponder(): Subscription {
           endpoint: req.subscription.endpoint,
         });
         reply = { v: 1, ok: true, id, created: same === undefined };
+      } else if (req.op === 'subscribe-device') {
+        const id = `sub_${++next}`;
+        stored.set(id, { account: req.account_id, recipient: req.recipient, endpoint: req.token });
+        reply = { v: 1, ok: true, id, created: true };
       } else if (req.op === 'unsubscribe') {
         const sub = stored.get(req.id);
         // The status service's rule: only the account's own, and the recipient's when named.
@@ -284,15 +289,73 @@ describe('POST /push/subscriptions (issue 40)', () => {
     ]);
   });
 
-  it('refuses a bad body naming the field, kind fcm/apns as not in this release', async () => {
+  it('forwards an fcm/apns device token (token: the DEVICE token), bounded at PUSH_DEVICE_TOKEN_MAX', async () => {
+    const recipient = newRecipient();
+    for (const kind of ['fcm', 'apns'] as const) {
+      const at = 'd'.repeat(PUSH_DEVICE_TOKEN_MAX);
+      const res = await subscribe(bodyOf(recipient, { kind, token: at, subscription: undefined }));
+      expect(res.status, JSON.stringify(res.json)).toBe(201);
+      const over = await subscribe(
+        bodyOf(recipient, { kind, token: `${at}d`, subscription: undefined }),
+      );
+      expect(over.status).toBe(400);
+      expect(over.json.error).toMatchObject({ code: 'invalid_field', field: 'token' });
+      expect(over.json.error.message).toContain(`at most ${PUSH_DEVICE_TOKEN_MAX}`);
+      const none = await subscribe(bodyOf(recipient, { kind, subscription: undefined }));
+      expect(none.json.error).toMatchObject({ code: 'missing_field', field: 'token' });
+      const bad = await subscribe(
+        bodyOf(recipient, { kind, token: 'a/b', subscription: undefined }),
+      );
+      expect(bad.json.error).toMatchObject({ code: 'invalid_field', field: 'token' });
+    }
+    expect(got).toEqual([
+      expect.objectContaining({
+        op: 'subscribe-device',
+        kind: 'fcm',
+        key_id: 'key-mobile',
+        recipient,
+      }),
+      expect.objectContaining({
+        op: 'subscribe-device',
+        kind: 'apns',
+        key_id: 'key-mobile',
+        recipient,
+      }),
+    ]);
+  });
+
+  it('a token-requiring key refuses a device registration without recipient_token, takes one with it', async () => {
+    const recipient = newRecipient();
+    const device = { api_key: TOKENS, kind: 'fcm', token: 'device-1', subscription: undefined };
+    const without = await subscribe(bodyOf(recipient, device));
+    expect(without.json.error).toMatchObject({ code: 'missing_token' });
+    expect(got).toEqual([]);
+    const withToken = await subscribe(
+      bodyOf(recipient, { ...device, recipient_token: await token(recipient) }),
+    );
+    expect(withToken.status, JSON.stringify(withToken.json)).toBe(201);
+    expect(got[0]).toMatchObject({
+      op: 'subscribe-device',
+      token: 'device-1',
+      key_id: 'key-tokens',
+    });
+    // Web Push takes recipient_token too; token and recipient_token that differ are refused.
+    const web = { api_key: TOKENS, subscription: subscription(9) };
+    const both = await subscribe(
+      bodyOf(recipient, { ...web, token: await token(recipient), recipient_token: 'x.y.z' }),
+    );
+    expect(both.json.error).toMatchObject({ code: 'invalid_field', field: 'recipient_token' });
+    const alias = await subscribe(
+      bodyOf(recipient, { ...web, recipient_token: await token(recipient) }),
+    );
+    expect(alias.status).toBe(201);
+  });
+
+  it('refuses a bad body naming the field', async () => {
     const recipient = newRecipient();
     const error = async (over: Record<string, unknown>) =>
       (await subscribe(bodyOf(recipient, over))).json.error;
-    for (const kind of ['fcm', 'apns']) {
-      const e = await error({ kind, token: 'device-token' });
-      expect(e).toMatchObject({ code: 'invalid_field', field: 'kind' });
-      expect(e.message).toContain('Web Push only');
-    }
+    expect(await error({ kind: 'mqtt' })).toMatchObject({ field: 'kind' });
     expect(await error({ kind: undefined })).toMatchObject({ field: 'kind' });
     expect(await error({ recipient: 'user-7' })).toMatchObject({ code: 'invalid_recipient' });
     expect(await error({ api_key: undefined })).toMatchObject({ code: 'missing_api_key' });

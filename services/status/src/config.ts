@@ -143,8 +143,32 @@ function pushEnv() {
      * issue writes it; push services use it only to contact the sender (docs/operations.md).
      */
     PUSH_VAPID_SUBJECT: VapidSubject.default(DEFAULT_VAPID_SUBJECT),
+    /** FCM HTTP v1's origin (`{origin}/v1/projects/{p}/messages:send`); a simulator's in `make dev`. */
+    FCM_ORIGIN: ProviderOrigin.default('https://fcm.googleapis.com'),
+    /** Where FCM's service-account JWT is exchanged for an access token (also the JWT's `aud`). */
+    FCM_TOKEN_URI: ProviderUrl.default('https://oauth2.googleapis.com/token'),
+    /** APNs' origin (HTTP/2 over TLS) for accounts configured without `--apns-sandbox`. */
+    APNS_ORIGIN: ProviderOrigin.default('https://api.push.apple.com'),
+    /** APNs' origin for accounts configured with `--apns-sandbox` (development builds of apps). */
+    APNS_SANDBOX_ORIGIN: ProviderOrigin.default('https://api.sandbox.push.apple.com'),
   };
 }
+
+/** Most characters of a provider URL setting. */
+export const PROVIDER_URL_MAX = 2048;
+
+/** A provider's URL: absolute http(s), at most PROVIDER_URL_MAX characters. */
+const ProviderUrl = z
+  .string()
+  .max(PROVIDER_URL_MAX, `must be at most ${PROVIDER_URL_MAX} characters`)
+  .refine((s) => URL.canParse(s) && /^https?:$/.test(new URL(s).protocol), {
+    message: 'must be an absolute http(s) URL such as https://oauth2.googleapis.com/token',
+  });
+
+/** A provider's origin: scheme, host and port only (no path, query or trailing slash). */
+const ProviderOrigin = ProviderUrl.refine((s) => !URL.canParse(s) || new URL(s).origin === s, {
+  message: 'must be an origin only (https://host[:port], no path or trailing slash)',
+});
 
 /** VAPID's `sub` claim (RFC 8292 §2.1): a contact URI. */
 export const VapidSubject = z

@@ -116,11 +116,23 @@ export interface PushSubscriptionsTable {
   recipient: string;
   kind: string;
   device: string | null;
+  /** Web Push: the endpoint URL; FCM and APNs: `kind:token` (0006). */
   endpoint: string;
-  p256dh: string;
-  auth: string;
+  /** Web Push only (null for FCM and APNs). */
+  p256dh: string | null;
+  auth: string | null;
   created_at: ColumnType<Date, Date | undefined, Date>;
   last_success_at: Date | null;
+}
+
+/** An account's FCM service account or APNs token key (migration 0006). */
+export interface PushProviderCredentialsTable {
+  account_id: string;
+  provider: string;
+  settings: ColumnType<unknown, string, string>;
+  private_sealed: string;
+  created_at: ColumnType<Date, Date | undefined, Date>;
+  updated_at: ColumnType<Date, Date | undefined, Date>;
 }
 
 /** One event waiting for its push (or for the push's retry). */
@@ -161,6 +173,7 @@ export interface StatusDb {
   webhook_messages: WebhookMessagesTable;
   webhook_attempts: WebhookAttemptsTable;
   push_credentials: PushCredentialsTable;
+  push_provider_credentials: PushProviderCredentialsTable;
   push_subscriptions: PushSubscriptionsTable;
   push_due: PushDueTable;
   push_sent: PushSentTable;

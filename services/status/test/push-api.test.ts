@@ -49,8 +49,8 @@ describe('PUSH_API_SUBJECT', () => {
         public_key: c.public_key,
         subject: 'https://example.com/contact',
       },
-      fcm: { configured: false },
-      apns: { configured: false },
+      fcm: { configured: false, project_id: null, client_email: null },
+      apns: { configured: false, key_id: null, team_id: null, topic: null, sandbox: null },
       subscriptions: 0,
     });
     // The default subject is PUSH_VAPID_SUBJECT; a subject that is no contact URI is refused.

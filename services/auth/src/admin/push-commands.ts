@@ -1,7 +1,14 @@
+import { readFileSync } from 'node:fs';
 import { HeraldError, type PushCredentialsView, type PushSubscriptionView } from '@herald/proto';
 import { PushClient } from '@herald/status-client';
 import { PushEnvShape } from '../push/config.js';
-import { parseRecipient, parseSubscriptionId, parseVapidSubject } from '../push/requests.js';
+import {
+  parseApnsKey,
+  parseFcmServiceAccount,
+  parseRecipient,
+  parseSubscriptionId,
+  parseVapidSubject,
+} from '../push/requests.js';
 import { type CommandGroup, command } from './command-types.js';
 import type { AdminContext } from './context.js';
 import { askStatus, existingAccount } from './status-requests.js';
@@ -15,33 +22,52 @@ import { askStatus, existingAccount } from './status-requests.js';
  */
 export const pushCommands: CommandGroup = {
   'push configure': command({
-    flags: { account: 'string', vapid: 'string', 'vapid-subject': 'string' },
-    required: ['account', 'vapid'],
+    flags: {
+      account: 'string',
+      vapid: 'string',
+      'vapid-subject': 'string',
+      'fcm-service-account': 'string',
+      'apns-key': 'string',
+      'apns-key-id': 'string',
+      'apns-team-id': 'string',
+      'apns-topic': 'string',
+      'apns-sandbox': 'boolean',
+    },
+    required: ['account'],
     synopsis:
-      'push configure --account ID --vapid generate [--vapid-subject mailto:you@example.com|https://…] (a new Web Push key pair, replacing any: prints the public key; the private key is kept sealed)',
+      'push configure --account ID [--vapid generate [--vapid-subject mailto:you@example.com|https://…]] [--fcm-service-account FILE] [--apns-key FILE.p8 --apns-key-id K --apns-team-id T --apns-topic BUNDLE [--apns-sandbox]] (private keys are kept sealed; each replaces any earlier one of its provider)',
     async run(ctx, flags) {
-      if (flags.vapid !== 'generate') {
-        throw new HeraldError(
-          'invalid_field',
-          `takes only "generate" (got "${flags.vapid}"): Herald makes the VAPID key pair and keeps its private key sealed`,
-          { field: 'vapid' },
-        );
-      }
-      const subject =
-        flags['vapid-subject'] === undefined
-          ? undefined
-          : parseVapidSubject(flags['vapid-subject'], 'vapid_subject');
+      const plan = configurePlan(flags);
       const account = await existingAccount(ctx, flags.account ?? '');
-      const vapid = await ask(ctx, (c) => c.configureVapid(account, subject));
-      return {
-        json: { account_id: account, public_key: vapid.public_key, subject: vapid.subject },
-        text: [
+      const json: Record<string, unknown> = { account_id: account };
+      const text: string[] = [];
+      if (plan.vapid) {
+        const vapid = await ask(ctx, (c) => c.configureVapid(account, plan.subject));
+        Object.assign(json, { public_key: vapid.public_key, subject: vapid.subject });
+        text.push(
           `Generated the Web Push (VAPID) key pair of account ${account}`,
           `  public key: ${vapid.public_key}`,
           '              (browsers subscribe with it: the SDK fetches it; any earlier pair is replaced, so earlier subscriptions stop receiving)',
           `  subject:    ${vapid.subject}`,
-        ].join('\n'),
-      };
+        );
+      }
+      if (plan.fcm) {
+        const sa = plan.fcm;
+        const { credentials } = await ask(ctx, (c) => c.configureFcm(account, sa));
+        json.fcm = credentials.fcm;
+        text.push(
+          `Stored the FCM service account of account ${account}: project ${sa.project_id}, ${sa.client_email} (the private key sealed)`,
+        );
+      }
+      if (plan.apns) {
+        const k = plan.apns;
+        const { credentials } = await ask(ctx, (c) => c.configureApns(account, k));
+        json.apns = credentials.apns;
+        text.push(
+          `Stored the APNs key of account ${account}: key ${k.key_id}, team ${k.team_id}, topic ${k.topic}, ${k.sandbox ? 'sandbox' : 'production'} (the key sealed)`,
+        );
+      }
+      return { json, text: text.join('\n') };
     },
   }),
 
@@ -117,6 +143,79 @@ export const pushCommands: CommandGroup = {
   }),
 };
 
+type Flags = Record<string, string | undefined>;
+
+/** What `push configure` sets, its flags checked and files read before anything is asked. */
+function configurePlan(flags: Flags) {
+  const apnsFlags = ['apns-key', 'apns-key-id', 'apns-team-id', 'apns-topic'] as const;
+  const anyApns = apnsFlags.some((f) => flags[f] !== undefined) || flags['apns-sandbox'] === 'true';
+  if (flags.vapid === undefined && flags['fcm-service-account'] === undefined && !anyApns) {
+    throw new HeraldError(
+      'missing_field',
+      'say what to configure: --vapid generate (Web Push), --fcm-service-account FILE (FCM), or --apns-key FILE --apns-key-id K --apns-team-id T --apns-topic BUNDLE (APNs)',
+      { field: 'vapid' },
+    );
+  }
+  if (flags.vapid !== undefined && flags.vapid !== 'generate') {
+    throw new HeraldError(
+      'invalid_field',
+      `takes only "generate" (got "${flags.vapid}"): Herald makes the VAPID key pair and keeps its private key sealed`,
+      { field: 'vapid' },
+    );
+  }
+  const subject =
+    flags['vapid-subject'] === undefined
+      ? undefined
+      : parseVapidSubject(flags['vapid-subject'], 'vapid_subject');
+  const fcmFile = flags['fcm-service-account'];
+  const fcm =
+    fcmFile === undefined
+      ? undefined
+      : parseFcmServiceAccount(readFlagFile(fcmFile, 'fcm-service-account'), 'fcm-service-account');
+  let apns: ReturnType<typeof parseApnsKey> | undefined;
+  if (anyApns) {
+    for (const f of apnsFlags) {
+      if (flags[f] === undefined) {
+        throw new HeraldError(
+          'missing_field',
+          `is required with the other --apns-* flags: APNs needs --apns-key FILE.p8 --apns-key-id K --apns-team-id T --apns-topic BUNDLE`,
+          { field: f },
+        );
+      }
+    }
+    const flagOf: Record<string, string> = {
+      key_pem: 'apns-key',
+      key_id: 'apns-key-id',
+      team_id: 'apns-team-id',
+      topic: 'apns-topic',
+    };
+    apns = parseApnsKey(
+      {
+        key_pem: readFlagFile(flags['apns-key'] ?? '', 'apns-key'),
+        key_id: flags['apns-key-id'],
+        team_id: flags['apns-team-id'],
+        topic: flags['apns-topic'],
+        sandbox: flags['apns-sandbox'] === 'true',
+      },
+      (m) => flagOf[m] ?? 'apns-key',
+    );
+  }
+  return { vapid: flags.vapid === 'generate', subject, fcm, apns };
+}
+
+/** A file a flag names, read; a missing or unreadable one is refused naming the flag. */
+function readFlagFile(path: string, field: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new HeraldError(
+      'invalid_field',
+      `cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? String(err)}): give the path of the file`,
+      { field },
+    );
+  }
+}
+
 /** A request to the status service, with PUSH_API_TIMEOUT_MS's timeout. */
 function ask<T>(ctx: AdminContext, call: (client: PushClient) => Promise<T>): Promise<T> {
   return askStatus(
@@ -138,8 +237,8 @@ function statusText(account: string, c: PushCredentialsView): string {
   return [
     `Push set-up of account ${account}:`,
     `  webpush:       ${webpush}`,
-    `  fcm:           ${c.fcm.configured ? 'configured' : 'not configured'}`,
-    `  apns:          ${c.apns.configured ? 'configured' : 'not configured'}`,
+    `  fcm:           ${c.fcm.configured ? `configured, project ${c.fcm.project_id ?? '?'}, ${c.fcm.client_email ?? '?'}` : `not configured: \`push configure --account ${account} --fcm-service-account FILE\``}`,
+    `  apns:          ${c.apns.configured ? `configured, key ${c.apns.key_id ?? '?'}, team ${c.apns.team_id ?? '?'}, topic ${c.apns.topic ?? '?'}${c.apns.sandbox ? ', sandbox' : ''}` : `not configured: \`push configure --account ${account} --apns-key FILE ...\``}`,
     `  subscriptions: ${c.subscriptions}`,
   ].join('\n');
 }

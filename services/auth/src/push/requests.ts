@@ -1,4 +1,4 @@
-import { HeraldError, PUSH_URL_MAX } from '@herald/proto';
+import { ApnsKey, FcmServiceAccount, HeraldError, PUSH_URL_MAX } from '@herald/proto';
 import { z } from 'zod';
 
 /** What the status service takes as an id or a recipient (proto/push.ts's PushRequest bounds). */
@@ -58,4 +58,55 @@ function isHttpsUrl(value: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * An FCM service-account JSON file's text, checked (the fields Herald uses; the rest ignored);
+ * throws naming `field` (`service_account` in the API, the flag in the CLI).
+ */
+export function parseFcmServiceAccount(value: unknown, field: string): FcmServiceAccount {
+  let json = value;
+  if (typeof value === 'string') {
+    try {
+      json = JSON.parse(value);
+    } catch {
+      throw new HeraldError(
+        'invalid_field',
+        `${field} is not JSON: give the service-account key file Firebase's console downloads (Project settings → Service accounts)`,
+        { field },
+      );
+    }
+  }
+  const picked =
+    typeof json === 'object' && json !== null
+      ? (({ project_id, client_email, private_key, token_uri }) => ({
+          project_id,
+          client_email,
+          private_key,
+          ...(token_uri === undefined ? {} : { token_uri }),
+        }))(json as Record<string, unknown>)
+      : json;
+  const parsed = FcmServiceAccount.safeParse(picked);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const member = issue?.path.join('.') ?? '';
+  throw new HeraldError(
+    'invalid_field',
+    `${field}: ${issue?.message.startsWith('service_account.') ? issue.message.slice('service_account.'.length) : `${member || 'the file'} ${issue?.message ?? 'is invalid'}`} (a Firebase service-account key file has project_id, client_email and private_key)`,
+    { field },
+  );
+}
+
+/** An APNs key and its ids, checked; throws naming the first wrong field (mapped by `fieldOf`). */
+export function parseApnsKey(value: unknown, fieldOf: (member: string) => string): ApnsKey {
+  const parsed = ApnsKey.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const member = String(issue?.path[0] ?? 'apns');
+  const message = issue?.message.startsWith('apns.')
+    ? issue.message.slice(`apns.${member} `.length)
+    : (issue?.message ?? 'is invalid');
+  throw new HeraldError('invalid_field', `${fieldOf(member)} ${message}`, {
+    field: fieldOf(member),
+  });
 }

@@ -3,7 +3,13 @@ import { z } from 'zod';
 import type { RouteMount } from '../account-api/app.js';
 import { parseBody, readJson } from '../account-api/json-body.js';
 import { requireSession } from '../account-api/session-auth.js';
-import { parseRecipient, parseSubscriptionId, parseVapidSubject } from './requests.js';
+import {
+  parseApnsKey,
+  parseFcmServiceAccount,
+  parseRecipient,
+  parseSubscriptionId,
+  parseVapidSubject,
+} from './requests.js';
 
 /** `POST /v1/push/vapid`. */
 export const VapidBody = z.strictObject({
@@ -13,6 +19,23 @@ export const VapidBody = z.strictObject({
         'subject must be a string: mailto:you@example.com or an https:// URL of yours (VAPID `sub`)',
     })
     .optional(),
+});
+
+/** `POST /v1/push/fcm`: the service-account key file, as JSON or as its text. */
+export const FcmBody = z.strictObject({
+  service_account: z.unknown().refine((v) => v !== undefined, {
+    message:
+      'service_account is required: the Firebase service-account key file (its JSON object, or its text)',
+  }),
+});
+
+/** `POST /v1/push/apns`: the .p8 key's text and its ids. */
+export const ApnsBody = z.strictObject({
+  key_pem: z.unknown(),
+  key_id: z.unknown(),
+  team_id: z.unknown(),
+  topic: z.unknown(),
+  sandbox: z.boolean({ error: 'sandbox must be true or false' }).optional(),
 });
 
 const SubscriptionsQuery = z.object({
@@ -44,6 +67,20 @@ export function pushRoutes(timeoutMs: number): RouteMount {
         body.subject === undefined ? undefined : parseVapidSubject(body.subject, 'subject');
       const vapid = await client.configureVapid(ctx.state.session.account_id, subject);
       ctx.body = { public_key: vapid.public_key, subject: vapid.subject };
+    });
+
+    // FCM HTTP v1: the service account (its private key sealed by the status service).
+    router.post('/v1/push/fcm', session, async (ctx) => {
+      const body = parseBody(FcmBody, await readJson(ctx, limit));
+      const sa = parseFcmServiceAccount(body.service_account, 'service_account');
+      ctx.body = (await client.configureFcm(ctx.state.session.account_id, sa)).credentials;
+    });
+
+    // APNs: the token key (sealed by the status service) and where its pushes go.
+    router.post('/v1/push/apns', session, async (ctx) => {
+      const body = parseBody(ApnsBody, await readJson(ctx, limit));
+      const k = parseApnsKey({ ...body, sandbox: body.sandbox ?? false }, (m) => m);
+      ctx.body = (await client.configureApns(ctx.state.session.account_id, k)).credentials;
     });
 
     router.get('/v1/push/subscriptions', session, async (ctx) => {

@@ -1,6 +1,6 @@
 import { ConfigError } from '@herald/kit';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../config.js';
+import { loadConfig, PROVIDER_URL_MAX } from '../config.js';
 
 const base = {
   TLS_DISABLED: 'true',
@@ -81,5 +81,35 @@ describe('push settings', () => {
     expect(problems({ PUSH_VAPID_SUBJECT: 'http://example.com' })).toContain(
       'must be a mailto: or https: URI',
     );
+  });
+
+  it.each([
+    ['FCM_ORIGIN', 'https://fcm.googleapis.com'],
+    ['APNS_ORIGIN', 'https://api.push.apple.com'],
+    ['APNS_SANDBOX_ORIGIN', 'https://api.sandbox.push.apple.com'],
+  ])('%s: default %s, an http(s) origin of at most 2048 characters', (name, dflt) => {
+    const read = (v: string) =>
+      (loadConfig({ ...base, [name]: v }) as Record<string, unknown>)[name];
+    expect((loadConfig(base) as Record<string, unknown>)[name]).toBe(dflt);
+    expect(read('http://127.0.0.1:8451')).toBe('http://127.0.0.1:8451');
+    const host = (n: number) => `https://${'a'.repeat(n - 'https://'.length - 4)}.dev`;
+    expect(read(host(PROVIDER_URL_MAX))).toBe(host(PROVIDER_URL_MAX));
+    expect(problems({ [name]: host(PROVIDER_URL_MAX + 1) })).toContain(
+      `${name} ("${host(PROVIDER_URL_MAX + 1)}"): must be at most ${PROVIDER_URL_MAX} characters`,
+    );
+    expect(problems({ [name]: 'https://x.dev/v1' })).toContain('must be an origin only');
+    expect(problems({ [name]: 'ftp://x.dev' })).toContain('must be an absolute http(s) URL');
+  });
+
+  it("FCM_TOKEN_URI: default Google's, an http(s) URL of at most 2048 characters", () => {
+    expect(loadConfig(base).FCM_TOKEN_URI).toBe('https://oauth2.googleapis.com/token');
+    const url = (n: number) => `https://x.dev/${'t'.repeat(n - 'https://x.dev/'.length)}`;
+    expect(loadConfig({ ...base, FCM_TOKEN_URI: url(PROVIDER_URL_MAX) }).FCM_TOKEN_URI).toBe(
+      url(PROVIDER_URL_MAX),
+    );
+    expect(problems({ FCM_TOKEN_URI: url(PROVIDER_URL_MAX + 1) })).toContain(
+      `must be at most ${PROVIDER_URL_MAX} characters`,
+    );
+    expect(problems({ FCM_TOKEN_URI: 'token' })).toContain('must be an absolute http(s) URL');
   });
 });

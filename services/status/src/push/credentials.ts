@@ -3,9 +3,9 @@ import { HeraldError, type PushCredentialsView } from '@herald/proto';
 import { type Kysely, sql } from 'kysely';
 import webpush from 'web-push';
 import type { StatusDb } from '../db-schema.js';
+import { NO_PUSH_BOX, nativeView } from './native-credentials.js';
 
-export const NO_PUSH_BOX =
-  'this Herald has no WEBHOOK_SECRET_KEY, which seals push private keys at rest as it does webhook secrets: the operator sets it on the status service (the base64 of 32 random bytes, `openssl rand -base64 32`)';
+export { NO_PUSH_BOX };
 
 /** A sealed private key opens only for the account it was made for. */
 const sealContext = (account: string) => `push_credentials.vapid_private:${account}`;
@@ -93,7 +93,7 @@ export async function credentialsView(
   db: Kysely<StatusDb>,
   account: string,
 ): Promise<PushCredentialsView> {
-  const [row, count] = await Promise.all([
+  const [row, count, native] = await Promise.all([
     db
       .selectFrom('push_credentials')
       .select(['vapid_public_key', 'subject'])
@@ -104,6 +104,7 @@ export async function credentialsView(
       .select((eb) => eb.fn.countAll<string>().as('n'))
       .where('account_id', '=', account)
       .executeTakeFirstOrThrow(),
+    nativeView(db, account),
   ]);
   return {
     webpush: {
@@ -111,8 +112,7 @@ export async function credentialsView(
       public_key: row?.vapid_public_key ?? null,
       subject: row?.subject ?? null,
     },
-    fcm: { configured: false },
-    apns: { configured: false },
+    ...native,
     subscriptions: Number(count.n),
   };
 }

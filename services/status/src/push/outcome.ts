@@ -25,6 +25,24 @@ export function classify(r: SendResult): Verdict {
   return { kind: 'rejected', result: 'rejected', alarm: s === 400 || s === 401 || s === 403 };
 }
 
+/**
+ * What FCM's or APNs' answer means: FCM 404 (`UNREGISTERED`), APNs 410 (`Unregistered`) and 400
+ * `BadDeviceToken` delete the subscription; 429 and 5xx are retried (Retry-After honoured);
+ * 401/403 are credential alarms; another 4xx is given up.
+ */
+export function classifyFor(kind: string, r: SendResult): Verdict {
+  if (kind === 'webpush' || r.status === null) return classify(r);
+  const s = r.status;
+  if (s === 200) return { kind: 'success', result: 'success' };
+  if (kind === 'fcm' && (s === 404 || r.error === 'UNREGISTERED'))
+    return { kind: 'gone', result: 'gone' };
+  if (kind === 'apns' && (s === 410 || (s === 400 && r.error === 'BadDeviceToken')))
+    return { kind: 'gone', result: 'gone' };
+  if (s === 413) return { kind: 'rejected', result: 'too_large', alarm: false };
+  if (s === 429 || s >= 500) return { kind: 'retry', result: 'retry', retryAfter: r.retryAfter };
+  return { kind: 'rejected', result: 'rejected', alarm: s === 401 || s === 403 };
+}
+
 /** One subscription's round: the events it was owed and what its push service said. */
 export interface SubscriptionRound {
   sub: string;

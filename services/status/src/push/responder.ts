@@ -1,17 +1,18 @@
 import { isIP } from 'node:net';
 import type { Logger, SecretBox } from '@herald/kit';
-import { isPublicAddress, type OutboundClient, parseTargetUrl } from '@herald/outbound';
+import { isPublicAddress, parseTargetUrl } from '@herald/outbound';
 import { HeraldError, PUSH_API_SUBJECT, PushRequest } from '@herald/proto';
 import type { Kysely } from 'kysely';
 import type { NatsConnection, Subscription } from 'nats';
 import { DEFAULT_VAPID_SUBJECT } from '../config.js';
 import type { StatusDb } from '../db-schema.js';
 import { serveRequests } from '../request-api.js';
-import { configureVapid, credentialsView, openVapid, publicKey } from './credentials.js';
+import { configureVapid, credentialsView, publicKey } from './credentials.js';
 import { buildMessage, collapseKey } from './message.js';
 import type { PushMetrics } from './metrics.js';
-import { classify } from './outcome.js';
-import { sendWebPush } from './send.js';
+import { configureApns, configureFcm } from './native-credentials.js';
+import { classifyFor } from './outcome.js';
+import { deviceEndpoint, PushProviders } from './providers.js';
 import {
   findSubscription,
   listSubscriptions,
@@ -32,7 +33,7 @@ export interface PushApiDeps {
   metrics: PushMetrics;
   /** Seals VAPID private keys; undefined without WEBHOOK_SECRET_KEY (configure refuses). */
   box: SecretBox | undefined;
-  client: OutboundClient;
+  providers: PushProviders;
   /** PUSH_VAPID_SUBJECT. */
   defaultSubject: string | undefined;
   /** PUSH_SUBSCRIPTIONS_PER_RECIPIENT_MAX. */
@@ -85,25 +86,29 @@ async function run(deps: PushApiDeps, q: PushRequest): Promise<Record<string, un
       return publicKey(db, q.account_id);
     case 'subscribe': {
       checkEndpoint(q.subscription.endpoint, deps.allowPrivate);
-      const r = await subscribe(
-        db,
+      return register(deps, q, 'webpush', q.subscription.endpoint, q.subscription.keys);
+    }
+    case 'subscribe-device':
+      return register(deps, q, q.kind, deviceEndpoint(q.kind, q.token), undefined);
+    case 'configure-fcm':
+      await configureFcm(db, deps.box, q.account_id, q.service_account);
+      deps.logger.info(
+        { account: q.account_id, project: q.service_account.project_id },
+        'push FCM service account configured',
+      );
+      return { credentials: await credentialsView(db, q.account_id) };
+    case 'configure-apns':
+      await configureApns(db, deps.box, q.account_id, q.apns);
+      deps.logger.info(
         {
           account: q.account_id,
-          keyId: q.key_id,
-          recipient: q.recipient,
-          device: q.device,
-          subscription: q.subscription,
+          key_id: q.apns.key_id,
+          topic: q.apns.topic,
+          sandbox: q.apns.sandbox,
         },
-        deps.cap,
+        'push APNs key configured',
       );
-      if (r.replaced.length > 0) {
-        deps.logger.info(
-          { account: q.account_id, replaced: r.replaced.length, cap: deps.cap },
-          'push subscriptions replaced: the recipient held PUSH_SUBSCRIPTIONS_PER_RECIPIENT_MAX',
-        );
-      }
-      return { id: r.id, created: r.created };
-    }
+      return { credentials: await credentialsView(db, q.account_id) };
     case 'unsubscribe': {
       const row = await unsubscribe(db, q.account_id, q.id, q.recipient);
       return { subscription: subscriptionView(row) };
@@ -116,11 +121,11 @@ async function run(deps: PushApiDeps, q: PushRequest): Promise<Record<string, un
       };
     case 'test': {
       const sub = await findSubscription(db, q.account_id, q.id);
-      const vapid = await openVapid(db, deps.box, q.account_id);
-      if (!vapid) {
+      const creds = await deps.providers.credentials(q.account_id);
+      if (!PushProviders.configured(creds, sub.kind)) {
         throw new HeraldError(
           'not_found',
-          'this account has no Web Push credentials that open: run `push configure --vapid generate` first',
+          `this account has no ${sub.kind} credentials that open: run \`push configure\` for ${sub.kind} first`,
         );
       }
       const id = `test:${crypto.randomUUID()}`;
@@ -134,13 +139,43 @@ async function run(deps: PushApiDeps, q: PushRequest): Promise<Record<string, un
         ],
         collapseKey(q.account_id, sub.recipient),
       );
-      const r = await sendWebPush(deps.client, sub, vapid, message, TEST_TTL_S);
-      const v = classify(r);
-      deps.metrics.messages.inc({ provider: 'webpush', result: v.result });
+      const r = await deps.providers.send(q.account_id, sub, creds, message, false, TEST_TTL_S);
+      const v = classifyFor(sub.kind, r);
+      deps.metrics.messages.inc({ provider: sub.kind, result: v.result });
       if (v.kind === 'gone') await unsubscribe(db, q.account_id, sub.id, undefined).catch(() => {});
       return { http_status: r.status, error: r.error, latency_ms: r.latencyMs };
     }
   }
+}
+
+/** Registers a subscription of any kind under the cap (the recipient's oldest make room). */
+async function register(
+  deps: PushApiDeps,
+  q: { account_id: string; key_id: string; recipient: string; device?: string | undefined },
+  kind: 'webpush' | 'fcm' | 'apns',
+  endpoint: string,
+  keys: { p256dh: string; auth: string } | undefined,
+): Promise<Record<string, unknown>> {
+  const r = await subscribe(
+    deps.db,
+    {
+      account: q.account_id,
+      keyId: q.key_id,
+      recipient: q.recipient,
+      device: q.device,
+      kind,
+      endpoint,
+      keys,
+    },
+    deps.cap,
+  );
+  if (r.replaced.length > 0) {
+    deps.logger.info(
+      { account: q.account_id, replaced: r.replaced.length, cap: deps.cap },
+      'push subscriptions replaced: the recipient held PUSH_SUBSCRIPTIONS_PER_RECIPIENT_MAX',
+    );
+  }
+  return { id: r.id, created: r.created };
 }
 
 /**

@@ -6,8 +6,8 @@ import type { Vapid } from './credentials.js';
 /** Where a push goes: a Web Push subscription's endpoint and keys. */
 export interface Target {
   endpoint: string;
-  p256dh: string;
-  auth: string;
+  p256dh: string | null;
+  auth: string | null;
 }
 
 /** What the push service answered, or why nothing came. */
@@ -36,7 +36,7 @@ export async function sendWebPush(
 ): Promise<SendResult> {
   const started = Date.now();
   const details = webpush.generateRequestDetails(
-    { endpoint: target.endpoint, keys: { p256dh: target.p256dh, auth: target.auth } },
+    { endpoint: target.endpoint, keys: { p256dh: target.p256dh ?? '', auth: target.auth ?? '' } },
     JSON.stringify(msg),
     {
       vapidDetails: vapid,
@@ -58,12 +58,17 @@ export async function sendWebPush(
       latencyMs: Date.now() - started,
     };
   } catch (err) {
-    return {
-      status: null,
-      retryAfter: undefined,
-      error: err instanceof Error ? err.message : String(err),
-      failure: err instanceof OutboundError ? err.kind : 'network',
-      latencyMs: Date.now() - started,
-    };
+    return failed(err, started);
   }
+}
+
+/** A request that got no answer: why. */
+export function failed(err: unknown, started: number): SendResult {
+  return {
+    status: null,
+    retryAfter: undefined,
+    error: err instanceof Error ? err.message : String(err),
+    failure: err instanceof OutboundError ? err.kind : 'network',
+    latencyMs: Date.now() - started,
+  };
 }

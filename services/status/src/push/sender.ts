@@ -1,15 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { Logger, SecretBox } from '@herald/kit';
-import type { OutboundClient } from '@herald/outbound';
+import type { Logger } from '@herald/kit';
 import type { Kysely } from 'kysely';
-import type { StatusDb } from '../db-schema.js';
+import type { PushSubscriptionRow, StatusDb } from '../db-schema.js';
 import { type ClaimedGroup, claimGroups, nextDue } from './claim.js';
 import { alreadySent, type GroupResult, recordGroup, releaseGroup } from './completion.js';
-import { openVapid, type Vapid } from './credentials.js';
 import { buildMessage, collapseKey } from './message.js';
 import type { PushMetrics, PushResult } from './metrics.js';
-import { classify, foldVerdicts, type Verdict } from './outcome.js';
-import { type SendResult, sendWebPush } from './send.js';
+import { classifyFor, foldVerdicts, type Verdict } from './outcome.js';
+import { type AccountCredentials, alarmText, PushProviders } from './providers.js';
+import type { SendResult } from './send.js';
 import { Slots } from './slots.js';
 
 export interface PushSenderOptions {
@@ -26,8 +25,7 @@ export interface PushSenderDeps {
   db: Kysely<StatusDb>;
   logger: Logger;
   metrics: PushMetrics;
-  box: SecretBox | undefined;
-  client: OutboundClient;
+  providers: PushProviders;
 }
 
 /** Wait after a failed claim or record before trying again, ms. */
@@ -122,7 +120,7 @@ export class PushSender {
     clearTimeout(timer);
     this.#abort.abort();
     await Promise.all(this.#inflight);
-    this.#deps.client.close();
+    this.#deps.providers.close();
   }
 
   async #run(): Promise<void> {
@@ -185,8 +183,8 @@ export class PushSender {
     const now = Date.now();
     const all = g.events.map((e) => e.id);
     const live = g.events.filter((e) => e.expiresAt.getTime() > now);
-    const done = (result: PushResult, n: number): GroupResult => {
-      if (n > 0) metrics.messages.inc({ provider: 'webpush', result }, n);
+    const done = (result: PushResult, n: number, provider = 'webpush'): GroupResult => {
+      if (n > 0) metrics.messages.inc({ provider, result }, n);
       return { delivered: [], gone: [], retry: undefined, events: all };
     };
     if (live.length < g.events.length)
@@ -195,23 +193,25 @@ export class PushSender {
         g.events.length - live.length,
       );
     if (live.length === 0) return done('expired', 0);
-    const subs = await db
+    const found = await db
       .selectFrom('push_subscriptions')
       .selectAll()
       .where('account_id', '=', g.account)
       .where('recipient', '=', g.recipient)
-      .where('kind', '=', 'webpush')
       .limit(SUBSCRIPTIONS_READ_MAX)
       .execute();
-    if (subs.length === 0) return done('no_subscription', live.length);
-    const vapid = await openVapid(db, this.#deps.box, g.account);
-    if (!vapid) {
+    if (found.length === 0) return done('no_subscription', live.length);
+    const creds = await this.#deps.providers.credentials(g.account);
+    const subs = found.filter((s) => PushProviders.configured(creds, s.kind));
+    const missing = [...new Set(found.filter((s) => !subs.includes(s)).map((s) => s.kind))];
+    for (const kind of missing) {
+      metrics.messages.inc({ provider: kind, result: 'unconfigured' }, live.length);
       logger.error(
-        { account: g.account, events: live.length },
-        'push not sent: the account has no Web Push credentials that open under this WEBHOOK_SECRET_KEY (configuration alarm: run `push configure --vapid generate`)',
+        { account: g.account, provider: kind, events: live.length },
+        `push not sent to the recipient's ${kind} subscriptions: the account has no ${kind} credentials that open under this WEBHOOK_SECRET_KEY (configuration alarm: run \`push configure\`)`,
       );
-      return done('unconfigured', live.length);
     }
+    if (subs.length === 0) return done('unconfigured', 0);
     const liveIds = live.map((e) => e.id);
     const sent = await alreadySent(
       db,
@@ -225,13 +225,15 @@ export class PushSender {
       subs.map(async (s) => {
         const owed = live.filter((e) => !sent.has(`${e.id}\u0000${s.id}`));
         if (owed.length === 0) return undefined;
-        const v = await this.#sendOne(s, vapid, owed, tag, g.account, leaseEnds);
-        return { sub: s.id, owed, v };
+        const v = await this.#sendOne(s, creds, owed, tag, g.account, leaseEnds);
+        return { sub: s.id, kind: s.kind, owed, v };
       }),
     );
     const result = foldVerdicts(verdicts, all, live, g.attempts, this.#opts.schedule, now);
     if (result.exhausted > 0) {
-      metrics.messages.inc({ provider: 'webpush', result: 'exhausted' }, result.exhausted);
+      // Counted under the provider that kept answering "later" (the first, when several did).
+      const provider = verdicts.find((x) => x?.v.kind === 'retry')?.kind ?? 'webpush';
+      metrics.messages.inc({ provider, result: 'exhausted' }, result.exhausted);
       logger.warn(
         { account: g.account, events: result.exhausted, attempts: g.attempts },
         'push given up: the retry schedule or the TTL ran out',
@@ -240,10 +242,10 @@ export class PushSender {
     return result;
   }
 
-  /** One push to one subscription; a 413 is answered once more without the payload. */
+  /** One push to one subscription; a Web Push 413 is answered once more without the payload. */
   async #sendOne(
-    s: { id: string; endpoint: string; p256dh: string; auth: string },
-    vapid: Vapid,
+    s: PushSubscriptionRow,
+    creds: AccountCredentials,
     owed: ClaimedGroup['events'],
     tag: string,
     account: string,
@@ -261,23 +263,31 @@ export class PushSender {
         // may claim the rows then, so this one does not send (the rows come back due at once).
         Date.now() + this.#opts.timeoutMs >= leaseEnds || this.#abort.signal.aborted
           ? undefined
-          : sendWebPush(this.#deps.client, s, vapid, msg, ttl, this.#abort.signal),
+          : this.#deps.providers.send(
+              account,
+              s,
+              creds,
+              msg,
+              newest.spec.include_payload === true,
+              ttl,
+              this.#abort.signal,
+            ),
       );
       // Not started, or cut short by shutdown: due again at once, for any instance.
       if (!sent || (sent.status === null && this.#abort.signal.aborted))
         return { kind: 'retry', result: 'retry', retryAfter: '0' };
       res = sent;
       metrics.latency.observe(res.latencyMs / 1000);
-      verdict = classify(res);
+      verdict = classifyFor(s.kind, res);
       if (verdict.kind !== 'too_large' || thinned) break;
       const { payload: _p, body: _b, ...rest } = msg;
       msg = rest;
     }
-    metrics.messages.inc({ provider: 'webpush', result: verdict.result });
+    metrics.messages.inc({ provider: s.kind, result: verdict.result });
     if (verdict.kind === 'rejected' && verdict.alarm) {
       logger.error(
-        { account, subscription: s.id, http_status: res.status },
-        'push refused by the push service (configuration alarm: check the account VAPID key and subject)',
+        { account, subscription: s.id, http_status: res.status, error: res.error },
+        alarmText(s.kind),
       );
     } else if (verdict.kind === 'rejected' || verdict.kind === 'too_large') {
       logger.warn(

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { HeraldError, type PushSubscriptionView, type WebPushSubscription } from '@herald/proto';
+import { HeraldError, type PushKind, type PushSubscriptionView } from '@herald/proto';
 import { type Kysely, sql } from 'kysely';
 import type { PushSubscriptionRow, StatusDb } from '../db-schema.js';
 
@@ -11,8 +11,9 @@ export function subscriptionView(row: PushSubscriptionRow): PushSubscriptionView
     recipient: row.recipient,
     kind: row.kind as PushSubscriptionView['kind'],
     device: row.device,
-    // The path is a bearer capability: anyone holding it may push to the browser's service.
-    endpoint_origin: originOf(row.endpoint),
+    // The path is a bearer capability: anyone holding it may push to the browser's service. A
+    // device token is never shown either.
+    endpoint_origin: row.kind === 'webpush' ? originOf(row.endpoint) : null,
     created_at: row.created_at.toISOString(),
     last_success_at: row.last_success_at?.toISOString() ?? null,
   };
@@ -31,7 +32,11 @@ export interface NewSubscription {
   keyId: string;
   recipient: string;
   device: string | undefined;
-  subscription: WebPushSubscription;
+  kind: PushKind;
+  /** Web Push: the endpoint URL; FCM and APNs: `kind:token`. */
+  endpoint: string;
+  /** Web Push only. */
+  keys: { p256dh: string; auth: string } | undefined;
 }
 
 /** Per recipient: registrations of one recipient are made one at a time (the cap's count). */
@@ -39,7 +44,7 @@ const lockKey = (account: string, recipient: string) =>
   createHash('sha256').update(`push:${account}:${recipient}`).digest().readBigInt64BE(0);
 
 /**
- * Registers a subscription. Idempotent per (account, endpoint): the same endpoint again answers
+ * Registers a subscription (a device token is an endpoint `kind:token`). Idempotent per (account, endpoint): the same endpoint again answers
  * its id with `created` false, its keys, key, recipient and device brought up to date (a browser
  * that signed in as someone else moves its subscription with it). At `cap` subscriptions the
  * recipient's oldest are deleted to make room: a new browser or phone is never refused, and the
@@ -56,14 +61,14 @@ export async function subscribe(
       key_id: s.keyId,
       recipient: s.recipient,
       device: s.device ?? null,
-      p256dh: s.subscription.keys.p256dh,
-      auth: s.subscription.keys.auth,
+      p256dh: s.keys?.p256dh ?? null,
+      auth: s.keys?.auth ?? null,
     };
     const same = await trx
       .updateTable('push_subscriptions')
       .set(fields)
       .where('account_id', '=', s.account)
-      .where('endpoint', '=', s.subscription.endpoint)
+      .where('endpoint', '=', s.endpoint)
       .returning('id')
       .executeTakeFirst();
     if (same) return { id: same.id, created: false, replaced: [] };
@@ -84,8 +89,8 @@ export async function subscribe(
       .values({
         id,
         account_id: s.account,
-        kind: 'webpush',
-        endpoint: s.subscription.endpoint,
+        kind: s.kind,
+        endpoint: s.endpoint,
         ...fields,
       })
       // A registration of the same endpoint that committed meanwhile (another recipient's lock).
@@ -95,7 +100,7 @@ export async function subscribe(
       .selectFrom('push_subscriptions')
       .select('id')
       .where('account_id', '=', s.account)
-      .where('endpoint', '=', s.subscription.endpoint)
+      .where('endpoint', '=', s.endpoint)
       .executeTakeFirstOrThrow();
     return { id: row.id, created: row.id === id, replaced };
   });

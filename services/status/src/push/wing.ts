@@ -6,6 +6,7 @@ import type { StatusConfig } from '../config.js';
 import type { StatusDb } from '../db-schema.js';
 import { trustedCas } from '../trusted-cas.js';
 import type { PushMetrics } from './metrics.js';
+import { PushProviders } from './providers.js';
 import { servePushApi } from './responder.js';
 import { PushSender } from './sender.js';
 
@@ -34,16 +35,32 @@ export interface Push {
 export function createPush(config: StatusConfig, deps: PushDeps): Push {
   const { logger, metrics } = deps;
   const box = config.WEBHOOK_SECRET_KEY ? new SecretBox(config.WEBHOOK_SECRET_KEY) : undefined;
-  const client = (timeoutMs: number) =>
-    new OutboundClient({
-      allowPrivate: config.PUSH_ALLOW_PRIVATE,
-      timeoutMs,
-      maxResponseBytes: RESPONSE_MAX_BYTES,
-      ca: trustedCas(config.PUSH_CA_FILE),
-      ...(deps.resolver ? { resolver: deps.resolver } : {}),
-    });
+  const ca = trustedCas(config.PUSH_CA_FILE);
+  const providers = () =>
+    new PushProviders(
+      deps.db,
+      box,
+      new OutboundClient({
+        allowPrivate: config.PUSH_ALLOW_PRIVATE,
+        timeoutMs: config.PUSH_TIMEOUT_MS,
+        maxResponseBytes: RESPONSE_MAX_BYTES,
+        ca,
+        ...(deps.resolver ? { resolver: deps.resolver } : {}),
+      }),
+      {
+        fcmOrigin: config.FCM_ORIGIN,
+        fcmTokenUri: config.FCM_TOKEN_URI,
+        apnsOrigin: config.APNS_ORIGIN,
+        apnsSandboxOrigin: config.APNS_SANDBOX_ORIGIN,
+        allowPrivate: config.PUSH_ALLOW_PRIVATE,
+        ca,
+        timeoutMs: config.PUSH_TIMEOUT_MS,
+        maxResponseBytes: RESPONSE_MAX_BYTES,
+        ...(deps.resolver ? { resolver: deps.resolver } : {}),
+      },
+    );
   const sender = new PushSender(
-    { db: deps.db, logger, metrics, box, client: client(config.PUSH_TIMEOUT_MS) },
+    { db: deps.db, logger, metrics, providers: providers() },
     {
       concurrency: config.PUSH_CONCURRENCY,
       claimBatch: config.PUSH_CLAIM_BATCH,
@@ -54,7 +71,7 @@ export function createPush(config: StatusConfig, deps: PushDeps): Push {
       drainMs: config.WEBHOOK_DRAIN_MS,
     },
   );
-  const apiClient = client(config.PUSH_TIMEOUT_MS);
+  const apiProviders = providers();
   return {
     due: (at) => sender.due(at),
     start() {
@@ -70,7 +87,7 @@ export function createPush(config: StatusConfig, deps: PushDeps): Push {
         logger,
         metrics,
         box,
-        client: apiClient,
+        providers: apiProviders,
         defaultSubject: config.PUSH_VAPID_SUBJECT,
         cap: config.PUSH_SUBSCRIPTIONS_PER_RECIPIENT_MAX,
         allowPrivate: config.PUSH_ALLOW_PRIVATE,
@@ -78,7 +95,7 @@ export function createPush(config: StatusConfig, deps: PushDeps): Push {
     },
     async stop() {
       await sender.stop();
-      apiClient.close();
+      apiProviders.close();
     },
   };
 }
