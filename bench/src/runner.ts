@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { PushService } from '@herald/testkit';
 import { connect } from 'nats';
 import { type FigureId, loadBenchConfig } from './config.js';
 import { type BaselineServers, startBaselineServers } from './env/baseline-servers.js';
@@ -92,6 +93,9 @@ export async function runBench(
     // Figure 7's receiver first: the status service is started trusting its CA.
     const webhookReceiver = config.figures.has('7') ? await startWebhookReceiver() : undefined;
     if (webhookReceiver) cleanups.push(() => webhookReceiver.stop());
+    // Figure 8's push service too: the status service is started trusting its CA.
+    const pushService = config.figures.has('8') ? await PushService.start() : undefined;
+    if (pushService) cleanups.push(() => pushService.stop());
     log(
       `starting nats-server, Postgres and Herald (auth, ingress-api, socket-edge, status) ${config.runtime === 'dist' ? 'from dist/ (node)' : 'from source (tsx)'}`,
     );
@@ -117,6 +121,8 @@ export async function runBench(
           ...(webhookReceiver && config.webhookTrust === 'webhook-ca-file'
             ? { WEBHOOK_CA_FILE: webhookReceiver.caFile }
             : {}),
+          // The push service is on loopback, behind a CA of its own, as `make dev`'s would be.
+          ...(pushService ? { PUSH_ALLOW_PRIVATE: 'true', PUSH_CA_FILE: pushService.caFile } : {}),
           ...config.statusEnv,
         },
       },
@@ -165,6 +171,7 @@ export async function runBench(
       centrifugo,
       ...(centrifugoSkipped ? { centrifugoSkipped } : {}),
       ...(webhookReceiver ? { webhookReceiver } : {}),
+      ...(pushService ? { pushService } : {}),
       servers: [
         ...stack.processes,
         ...baselines.processes,
