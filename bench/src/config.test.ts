@@ -28,7 +28,12 @@ describe('loadBenchConfig', () => {
       runtime: 'dist',
     });
     expect([...c.figures]).toEqual(['1', '2', '3', '4', '5', '6', '7', '8']);
-    expect(c).toMatchObject({ pushBacklog: 2000, pushAfterMs: 100, pushSettleMs: 120_000 });
+    expect(c).toMatchObject({
+      pushBacklog: 2000,
+      pushAfterMs: 100,
+      pushSettleMs: 120_000,
+      pushTrust: 'extra-ca-certs',
+    });
     expect(c).toMatchObject({
       webhookBacklog: 5000,
       webhookLoad: 0.5,
@@ -135,6 +140,10 @@ describe('loadBenchConfig', () => {
       /BENCH_PUSH_SETTLE_MS \("999"\): must be at least 1000/,
     );
     expect(() => loadBenchConfig({ BENCH_PUSH_SETTLE_MS: '600001' })).toThrow(/at most 600000/);
+    expect(loadBenchConfig({ BENCH_PUSH_TRUST: 'push-ca-file' }).pushTrust).toBe('push-ca-file');
+    expect(() => loadBenchConfig({ BENCH_PUSH_TRUST: 'webhook-ca-file' })).toThrow(
+      /BENCH_PUSH_TRUST \("webhook-ca-file"\): must be extra-ca-certs or push-ca-file/,
+    );
     for (const bad of ['0', '1', '1.5', '0.5,0.6'])
       expect(() => loadBenchConfig({ BENCH_WEBHOOK_LOAD: bad })).toThrow(/BENCH_WEBHOOK_LOAD/);
     expect(() => loadBenchConfig({ BENCH_SERVICES: 'tsx' })).toThrow(

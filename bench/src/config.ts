@@ -178,6 +178,14 @@ export const BenchEnv = z.object({
    * pipeline to settle, ms. Default 120000 (QUICK: 20000).
    */
   BENCH_PUSH_SETTLE_MS: int(1000, 600_000),
+  /**
+   * How the status service trusts figure 8's push service's CA: `extra-ca-certs`,
+   * NODE_EXTRA_CA_CERTS, or `push-ca-file`, PUSH_CA_FILE (as BENCH_WEBHOOK_TRUST). Default
+   * extra-ca-certs.
+   */
+  BENCH_PUSH_TRUST: z
+    .enum(['extra-ca-certs', 'push-ca-file'], { error: 'must be extra-ca-certs or push-ca-file' })
+    .default('extra-ca-certs'),
 });
 export type BenchEnv = z.infer<typeof BenchEnv>;
 
@@ -228,6 +236,7 @@ export interface BenchConfig {
   pushBacklog: number;
   pushAfterMs: number;
   pushSettleMs: number;
+  pushTrust: 'extra-ca-certs' | 'push-ca-file';
 }
 
 /** Reads the bench knobs; throws one ConfigError naming every bad variable. */
@@ -286,6 +295,7 @@ export function loadBenchConfig(
     pushBacklog: pick(e.BENCH_PUSH_BACKLOG, 2000, 200),
     pushAfterMs: e.BENCH_PUSH_AFTER_MS ?? 100,
     pushSettleMs: pick(e.BENCH_PUSH_SETTLE_MS, 120_000, 20_000),
+    pushTrust: e.BENCH_PUSH_TRUST,
   };
   const problems = crossCheck(config);
   if (problems.length > 0) throw new ConfigError('bench', problems);
