@@ -116,8 +116,9 @@ export class PushPublishCost {
     return `publish path ${line.join(', ')}`;
   }
 
+  /** Closes both fleets (once: the figure closes them before its backlog, and again on failure). */
   async close(): Promise<void> {
-    await Promise.all(this.#sides.map((s) => s.fleet.close()));
+    await Promise.all(this.#sides.splice(0).map((s) => s.fleet.close()));
   }
 
   /**
