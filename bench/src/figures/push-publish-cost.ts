@@ -9,7 +9,7 @@ import { DeliveryTracker } from './delivery-tracker.js';
 import { connectUrl } from './herald-wire.js';
 import { targetOps } from './online-ops.js';
 import type { Target } from './online-targets.js';
-import { measureWindow } from './online-window.js';
+import { measureWindow, type WindowResult } from './online-window.js';
 import {
   type PushOut,
   type PushSide,
@@ -17,6 +17,7 @@ import {
   settlePush,
   subscribedRecipients,
 } from './push-side.js';
+import { abbaOrder, mean, pooledPerEventUs } from './push-wire.js';
 import { PUBLISH_PATH } from './webhook-publish-cost.js';
 
 /** The metrics of the A/B pair at n recipients. */
@@ -29,6 +30,12 @@ export const abMetrics = (n: number) => {
     cpu: `server CPU per event, ${at}, until the pipeline settled (all of Herald)`,
     status: `server CPU per event, ${at}: status, until the pipeline settled`,
   };
+};
+
+type Window = WindowResult & {
+  cpuSeconds: number;
+  perProcess: Record<string, number>;
+  publishWindow: Record<string, number>;
 };
 
 interface Side {
@@ -87,31 +94,60 @@ export class PushPublishCost {
     for (const s of this.#sides) await this.#window(s, ctx.config.warmupMs, 'warm-up');
   }
 
-  /** Run `run` (0-based): both sides, the order alternating. */
+  /**
+   * Run `run` (0-based): each side twice, in ABBA order (off, on, on, off; the next run on, off,
+   * off, on), each side's two windows pooled (CPU over deliveries): the second window of a pair
+   * was measured dearer than the first, whichever side it was (docs/benchmarks-history.md,
+   * "Figure 8"), and ABBA cancels that within each run.
+   */
   async run(run: number): Promise<string> {
     const { rows, notes } = this.#out;
     const m = abMetrics(this.#n);
-    const order = run % 2 === 0 ? this.#sides : [...this.#sides].reverse();
-    const line: string[] = [];
-    for (const s of order) {
+    const [a, b] = this.#sides as [Side, Side];
+    const windows = new Map<Side, Window[]>([
+      [a, []],
+      [b, []],
+    ]);
+    for (const s of abbaOrder(a, b, run)) {
       await this.#ctx.http.ingress.warm();
       const w = await this.#window(s, this.#ctx.config.measureMs, `run ${run + 1}`);
-      const delivered = Math.max(1, w.delivered);
-      const us = (seconds: number) => (1e6 * seconds) / delivered;
-      const sum = (p: Record<string, number>) =>
-        PUBLISH_PATH.reduce((a, name) => a + (p[name] ?? 0), 0);
-      rows.add(m.rate, s.subject, 'herald', 'deliveries/s', w.rate);
-      rows.add(m.publishWindow, s.subject, 'herald', 'µs', us(sum(w.publishWindow)));
-      rows.add(m.publishPath, s.subject, 'herald', 'µs', us(sum(w.perProcess)));
-      rows.add(m.cpu, s.subject, 'herald', 'µs', us(w.cpuSeconds));
-      rows.add(m.status, s.subject, 'herald', 'µs', us(w.perProcess.status ?? 0));
-      line.push(
-        `${s.subject === SUBJECTS.on ? 'on' : 'off'} ${Math.round(us(sum(w.publishWindow)))} µs/event`,
-      );
+      windows.get(s)?.push(w);
       if (w.lost > 0 || w.failed > 0 || w.duplicates > 0)
         notes.push(
           `${s.subject}, run ${run + 1}: ${w.failed} failed requests, ${w.lost} deliveries missing, ${w.duplicates} delivered twice${w.firstError ? ` (${w.firstError})` : ''}`,
         );
+    }
+    const line: string[] = [];
+    for (const [s, ws] of windows) {
+      const us = (seconds: (w: Window) => number) =>
+        pooledPerEventUs(ws.map((w) => ({ delivered: w.delivered, seconds: seconds(w) })));
+      const path = (p: Record<string, number>) =>
+        PUBLISH_PATH.reduce((sum, name) => sum + (p[name] ?? 0), 0);
+      const publish = us((w) => path(w.publishWindow));
+      rows.add(m.rate, s.subject, 'herald', 'deliveries/s', mean(ws.map((w) => w.rate)));
+      rows.add(m.publishWindow, s.subject, 'herald', 'µs', publish);
+      rows.add(
+        m.publishPath,
+        s.subject,
+        'herald',
+        'µs',
+        us((w) => path(w.perProcess)),
+      );
+      rows.add(
+        m.cpu,
+        s.subject,
+        'herald',
+        'µs',
+        us((w) => w.cpuSeconds),
+      );
+      rows.add(
+        m.status,
+        s.subject,
+        'herald',
+        'µs',
+        us((w) => w.perProcess.status ?? 0),
+      );
+      line.push(`${s.subject === SUBJECTS.on ? 'on' : 'off'} ${Math.round(publish)} µs/event`);
     }
     return `publish path ${line.join(', ')}`;
   }
@@ -125,7 +161,7 @@ export class PushPublishCost {
    * One window of a side, metered twice: every Herald process until the status pipeline settled,
    * and the publish path from the first request to the last frame (figure 2's window).
    */
-  async #window(s: Side, windowMs: number, what: string) {
+  async #window(s: Side, windowMs: number, what: string): Promise<Window> {
     const ctx = this.#ctx;
     const watched = ctx.servers.filter((p) =>
       (PROCESSES.herald as readonly string[]).includes(p.name),

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { arrivalRate, idsOfMessage, pushLagsMs, subscriptionBody } from './push-wire.js';
+import {
+  abbaOrder,
+  arrivalRate,
+  idsOfMessage,
+  mean,
+  pooledPerEventUs,
+  pushLagsMs,
+  subscriptionBody,
+} from './push-wire.js';
 
 describe('push figure helpers', () => {
   it('rates arrivals as n − 1 intervals over their span, in any order', () => {
@@ -45,5 +53,24 @@ describe('push figure helpers', () => {
       kind: 'webpush',
       subscription: sub,
     });
+  });
+
+  it('orders A/B windows ABBA, alternating which side opens', () => {
+    expect(abbaOrder('off', 'on', 0)).toEqual(['off', 'on', 'on', 'off']);
+    expect(abbaOrder('off', 'on', 1)).toEqual(['on', 'off', 'off', 'on']);
+    expect(abbaOrder('off', 'on', 4)).toEqual(['off', 'on', 'on', 'off']);
+  });
+
+  it('pools CPU per event over windows as total seconds over total deliveries', () => {
+    expect(
+      pooledPerEventUs([
+        { delivered: 1000, seconds: 0.3 },
+        { delivered: 3000, seconds: 0.5 },
+      ]),
+    ).toBeCloseTo(200, 9);
+    expect(pooledPerEventUs([{ delivered: 0, seconds: 0.1 }])).toBeNaN();
+    expect(pooledPerEventUs([])).toBeNaN();
+    expect(mean([1, 2, 6])).toBe(3);
+    expect(mean([])).toBeNaN();
   });
 });

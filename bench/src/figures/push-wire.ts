@@ -80,3 +80,22 @@ export function idsOfMessage(message: unknown): string[] {
   const ids = (message as { ids?: unknown } | undefined)?.ids;
   return Array.isArray(ids) ? ids.filter((x): x is string => typeof x === 'string') : [];
 }
+
+/** An A/B run's windows in ABBA order: a, b, b, a for an even run, b, a, a, b for an odd one. */
+export function abbaOrder<T>(a: T, b: T, run: number): T[] {
+  return run % 2 === 0 ? [a, b, b, a] : [b, a, a, b];
+}
+
+/** CPU per event over several windows pooled, µs: their seconds over their deliveries. */
+export function pooledPerEventUs(
+  windows: ReadonlyArray<{ delivered: number; seconds: number }>,
+): number {
+  const delivered = windows.reduce((n, w) => n + w.delivered, 0);
+  const seconds = windows.reduce((n, w) => n + w.seconds, 0);
+  return delivered > 0 ? (1e6 * seconds) / delivered : Number.NaN;
+}
+
+/** The arithmetic mean; NaN for none. */
+export function mean(values: readonly number[]): number {
+  return values.length > 0 ? values.reduce((a, b) => a + b, 0) / values.length : Number.NaN;
+}
