@@ -27,7 +27,13 @@ describe('loadBenchConfig', () => {
       centrifugo: true,
       runtime: 'dist',
     });
-    expect([...c.figures]).toEqual(['1', '2', '3', '4', '5', '6', '7']);
+    expect([...c.figures]).toEqual(['1', '2', '3', '4', '5', '6', '7', '8']);
+    expect(c).toMatchObject({
+      pushBacklog: 2000,
+      pushAfterMs: 100,
+      pushSettleMs: 120_000,
+      pushTrust: 'extra-ca-certs',
+    });
     expect(c).toMatchObject({
       webhookBacklog: 5000,
       webhookLoad: 0.5,
@@ -45,8 +51,9 @@ describe('loadBenchConfig', () => {
     expect(loadBenchConfig({ QUICK: '1', BENCH_SERVICES: 'dist' }).runtime).toBe('dist');
     expect(c.recipients).toEqual([200]);
     // The smoke run measures every figure, the webhooks' too, at small sizes.
-    expect([...c.figures]).toEqual(['1', '2', '3', '4', '5', '6', '7']);
+    expect([...c.figures]).toEqual(['1', '2', '3', '4', '5', '6', '7', '8']);
     expect(c.webhookBacklog).toBe(500);
+    expect(c).toMatchObject({ pushBacklog: 200, pushAfterMs: 100, pushSettleMs: 20_000 });
     expect(c.webhookSettleMs).toBe(20_000);
   });
 
@@ -72,10 +79,11 @@ describe('loadBenchConfig', () => {
   });
 
   it('names each bad variable and what it should be', () => {
-    expect(() => loadBenchConfig({ BENCH_RUNS: '0', BENCH_FIGURES: '8' })).toThrow(
-      /BENCH_RUNS \("0"\): must be at least 1[\s\S]*BENCH_FIGURES \("8"\): must be a comma-separated list of figure numbers 1\.\.7/,
+    expect(() => loadBenchConfig({ BENCH_RUNS: '0', BENCH_FIGURES: '9' })).toThrow(
+      /BENCH_RUNS \("0"\): must be at least 1[\s\S]*BENCH_FIGURES \("9"\): must be a comma-separated list of figure numbers 1\.\.8/,
     );
     expect([...loadBenchConfig({ BENCH_FIGURES: '7' }).figures]).toEqual(['7']);
+    expect([...loadBenchConfig({ BENCH_FIGURES: '8' }).figures]).toEqual(['8']);
     expect(() => loadBenchConfig({ BENCH_LATENCY_LOADS: '0.5,1.5' })).toThrow(
       /BENCH_LATENCY_LOADS/,
     );
@@ -116,6 +124,26 @@ describe('loadBenchConfig', () => {
       /BENCH_WEBHOOK_TRUST \("system"\): must be extra-ca-certs or webhook-ca-file/,
     );
     expect(() => loadBenchConfig({ BENCH_WEBHOOK_SETTLE_MS: '600001' })).toThrow(/at most 600000/);
+    expect(loadBenchConfig({ BENCH_PUSH_BACKLOG: '10' }).pushBacklog).toBe(10);
+    expect(loadBenchConfig({ BENCH_PUSH_BACKLOG: '100000' }).pushBacklog).toBe(100_000);
+    expect(() => loadBenchConfig({ BENCH_PUSH_BACKLOG: '9' })).toThrow(
+      /BENCH_PUSH_BACKLOG \("9"\): must be at least 10/,
+    );
+    expect(() => loadBenchConfig({ BENCH_PUSH_BACKLOG: '100001' })).toThrow(/at most 100000/);
+    expect(loadBenchConfig({ BENCH_PUSH_AFTER_MS: '0' }).pushAfterMs).toBe(0);
+    expect(loadBenchConfig({ BENCH_PUSH_AFTER_MS: '60000' }).pushAfterMs).toBe(60_000);
+    expect(() => loadBenchConfig({ BENCH_PUSH_AFTER_MS: '-1' })).toThrow(/BENCH_PUSH_AFTER_MS/);
+    expect(() => loadBenchConfig({ BENCH_PUSH_AFTER_MS: '60001' })).toThrow(/at most 60000/);
+    expect(loadBenchConfig({ BENCH_PUSH_SETTLE_MS: '1000' }).pushSettleMs).toBe(1000);
+    expect(loadBenchConfig({ BENCH_PUSH_SETTLE_MS: '600000' }).pushSettleMs).toBe(600_000);
+    expect(() => loadBenchConfig({ BENCH_PUSH_SETTLE_MS: '999' })).toThrow(
+      /BENCH_PUSH_SETTLE_MS \("999"\): must be at least 1000/,
+    );
+    expect(() => loadBenchConfig({ BENCH_PUSH_SETTLE_MS: '600001' })).toThrow(/at most 600000/);
+    expect(loadBenchConfig({ BENCH_PUSH_TRUST: 'push-ca-file' }).pushTrust).toBe('push-ca-file');
+    expect(() => loadBenchConfig({ BENCH_PUSH_TRUST: 'webhook-ca-file' })).toThrow(
+      /BENCH_PUSH_TRUST \("webhook-ca-file"\): must be extra-ca-certs or push-ca-file/,
+    );
     for (const bad of ['0', '1', '1.5', '0.5,0.6'])
       expect(() => loadBenchConfig({ BENCH_WEBHOOK_LOAD: bad })).toThrow(/BENCH_WEBHOOK_LOAD/);
     expect(() => loadBenchConfig({ BENCH_SERVICES: 'tsx' })).toThrow(

@@ -10,8 +10,8 @@ import {
   pairsOf,
 } from './config-fields.js';
 
-/** The figures of docs/benchmarks.md, by number (7: delivery-status webhooks, issue 39). */
-export const FigureId = z.enum(['1', '2', '3', '4', '5', '6', '7']);
+/** The figures of docs/benchmarks.md, by number (7: delivery-status webhooks, issue 39; 8: push, issue 40). */
+export const FigureId = z.enum(['1', '2', '3', '4', '5', '6', '7', '8']);
 export type FigureId = z.infer<typeof FigureId>;
 const ALL_FIGURES = FigureId.options.join(',');
 
@@ -24,10 +24,10 @@ export const BenchEnv = z.object({
   QUICK: envBool(false),
   /** Repetitions of each figure; the median is reported. Default 5 (QUICK: 1). */
   BENCH_RUNS: int(1, 50),
-  /** Which figures to run, e.g. `1,3`. Default all seven. */
+  /** Which figures to run, e.g. `1,3`. Default all eight. */
   BENCH_FIGURES: z
     .string()
-    .regex(/^[1-7](,[1-7])*$/, 'must be a comma-separated list of figure numbers 1..7')
+    .regex(/^[1-8](,[1-8])*$/, 'must be a comma-separated list of figure numbers 1..8')
     .optional(),
   /** Length of one throughput or latency measurement window, ms. Default 1000 (QUICK: 400). */
   BENCH_MEASURE_MS: int(100, 60_000),
@@ -165,6 +165,27 @@ export const BenchEnv = z.object({
       error: 'must be extra-ca-certs or webhook-ca-file',
     })
     .default('extra-ca-certs'),
+  /**
+   * Figure 8: recipients, each with one Web Push subscription, sent one offline event each at once
+   * through a `--push-after-ms` key; the status service then pushes them all (its throughput).
+   * Default 2000 (QUICK: 200).
+   */
+  BENCH_PUSH_BACKLOG: int(10, 100_000),
+  /** Figure 8's key's `push_after_ms`: how long an unproven event waits before its push, ms. Default 100. */
+  BENCH_PUSH_AFTER_MS: int(0, 60_000),
+  /**
+   * Longest a figure 8 window waits, after its load, for every push to arrive and the status
+   * pipeline to settle, ms. Default 120000 (QUICK: 20000).
+   */
+  BENCH_PUSH_SETTLE_MS: int(1000, 600_000),
+  /**
+   * How the status service trusts figure 8's push service's CA: `extra-ca-certs`,
+   * NODE_EXTRA_CA_CERTS, or `push-ca-file`, PUSH_CA_FILE (as BENCH_WEBHOOK_TRUST). Default
+   * extra-ca-certs.
+   */
+  BENCH_PUSH_TRUST: z
+    .enum(['extra-ca-certs', 'push-ca-file'], { error: 'must be extra-ca-certs or push-ca-file' })
+    .default('extra-ca-certs'),
 });
 export type BenchEnv = z.infer<typeof BenchEnv>;
 
@@ -212,6 +233,10 @@ export interface BenchConfig {
   webhookLoad: number;
   webhookSettleMs: number;
   webhookTrust: 'extra-ca-certs' | 'webhook-ca-file';
+  pushBacklog: number;
+  pushAfterMs: number;
+  pushSettleMs: number;
+  pushTrust: 'extra-ca-certs' | 'push-ca-file';
 }
 
 /** Reads the bench knobs; throws one ConfigError naming every bad variable. */
@@ -267,6 +292,10 @@ export function loadBenchConfig(
     webhookLoad: e.BENCH_WEBHOOK_LOAD ?? 0.5,
     webhookSettleMs: pick(e.BENCH_WEBHOOK_SETTLE_MS, 120_000, 20_000),
     webhookTrust: e.BENCH_WEBHOOK_TRUST,
+    pushBacklog: pick(e.BENCH_PUSH_BACKLOG, 2000, 200),
+    pushAfterMs: e.BENCH_PUSH_AFTER_MS ?? 100,
+    pushSettleMs: pick(e.BENCH_PUSH_SETTLE_MS, 120_000, 20_000),
+    pushTrust: e.BENCH_PUSH_TRUST,
   };
   const problems = crossCheck(config);
   if (problems.length > 0) throw new ConfigError('bench', problems);

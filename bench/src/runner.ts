@@ -2,11 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { PushService } from '@herald/testkit';
 import { connect } from 'nats';
 import { type FigureId, loadBenchConfig } from './config.js';
 import { type BaselineServers, startBaselineServers } from './env/baseline-servers.js';
 import { ensureBuilt } from './env/build.js';
 import { startCentrifugoPeers } from './env/centrifugo-peers.js';
+import { extraCaFile } from './env/extra-cas.js';
 import { type HeraldStack, startHeraldStack } from './env/herald-stack.js';
 import { REPO_ROOT } from './env/node-process.js';
 import { pinning } from './env/pinning.js';
@@ -92,6 +94,17 @@ export async function runBench(
     // Figure 7's receiver first: the status service is started trusting its CA.
     const webhookReceiver = config.figures.has('7') ? await startWebhookReceiver() : undefined;
     if (webhookReceiver) cleanups.push(() => webhookReceiver.stop());
+    // Figure 8's push service too: the status service is started trusting its CA.
+    const pushService = config.figures.has('8') ? await PushService.start() : undefined;
+    if (pushService) cleanups.push(() => pushService.stop());
+    // Trusted beside Node's default, as a deployment sending to public receivers runs (or named
+    // in WEBHOOK_CA_FILE / PUSH_CA_FILE, as BENCH_WEBHOOK_TRUST / BENCH_PUSH_TRUST say).
+    const extraCas = extraCaFile([
+      ...(webhookReceiver && config.webhookTrust === 'extra-ca-certs'
+        ? [webhookReceiver.caFile]
+        : []),
+      ...(pushService && config.pushTrust === 'extra-ca-certs' ? [pushService.caFile] : []),
+    ]);
     log(
       `starting nats-server, Postgres and Herald (auth, ingress-api, socket-edge, status) ${config.runtime === 'dist' ? 'from dist/ (node)' : 'from source (tsx)'}`,
     );
@@ -109,14 +122,17 @@ export async function runBench(
         status: {
           // As deployed: webhook secrets are sealed with a key of the status service's own.
           WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
-          // The receiver is on loopback, behind a CA of its own, as `make dev`'s would be.
+          // The receiver and the push service are on loopback, behind CAs of their own, as
+          // `make dev`'s would be.
           ...(webhookReceiver ? { WEBHOOK_ALLOW_PRIVATE: 'true' } : {}),
-          ...(webhookReceiver && config.webhookTrust === 'extra-ca-certs'
-            ? { NODE_EXTRA_CA_CERTS: webhookReceiver.caFile }
-            : {}),
           ...(webhookReceiver && config.webhookTrust === 'webhook-ca-file'
             ? { WEBHOOK_CA_FILE: webhookReceiver.caFile }
             : {}),
+          ...(pushService ? { PUSH_ALLOW_PRIVATE: 'true' } : {}),
+          ...(pushService && config.pushTrust === 'push-ca-file'
+            ? { PUSH_CA_FILE: pushService.caFile }
+            : {}),
+          ...(extraCas ? { NODE_EXTRA_CA_CERTS: extraCas } : {}),
           ...config.statusEnv,
         },
       },
@@ -165,6 +181,7 @@ export async function runBench(
       centrifugo,
       ...(centrifugoSkipped ? { centrifugoSkipped } : {}),
       ...(webhookReceiver ? { webhookReceiver } : {}),
+      ...(pushService ? { pushService } : {}),
       servers: [
         ...stack.processes,
         ...baselines.processes,

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import type { PushService } from '@herald/testkit';
 import type { JetStreamClient, JetStreamManager, NatsConnection } from 'nats';
 import type { BenchConfig } from '../config.js';
 import type { BaselineServers } from '../env/baseline-servers.js';
@@ -40,6 +41,11 @@ export interface BenchContext {
   };
   /** Figure 7's HTTPS receiver, started with the stack when figure 7 runs (the status service trusts its CA). */
   webhookReceiver?: WebhookReceiver;
+  /**
+   * Figure 8's HTTPS Web Push service (lib/testkit's: it decrypts and checks every push), in the
+   * load generator's process; the status service trusts its CA through PUSH_CA_FILE.
+   */
+  pushService?: PushService;
   /** Progress line on stderr. */
   log(message: string): void;
   /** Throws when the run's deadline passed, so every figure stops between measurements. */

@@ -6,6 +6,7 @@ import { drain } from './drain.js';
 import { latency } from './latency.js';
 import { offlineThroughput } from './offline-throughput.js';
 import { onlineThroughput } from './online-throughput.js';
+import { push } from './push.js';
 import { webhooks } from './webhooks.js';
 
 export interface Figure {
@@ -34,4 +35,5 @@ export const FIGURES: Figure[] = [
     run: connectionRamps,
   },
   { ids: ['7'], title: 'delivery-status webhooks', run: async (ctx) => [await webhooks(ctx)] },
+  { ids: ['8'], title: 'push fallback', run: async (ctx) => [await push(ctx)] },
 ];

@@ -165,7 +165,7 @@ export class WebhookBacklog {
 }
 
 /** The ids of a batch answer's events, each of which must have been stored (202). */
-function queuedIds(r: { status: number; text: string }, size: number): string[] {
+export function queuedIds(r: { status: number; text: string }, size: number): string[] {
   if (r.status !== 200) throw new Error(`HTTP ${r.status}: ${r.text.slice(0, 200)}`);
   const { results } = JSON.parse(r.text) as {
     results: Array<{ http_status: number; id?: string }>;

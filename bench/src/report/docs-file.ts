@@ -13,8 +13,8 @@ export interface DocBlock {
 }
 
 /**
- * The blocks of docs/benchmarks.md `make bench` writes. The webhooks (figure 7) have their own, so
- * a run of figure 7 alone leaves the run of record of figures 1–6 as it is, and the reverse.
+ * The blocks of docs/benchmarks.md `make bench` writes. The webhooks (figure 7) and push (figure 8)
+ * have their own, so a run of one of them alone leaves the run of record of the others as it is.
  */
 export const DOC_BLOCKS: readonly DocBlock[] = [
   { begin: BEGIN, end: END, figures: ['1', '2', '3', '4', '5', '6'] },
@@ -23,6 +23,12 @@ export const DOC_BLOCKS: readonly DocBlock[] = [
       '<!-- bench:webhooks:begin (written by `make bench` with figure 7; edit outside these markers) -->',
     end: '<!-- bench:webhooks:end -->',
     figures: ['7'],
+  },
+  {
+    begin:
+      '<!-- bench:push:begin (written by `make bench` with figure 8; edit outside these markers) -->',
+    end: '<!-- bench:push:end -->',
+    figures: ['8'],
   },
 ];
 

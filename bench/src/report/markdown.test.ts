@@ -182,3 +182,24 @@ describe('spliceResults', () => {
     expect(spliceResults(undefined, 'figs')).toMatch(/^# Benchmarks\n/);
   });
 });
+
+describe('figure 8 in the report', () => {
+  it("lists its target under issue 40's heading and goes to a block of its own", () => {
+    const md = renderMarkdown({ ...results, figures: [figure('7'), figure('8')] });
+    const issue39 = md.indexOf("#### Issue 39's target");
+    const issue40 = md.indexOf("#### Issue 40's target");
+    expect(issue40).toBeGreaterThan(issue39);
+    expect(md.slice(issue39, issue40)).not.toContain('target of 8');
+    expect(md.slice(issue40)).toContain('| 8 | target of 8 | 1.00× | met |');
+    const push = DOC_BLOCKS.find((b) => b.figures.includes('8'));
+    const dir = mkdtempSync(join(tmpdir(), 'bench-docs-'));
+    const path = join(dir, 'benchmarks.md');
+    writeFileSync(path, `# B\n\n## Push\n\n${push?.begin}\nold 8\n${push?.end}\n`);
+    const only8 = docBlocksOf({ ...results, figures: [figure('8')] });
+    expect(only8.map((b) => b.block)).toEqual([push]);
+    updateBenchmarksDoc(path, only8);
+    const doc = readFileSync(path, 'utf8');
+    expect(doc).not.toContain('old 8');
+    expect(doc.indexOf('#### 8. Figure 8')).toBeGreaterThan(doc.indexOf('## Push'));
+  });
+});

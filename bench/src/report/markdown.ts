@@ -65,11 +65,12 @@ export function renderMarkdown(results: BenchResults): string {
   return `${out.join('\n').trimEnd()}\n`;
 }
 
-/** Whose targets a figure's checks are: issue 11's for figures 1–6, issue 39's for the webhooks. */
+/** Whose targets a figure's checks are: issue 11's for 1–6, issue 39's (webhooks), issue 40's (push). */
 function targetsHeading(figure: FigureId): string {
-  return figure === '7'
-    ? "#### Issue 39's target (webhooks' cost to online publish)"
-    : "#### Issue 11's targets (against the one-process baselines)";
+  if (figure === '7') return "#### Issue 39's target (webhooks' cost to online publish)";
+  if (figure === '8')
+    return "#### Issue 40's target (push's cost to POST /notify of a key without push)";
+  return "#### Issue 11's targets (against the one-process baselines)";
 }
 
 /** The processes of Herald's CPU split, in the order an event crosses them. */

@@ -13,6 +13,7 @@ const PROFILED: Record<FigureId, string[]> = {
   '5': ['socket-edge', 'auth'],
   '6': ['socket-edge', 'auth'],
   '7': ['status', 'ingress-api', 'socket-edge'],
+  '8': ['status', 'ingress-api', 'socket-edge'],
 };
 /** Frames listed per server and kind (self, inclusive). */
 const PROFILE_FRAMES = 8;

@@ -37,6 +37,9 @@ export function settingsOf(c: BenchConfig): Record<string, string | number | boo
           webhookTrust: c.webhookTrust,
         }
       : {}),
+    ...(c.figures.has('8')
+      ? { pushBacklog: c.pushBacklog, pushAfterMs: c.pushAfterMs, pushTrust: c.pushTrust }
+      : {}),
     ...(Object.keys(c.statusEnv).length > 0 ? { statusEnv: pairsText(c.statusEnv) } : {}),
   };
 }
