@@ -1,6 +1,7 @@
 import { type FormEvent, useCallback, useEffect, useState } from 'react';
 import { api, type Counts, type EventView, errorText, type Key } from './api.js';
 import { when } from './KeysPage.js';
+import { pushedText } from './push.js';
 import { StatusChart } from './StatusChart.js';
 
 type Window = 'hour' | 'day' | 'week';
@@ -152,12 +153,13 @@ export function DeliveryPage() {
                 <th scope="col">Status</th>
                 <th scope="col">Sent / queued</th>
                 <th scope="col">Delivered / failed</th>
+                <th scope="col">Pushed</th>
               </tr>
             </thead>
             <tbody>
               {events.length === 0 && (
                 <tr>
-                  <td colSpan={5}>No events.</td>
+                  <td colSpan={6}>No events.</td>
                 </tr>
               )}
               {events.map((e) => (
@@ -178,6 +180,9 @@ export function DeliveryPage() {
                       : e.failed_at
                         ? `${when(e.failed_at)} (${e.reason})`
                         : '—'}
+                  </td>
+                  <td data-label="Pushed" data-testid="event-pushed">
+                    {pushedText(e.pushed, when)}
                   </td>
                 </tr>
               ))}
