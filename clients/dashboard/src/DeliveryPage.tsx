@@ -52,6 +52,8 @@ export function DeliveryPage() {
   }, [refresh]);
 
   const selected = keys.find((k) => k.id === keyId);
+  // Push fallback (issue 40): a Pushed column only while an event listed was pushed.
+  const pushedShown = events.some((e) => e.pushed);
   const open = !conns
     ? '…'
     : !selected
@@ -153,13 +155,13 @@ export function DeliveryPage() {
                 <th scope="col">Status</th>
                 <th scope="col">Sent / queued</th>
                 <th scope="col">Delivered / failed</th>
-                <th scope="col">Pushed</th>
+                {pushedShown && <th scope="col">Pushed</th>}
               </tr>
             </thead>
             <tbody>
               {events.length === 0 && (
                 <tr>
-                  <td colSpan={6}>No events.</td>
+                  <td colSpan={5}>No events.</td>
                 </tr>
               )}
               {events.map((e) => (
@@ -181,9 +183,11 @@ export function DeliveryPage() {
                         ? `${when(e.failed_at)} (${e.reason})`
                         : '—'}
                   </td>
-                  <td data-label="Pushed" data-testid="event-pushed">
-                    {pushedText(e.pushed, when)}
-                  </td>
+                  {pushedShown && (
+                    <td data-label="Pushed" data-testid="event-pushed">
+                      {pushedText(e.pushed, when)}
+                    </td>
+                  )}
                 </tr>
               ))}
             </tbody>
