@@ -5,6 +5,7 @@ import { DebugConsole } from './DebugConsole.js';
 import { DeliveryPage } from './DeliveryPage.js';
 import { KeysPage } from './KeysPage.js';
 import { PlanPage } from './PlanPage.js';
+import { PushPage } from './PushPage.js';
 import { WebhooksPage } from './WebhooksPage.js';
 
 const TABS = [
@@ -12,6 +13,7 @@ const TABS = [
   ['plan', 'Plan'],
   ['delivery', 'Delivery status'],
   ['webhooks', 'Webhooks'],
+  ['push', 'Push'],
   ['debug', 'Debug console'],
 ] as const;
 type Tab = (typeof TABS)[number][0];
@@ -79,6 +81,7 @@ export function App() {
         {tab === 'plan' && <PlanPage account={account} onAccountChanged={load} />}
         {tab === 'delivery' && <DeliveryPage />}
         {tab === 'webhooks' && <WebhooksPage />}
+        {tab === 'push' && <PushPage />}
         {tab === 'debug' && <DebugConsole knownKey={knownKey} />}
       </main>
     </div>

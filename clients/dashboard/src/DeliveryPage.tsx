@@ -1,6 +1,7 @@
 import { type FormEvent, useCallback, useEffect, useState } from 'react';
 import { api, type Counts, type EventView, errorText, type Key } from './api.js';
 import { when } from './KeysPage.js';
+import { pushedText } from './push.js';
 import { StatusChart } from './StatusChart.js';
 
 type Window = 'hour' | 'day' | 'week';
@@ -51,6 +52,8 @@ export function DeliveryPage() {
   }, [refresh]);
 
   const selected = keys.find((k) => k.id === keyId);
+  // Push fallback (issue 40): a Pushed column only while an event listed was pushed.
+  const pushedShown = events.some((e) => e.pushed);
   const open = !conns
     ? '…'
     : !selected
@@ -152,6 +155,7 @@ export function DeliveryPage() {
                 <th scope="col">Status</th>
                 <th scope="col">Sent / queued</th>
                 <th scope="col">Delivered / failed</th>
+                {pushedShown && <th scope="col">Pushed</th>}
               </tr>
             </thead>
             <tbody>
@@ -179,6 +183,11 @@ export function DeliveryPage() {
                         ? `${when(e.failed_at)} (${e.reason})`
                         : '—'}
                   </td>
+                  {pushedShown && (
+                    <td data-label="Pushed" data-testid="event-pushed">
+                      {pushedText(e.pushed, when)}
+                    </td>
+                  )}
                 </tr>
               ))}
             </tbody>

@@ -155,6 +155,35 @@ export interface EventView {
   delivered_at?: string | null;
   failed_at?: string | null;
   reason?: string | null;
+  /** Push fallback (issue 40): when it first reached a subscription, and how many it reached. */
+  pushed?: { at: string; subscriptions: number } | null;
+}
+
+/** `GET /v1/push`: the account's push credentials, their public parts only (never a secret). */
+export interface PushCredentials {
+  webpush: { configured: boolean; public_key: string | null; subject: string | null };
+  fcm: { configured: boolean; project_id?: string | null; client_email?: string | null };
+  apns: {
+    configured: boolean;
+    key_id?: string | null;
+    team_id?: string | null;
+    topic?: string | null;
+    sandbox?: boolean | null;
+  };
+  subscriptions: number;
+}
+
+/** A push subscription as `GET /v1/push/subscriptions` lists it (never its keys or token). */
+export interface PushSubscription {
+  id: string;
+  key_id: string;
+  recipient: string;
+  kind: 'webpush' | 'fcm' | 'apns';
+  device: string | null;
+  /** Web Push: the endpoint's origin only. */
+  endpoint_origin: string | null;
+  created_at: string;
+  last_success_at: string | null;
 }
 
 export interface DashboardConfig {
