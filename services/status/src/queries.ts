@@ -120,6 +120,7 @@ export async function recentEvents(
   let q = db
     .selectFrom('status_events')
     .select(STATUS_EVENT_COLUMNS)
+    .select(['pushed_at', 'pushed_count'])
     .where('account_id', '=', account);
   if (filter.keyId !== undefined) q = q.where('key_id', '=', filter.keyId);
   if (filter.id !== undefined) q = q.where('id', '=', filter.id);
