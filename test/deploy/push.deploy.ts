@@ -6,7 +6,7 @@ import { eventually } from '../e2e/fixtures.js';
 import { pushesTo, startPushService } from './push-service.js';
 
 // The push fallback (issue 40) through the docker compose stack (beside compose.deploy.ts, which
-// is long enough): the admin CLI in the auth container makes the demo account's VAPID key (status
+// is long enough): the admin CLI in the auth container makes an account, its VAPID key (status
 // keeps it sealed), a key with --push-after-ms, a Web Push subscription posted through the
 // published ingress port for a recipient that never connects, and the status container's push
 // sender reaching the test's push service on the Docker host (push-service.ts), which decrypts
@@ -30,11 +30,18 @@ afterAll(() => pushService?.stop());
 describe('the docker compose stack', () => {
   it('pushes an event no socket proved: VAPID made with the admin CLI, a subscription at a push service on the host, decrypted there with the event id, and pushed on /events/status', async () => {
     const demo = stack.demo();
+    // An account of its own: the demo account's one Test key is taken, and the other tests use it.
+    const account = await stack.admin<{ id: string }>(
+      'account',
+      'create',
+      '--email',
+      `push-${randomUUID()}@example.com`,
+    );
     const vapid = await stack.admin<{ public_key: string }>(
       'push',
       'configure',
       '--account',
-      demo.accountId,
+      account.id,
       '--vapid',
       'generate',
       '--vapid-subject',
@@ -45,7 +52,7 @@ describe('the docker compose stack', () => {
       'key',
       'create',
       '--account',
-      demo.accountId,
+      account.id,
       '--kind',
       'test',
       '--client',
