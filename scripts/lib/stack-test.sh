@@ -5,7 +5,7 @@
 #
 #   stack_test_bound SECONDS ARGS...  re-runs the calling script under `timeout` (once)
 #   stack_test_init NAME              the run's project (NAME-<id>), folders, image, ports, the
-#                                     webhook receiver's CA; sources docker.sh and compose-stack.sh;
+#                                     CA of the webhook receiver and push service; sources docker.sh and compose-stack.sh;
 #                                     installs the cleanup
 #
 # Settings:
@@ -56,11 +56,12 @@ stack_test_init() {
   stack_test_webhook_ca
 }
 
-# The webhook receiver the tests run on the Docker host (test/deploy/webhook-receiver.ts) has a
-# CA of its own, made here because status must trust it from its start: compose mounts
-# HERALD_WEBHOOK_CA_FILE at /tls/webhook-ca.crt, and the env file in HERALD_WEBHOOK_ENV_FILE has
-# status read it, allows the receiver's private address, and retries within seconds rather than
-# the production schedule's minutes and hours.
+# The webhook receiver and the Web Push service the tests run on the Docker host
+# (test/deploy/webhook-receiver.ts, test/deploy/push-service.ts) have a CA of their own, made here
+# because status must trust it from its start: compose mounts HERALD_WEBHOOK_CA_FILE at
+# /tls/webhook-ca.crt and HERALD_PUSH_CA_FILE (the same CA) at /tls/push-ca.crt, and the env file
+# in HERALD_WEBHOOK_ENV_FILE has status read them, allows the host's private address for both,
+# and retries within seconds rather than the production schedules' minutes and hours.
 stack_test_webhook_ca() {
   local dir=$HERALD_DEPLOY_DIR/webhook-receiver
   mkdir -p "$dir"
@@ -73,8 +74,12 @@ stack_test_webhook_ca() {
 WEBHOOK_ALLOW_PRIVATE=true
 WEBHOOK_CA_FILE=/tls/webhook-ca.crt
 WEBHOOK_RETRY_SCHEDULE=1s,2s,5s,10s,30s,60s
+PUSH_ALLOW_PRIVATE=true
+PUSH_CA_FILE=/tls/push-ca.crt
+PUSH_RETRY_SCHEDULE=1s,2s,5s,10s,30s,60s
 EOF
   export HERALD_WEBHOOK_CA_FILE=$dir/ca.crt HERALD_WEBHOOK_ENV_FILE=$dir/webhooks.env
+  export HERALD_PUSH_CA_FILE=$dir/ca.crt
 }
 
 stack_test_cleanup() {

@@ -15,6 +15,14 @@ import {
   streams,
 } from './cluster-ops.js';
 import { accepted, ClusterLoad, type LoadTarget } from './load.js';
+import {
+  expectPushes,
+  type PushSetup,
+  pushReport,
+  setUpPush,
+  subscribe,
+  waitForPushes,
+} from './push.js';
 import { failures, figures, type PhaseWindow, table, webhookFigures } from './report.js';
 import {
   describeMissing,
@@ -30,6 +38,9 @@ import {
 // happen one after the other; at the end every recipient connects again and every event answered
 // 200 or 202 must have arrived, and its event.delivered webhook too (a live event's included) at
 // the test's HTTPS receiver (webhooks.ts), which the status service sends to through the faults.
+// Two more offline recipients get their events through a key that pushes (push.ts): they stay
+// offline until, after the load, every accepted event of theirs was in exactly one push to each
+// of their Web Push subscriptions at the test's push service; then they connect as the rest do.
 // The figures of each fault are printed for docs/operations.md.
 
 /** Most time the cluster may take to be healthy again after a fault. */
@@ -44,6 +55,8 @@ const PARTITION_MS = 20_000;
 const DRAIN_LIMIT_MS = 180_000;
 /** Most time every accepted event's event.delivered webhook may take once the drain ended. */
 const WEBHOOK_LIMIT_MS = 120_000;
+/** Most time every owed push may take once the load stopped (its window and a sender's poll). */
+const PUSH_LIMIT_MS = 120_000;
 
 const HERALD_SERVICES = [
   'auth',
@@ -62,6 +75,7 @@ let stack: ComposeStack;
 let load: ClusterLoad;
 let target: LoadTarget;
 let receiver: WebhookReceiver;
+let push: PushSetup;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -92,7 +106,15 @@ beforeAll(async () => {
     'mobile',
   );
   target = { baseUrl: demo.baseUrl, wsUrl: demo.wsUrl, ca: stack.ca, apiKey: String(key.key) };
-  load = new ClusterLoad(target, { onlinePlain: 4, onlineV1: 4, offlinePlain: 2, offlineV1: 2 });
+  // The account's VAPID key, a key that pushes, and its recipients' subscriptions at the push
+  // service on the host, before any event is sent.
+  push = await setUpPush(stack);
+  load = new ClusterLoad(
+    target,
+    { onlinePlain: 4, onlineV1: 4, offlinePlain: 2, offlineV1: 2, offlinePush: 2 },
+    push.key,
+  );
+  await subscribe(push, target, load);
   // The account's one webhook endpoint, made as an operator makes it, for event.delivered.
   receiver = await startReceiver(stack);
 });
@@ -100,6 +122,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await load?.close();
   await receiver?.close();
+  await push?.service.stop();
 });
 
 describe('the cluster', () => {
@@ -206,6 +229,9 @@ describe('the cluster', () => {
       await restart(stack, 'edge-2');
     });
     await load.stopSending();
+    // Every owed push, while the push recipients are still offline (no socket can prove any of
+    // their events first), bounded.
+    const pushWaitedMs = await waitForPushes(load, push, PUSH_LIMIT_MS);
 
     // The end: everyone (offline recipients too) connects through the load balancer and reads
     // what waits for them.
@@ -219,6 +245,9 @@ describe('the cluster', () => {
     const hookMetrics = await Promise.all(STATUS.map((s) => webhookMetrics(stack, s)));
     // The first lost ones with what POST /events/status says of them (before any assertion).
     const hooksLostShown = hooksLost.length > 0 ? await describeMissing(target, hooksLost) : [];
+    // Pushes, counted again now that their recipients were delivered to: none came twice since.
+    const pushed = await pushReport(stack, target, load, push, pushWaitedMs);
+    console.info(pushed.figures);
 
     const rows = windows.map((w) => figures(load, w));
     console.info(
@@ -255,6 +284,7 @@ describe('the cluster', () => {
         `${hooksLost.length} of ${load.dispatches.filter(accepted).length} events answered 200/202 with no event.delivered webhook ${hooksAfterMs} ms after the drain ended (the first ${hooksLostShown.length}, with POST /events/status); ${hookFigures}`,
       )
       .toEqual([]);
+    expectPushes(pushed);
     expect(receiver.invalid, 'webhook requests that failed standardwebhooks verification').toEqual(
       [],
     );

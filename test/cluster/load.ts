@@ -17,6 +17,8 @@ export interface Recipient {
   /** Online recipients keep a socket open the whole time; offline ones connect only at the end. */
   online: boolean;
   v1: boolean;
+  /** The key its events are sent and its sockets opened with, when not the load's (push.ts). */
+  apiKey?: string;
   /** How many times each event (by seq) arrived. */
   received: Map<number, number>;
   socket?: TestSocket;
@@ -82,15 +84,24 @@ export class ClusterLoad {
 
   constructor(
     private readonly target: LoadTarget,
-    shape: { onlinePlain: number; onlineV1: number; offlinePlain: number; offlineV1: number },
+    shape: {
+      onlinePlain: number;
+      onlineV1: number;
+      offlinePlain: number;
+      offlineV1: number;
+      /** Offline recipients (herald.v1) whose events go with `pushKey`, a key that pushes. */
+      offlinePush?: number;
+    },
+    pushKey?: string,
   ) {
     this.#agent = new https.Agent({ keepAlive: true, ca: target.ca, maxSockets: 16 });
-    const add = (n: number, online: boolean, v1: boolean) => {
+    const add = (n: number, online: boolean, v1: boolean, apiKey?: string) => {
       for (let i = 0; i < n; i++)
         this.recipients.push({
           id: randomUUID(),
           online,
           v1,
+          ...(apiKey ? { apiKey } : {}),
           received: new Map(),
           outages: [],
         });
@@ -99,6 +110,8 @@ export class ClusterLoad {
     add(shape.onlineV1, true, true);
     add(shape.offlinePlain, false, false);
     add(shape.offlineV1, false, true);
+    if ((shape.offlinePush ?? 0) > 0 && !pushKey) throw new Error('offlinePush needs a pushKey');
+    add(shape.offlinePush ?? 0, false, true, pushKey);
   }
 
   /** Opens every online recipient's socket (kept open, reopened whenever it is lost). */
@@ -168,7 +181,7 @@ export class ClusterLoad {
     const loop = async () => {
       while (this.#connecting) {
         const sock = openSocket(this.target.wsUrl, this.target.ca, {
-          apiKey: this.target.apiKey,
+          apiKey: r.apiKey ?? this.target.apiKey,
           recipient: r.id,
           client: 'mobile',
           v1: r.v1,
@@ -223,7 +236,7 @@ export class ClusterLoad {
       const body = JSON.stringify({
         recipient: to.id,
         payload: { run: this.run, seq },
-        api_key: this.target.apiKey,
+        api_key: to.apiKey ?? this.target.apiKey,
         client: 'mobile',
       });
       const answer = await this.#post(body);

@@ -47,8 +47,8 @@ export async function egressGateway(project: string): Promise<string> {
   return gateway;
 }
 
-/** A key and certificate for `ip`, signed by the CA in HERALD_WEBHOOK_CA_FILE's folder. */
-async function issueCert(ip: string): Promise<{ key: string; cert: string }> {
+/** A key and certificate for `ip`, signed by the CA in HERALD_WEBHOOK_CA_FILE's folder (the push service's too). */
+export async function issueCert(ip: string): Promise<{ key: string; cert: string }> {
   const caFile = process.env.HERALD_WEBHOOK_CA_FILE;
   if (!caFile)
     throw new Error(

@@ -25,7 +25,12 @@ export { type NatsServer, startNatsServer } from './nats-server.js';
 export { type CoreNatsServer, startCoreNatsServer } from './nats-server-core.js';
 export { freePort, waitForPort } from './ports.js';
 export { type PostgresServer, startPostgres } from './postgres.js';
-export { type PushArrival, PushService, type TestWebPushSubscription } from './push-service.js';
+export {
+  type PushArrival,
+  PushService,
+  type PushServiceOptions,
+  type TestWebPushSubscription,
+} from './push-service.js';
 export {
   REPO_ROOT,
   type ServiceName,

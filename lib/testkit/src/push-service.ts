@@ -42,42 +42,61 @@ interface Subscriber {
 
 const DAY_S = 24 * 3600;
 
+/** Where a push service listens and with what certificate (default: 127.0.0.1, a CA of its own). */
+export interface PushServiceOptions {
+  /** The IPv4 address to listen on, which subscriptions' endpoints name. Default 127.0.0.1. */
+  host?: string;
+  /** A certificate for `host` and the CA that signed it (the container tests' receiver CA). */
+  tls?: { key: string; cert: string; caFile: string };
+}
+
 /**
  * A real HTTPS Web Push service on 127.0.0.1 with a throwaway CA (the status service trusts it
- * through PUSH_CA_FILE). It makes subscriptions as a user agent would (a P-256 key pair and a
+ * through PUSH_CA_FILE), or on an address and certificate the caller gives (the container tests:
+ * the Docker host's gateway address). It makes subscriptions as a user agent would (a P-256 key pair and a
  * 16-byte auth secret), decrypts every push with them (RFC 8291 aes128gcm, http_ece), verifies its
  * VAPID header with jose (RFC 8292), records it, and answers 201 unless told otherwise.
  */
 export class PushService {
-  readonly certs: TestCerts;
+  /** The CA the push service's certificate chains to: its file, and its PEM for test clients. */
+  readonly certs: Pick<TestCerts, 'caFile' | 'ca'>;
   readonly #subs = new Map<string, Subscriber>();
   readonly #arrivals: PushArrival[] = [];
   readonly #server: https.Server;
   /** How long every answer waits, ms (a slow push service). */
   delayMs = 0;
 
-  private constructor(certs: TestCerts) {
-    this.certs = certs;
-    this.#server = https.createServer(
-      { cert: readFileSync(certs.certFile), key: readFileSync(certs.keyFile) },
-      (req, res) => {
-        const chunks: Buffer[] = [];
-        req.on('data', (c: Buffer) => chunks.push(c));
-        req.on('end', () => {
-          void this.#arrive(req, Buffer.concat(chunks)).then(({ status, headers }) => {
-            res.writeHead(status, headers);
-            res.end();
-          });
+  private constructor(
+    tls: { key: string; cert: string; caFile: string },
+    readonly host: string,
+  ) {
+    this.certs = { caFile: tls.caFile, ca: readFileSync(tls.caFile, 'utf8') };
+    this.#server = https.createServer({ cert: tls.cert, key: tls.key }, (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        void this.#arrive(req, Buffer.concat(chunks)).then(({ status, headers }) => {
+          res.writeHead(status, headers);
+          res.end();
         });
-      },
-    );
+      });
+    });
   }
 
-  static async start(): Promise<PushService> {
-    const s = new PushService(await makeCerts());
+  static async start(options: PushServiceOptions = {}): Promise<PushService> {
+    let tls = options.tls;
+    if (!tls) {
+      const c = await makeCerts();
+      tls = {
+        key: readFileSync(c.keyFile, 'utf8'),
+        cert: readFileSync(c.certFile, 'utf8'),
+        caFile: c.caFile,
+      };
+    }
+    const s = new PushService(tls, options.host ?? '127.0.0.1');
     await new Promise<void>((resolve, reject) => {
       s.#server.once('error', reject);
-      s.#server.listen(0, '127.0.0.1', () => resolve());
+      s.#server.listen(0, s.host, () => resolve());
     });
     return s;
   }
@@ -87,7 +106,7 @@ export class PushService {
   }
 
   get origin(): string {
-    return `https://127.0.0.1:${(this.#server.address() as AddressInfo).port}`;
+    return `https://${this.host}:${(this.#server.address() as AddressInfo).port}`;
   }
 
   /** A new subscription, as a browser would post it. */
