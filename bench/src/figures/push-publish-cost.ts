@@ -1,15 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { HeraldStack } from '../env/herald-stack.js';
 import { cpuSnapshot } from '../env/process-cpu.js';
-import { WsFleet } from '../load/ws-fleet.js';
-import { seqOfFrame } from '../payload.js';
-import { type BenchContext, HANDSHAKE_TIMEOUT_MS } from './context.js';
+import type { WsFleet } from '../load/ws-fleet.js';
+import type { BenchContext } from './context.js';
 import { PROCESSES } from './cpu-meter.js';
-import { DeliveryTracker } from './delivery-tracker.js';
-import { connectUrl } from './herald-wire.js';
-import { targetOps } from './online-ops.js';
 import type { Target } from './online-targets.js';
 import { measureWindow, type WindowResult } from './online-window.js';
+import { cpuUsed, publishSide } from './publish-side.js';
 import {
   type PushOut,
   type PushSide,
@@ -178,43 +175,16 @@ export class PushPublishCost {
       this.#out.notes.push(
         `${s.subject}, ${what}: ${pushes} pushes arrived from a key without push`,
       );
-    const perProcess = used(before, after);
+    const perProcess = cpuUsed(before, after);
     return {
       ...w,
       cpuSeconds: Object.values(perProcess).reduce((a, b) => a + b, 0),
       perProcess,
-      publishWindow: used(before, delivered),
+      publishWindow: cpuUsed(before, delivered),
     };
   }
 
   #side(subject: string, stack: HeraldStack, recipients: string[]): Side {
-    const ctx = { ...this.#ctx, stack };
-    const tracker = new DeliveryTracker();
-    const fleet = new WsFleet({
-      tls: ctx.tls,
-      addresses: ctx.addresses,
-      concurrency: ctx.config.connectConcurrency,
-      handshakeTimeoutMs: HANDSHAKE_TIMEOUT_MS,
-      url: (i) => connectUrl(stack, recipients[i] as string),
-      onMessage: (_i, data) => tracker.hit(seqOfFrame(data)),
-    });
-    const { closed, notifyOver } = targetOps(ctx, recipients);
-    const target: Target = {
-      subject,
-      role: 'herald',
-      job: 'other',
-      processes: PROCESSES.herald,
-      tracker,
-      http: ctx.http.ingress,
-      load: closed(notifyOver(ctx.http.ingress), 1),
-    };
-    return { subject, target, fleet };
+    return publishSide(this.#ctx, subject, stack, recipients);
   }
-}
-
-/** CPU seconds each process used between two snapshots. */
-function used(before: Map<string, number>, after: Map<string, number>): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const [name, s] of after) out[name] = s - (before.get(name) ?? s);
-  return out;
 }
