@@ -111,7 +111,9 @@ describe("one account's dead endpoint and another's healthy one", () => {
     }
     const total = () => [...rx.hanging.values()].reduce((s, set) => s + set.size, 0);
     await eventually(() => total() === GLOBAL, 'every global slot taken');
-    // A claim that could exceed the bound would have taken more by the next poll or two.
+    // The sender claims ahead of its request slots (WEBHOOK_ENDPOINT_PREFETCH): a probe endpoint's
+    // message is claimed and held like any other. Once it is held, a sender that could exceed the
+    // bound would start it at its next dispatch; this one must not while every slot hangs.
     const probePath = `/probe-${uuid()}`;
     const probe = await endpoint(probePath);
     await queueTests(probe, 1);
@@ -122,11 +124,14 @@ describe("one account's dead endpoint and another's healthy one", () => {
             .selectFrom('webhook_messages')
             .select('seq')
             .where('endpoint_id', '=', probe)
-            .where('next_at', '<=', new Date())
+            .where('leased_until', '>', new Date())
             .execute()
         ).length === 1,
-      'the probe is due',
+      'the sender holds the probe',
+      30_000,
     );
+    // Ten polls and dispatches later, still nothing started beyond the bound.
+    await new Promise((r) => setTimeout(r, 10 * 50));
     expect(total()).toBe(GLOBAL);
     expect(rx.at(probePath)).toEqual([]);
     for (const p of paths) expect(rx.maxHanging.get(p) ?? 0).toBeLessThanOrEqual(PER_ENDPOINT);
