@@ -140,6 +140,8 @@ export const AuthInvalidate = z.object({
   /**
    * `domain_changed`: a web key's registered domain was changed; re-check Origins.
    * `token_required`: a key now requires recipient tokens; its sockets without one are closed.
+   * `pusher_app`: a Pusher app bound to the key was created, deleted or given a new secret; drop
+   * cached app lookups of the key (a deleted app's sockets are closed 4001).
    */
   reason: z.enum([
     'revoked',
@@ -148,6 +150,7 @@ export const AuthInvalidate = z.object({
     'domain_changed',
     'secret_rotated',
     'token_required',
+    'pusher_app',
   ]),
 });
 export type AuthInvalidate = z.infer<typeof AuthInvalidate>;

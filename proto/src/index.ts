@@ -136,6 +136,25 @@ export {
   WebPushSubscription,
 } from './push.js';
 export {
+  HERALD_PUSHER_EVENT,
+  PUSHER_APP_ID,
+  PUSHER_APP_KEY,
+  PUSHER_APP_SUBJECT,
+  PUSHER_CHANNEL_NAME,
+  PUSHER_LIMITS,
+  PusherApp,
+  PusherAppLookup,
+  PusherAppReply,
+  PusherChannelMessage,
+  PusherEnvelope,
+  PusherTerminate,
+  PusherUserChannel,
+  PusherUserIds,
+  pusherSubjects,
+  SERVER_TO_USER_PREFIX,
+  userOfChannel,
+} from './pusher.js';
+export {
   DEFAULT_TOKEN_TTL_S,
   MAX_TOKEN_TTL_S,
   RECIPIENT_TOKEN_ALG,

@@ -6,6 +6,7 @@ import {
   subjectPatterns,
 } from './nats-permissions.js';
 import { PUSH_API_SUBJECT } from './push.js';
+import { PUSHER_APP_SUBJECT, pusherSubjects } from './pusher.js';
 import { subjects } from './subjects.js';
 import { WEBHOOK_API_SUBJECT } from './webhooks.js';
 
@@ -36,6 +37,9 @@ describe('subjectPatterns', () => {
       inboxUnread: subjects.inboxUnread(A, R),
       webhookApi: WEBHOOK_API_SUBJECT,
       pushApi: PUSH_API_SUBJECT,
+      pusherApp: PUSHER_APP_SUBJECT,
+      pusherChannel: pusherSubjects.channel(A, '1234567', 'private-App.Models.User.7'),
+      pusherTerminate: pusherSubjects.terminate(A, R),
     };
     for (const [name, pattern] of Object.entries(subjectPatterns)) {
       expect(matches(pattern, built[name as keyof typeof subjectPatterns]), name).toBe(true);

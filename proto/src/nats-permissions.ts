@@ -11,6 +11,7 @@
 import { billingSubjects } from './billing.js';
 import { CONNECTIONS_BUCKET } from './connections.js';
 import { PUSH_API_SUBJECT } from './push.js';
+import { PUSHER_APP_SUBJECT, pusherSubjects } from './pusher.js';
 import { assertToken } from './subjects.js';
 import { WEBHOOK_API_SUBJECT } from './webhooks.js';
 
@@ -54,6 +55,12 @@ export const subjectPatterns = {
   webhookApi: WEBHOOK_API_SUBJECT,
   /** Push credentials and subscriptions: auth and ingress ask, the status service answers. */
   pushApi: PUSH_API_SUBJECT,
+  /** A Pusher app's lookup: the edge and ingress ask, auth answers (proto/pusher.ts). */
+  pusherApp: PUSHER_APP_SUBJECT,
+  /** A Pusher channel's live fan-out: ingress publishes, edges subscribe per channel. */
+  pusherChannel: pusherSubjects.channelPattern,
+  /** A Pusher `terminate_connections`: ingress publishes, edges get it on `rt.*.<a>.<r>`. */
+  pusherTerminate: pusherSubjects.terminatePattern,
 } as const;
 
 /**
@@ -136,7 +143,7 @@ export const servicePermissions: Record<NatsService, NatsPermissions> = {
       js.consumerDelete,
       js.flowControl,
     ],
-    [subjectPatterns.authVerify, AUTH_CALLOUT_SUBJECT],
+    [subjectPatterns.authVerify, subjectPatterns.pusherApp, AUTH_CALLOUT_SUBJECT],
     { allowResponses: true },
   ),
   // Dispatch: live requests, queue publishes and notices, the batch's two steps, status records,
@@ -156,6 +163,9 @@ export const servicePermissions: Record<NatsService, NatsPermissions> = {
       subjectPatterns.inboxQuery,
       // Push subscriptions registered and removed through /push/subscriptions.
       subjectPatterns.pushApi,
+      subjectPatterns.pusherApp,
+      subjectPatterns.pusherChannel,
+      subjectPatterns.pusherTerminate,
       ...kvRead,
       ...kvEnsure,
       js.streamNames,
@@ -181,6 +191,7 @@ export const servicePermissions: Record<NatsService, NatsPermissions> = {
   'socket-edge': perms(
     [
       subjectPatterns.authVerify,
+      subjectPatterns.pusherApp,
       subjectPatterns.status,
       // Inbox keys: the unread count, history and read marks, a device's catch-up.
       subjectPatterns.inboxQuery,
@@ -204,6 +215,7 @@ export const servicePermissions: Record<NatsService, NatsPermissions> = {
       subjectPatterns.liveHolders,
       subjectPatterns.edgeLive,
       subjectPatterns.authInvalidate,
+      subjectPatterns.pusherChannel,
     ],
     // rt.*.*.* also matches a batch dispatch and the inbox API's stores and queries (4 tokens):
     // an edge never reads those. It does read rt.unread.<a>.<r>, the recipient's unread count.

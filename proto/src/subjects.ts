@@ -171,16 +171,20 @@ export const subjects = {
 const LIVE_PREFIX = 'rt.live.';
 const QUEUED_PREFIX = 'rt.queued.';
 const UNREAD_PREFIX = 'rt.unread.';
+const TERMINATE_PREFIX = 'rt.pterm.';
 
 /**
  * Which of a recipient's subjects a message matching {@link subjects.recipient} came on: `live`
  * (a live push request), `queued` (a queued-event notice), `unread` (the inbox's unread count),
- * or undefined for anything else.
+ * `terminate` (a Pusher `terminate_connections`, proto/pusher.ts), or undefined for anything else.
  */
-export function recipientSubjectKind(subject: string): 'live' | 'queued' | 'unread' | undefined {
+export function recipientSubjectKind(
+  subject: string,
+): 'live' | 'queued' | 'unread' | 'terminate' | undefined {
   if (subject.startsWith(LIVE_PREFIX)) return 'live';
   if (subject.startsWith(QUEUED_PREFIX)) return 'queued';
   if (subject.startsWith(UNREAD_PREFIX)) return 'unread';
+  if (subject.startsWith(TERMINATE_PREFIX)) return 'terminate';
   return undefined;
 }
 

@@ -9,5 +9,13 @@ export {
   type ScopeUse,
 } from './key-policy.js';
 export { KeyVerifier, type KeyVerifierOptions } from './key-verifier.js';
+export {
+  bodyMd5,
+  channelAuthOk,
+  pusherRecipient,
+  requestSignature,
+  stringsEqual,
+  userAuthOk,
+} from './pusher-sign.js';
 export { checkRecipientToken, type TokenPolicy } from './recipient-token.js';
 export { authorizeSubscriber, type SubscriberUse } from './subscriber.js';

@@ -188,7 +188,7 @@ export class RecipientSession {
           if (err) return;
           const kind = recipientSubjectKind(msg.subject);
           if (kind === 'live') this.#onLive(msg);
-          else if (kind) this.#onNotice(kind, msg);
+          else if (kind === 'queued' || kind === 'unread') this.#onNotice(kind, msg);
         },
       });
       await nc.flush();
