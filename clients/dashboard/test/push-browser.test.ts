@@ -105,7 +105,7 @@ describe('the Push page, in headless Chromium', () => {
       await page.getByRole('button', { name: 'Create an account' }).first().click();
       await page.getByRole('heading', { name: 'API keys' }).waitFor();
 
-      await page.getByRole('link', { name: 'Push' }).click();
+      await page.getByRole('link', { name: 'Push', exact: true }).click();
       await page.getByRole('heading', { name: 'Push', exact: true }).waitFor();
       await until(async () =>
         expect(await page.getByTestId('push-vapid-public-key').textContent()).toBe('—'),
