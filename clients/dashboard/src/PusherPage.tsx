@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import {
   api,
   type DashboardConfig,
@@ -124,9 +124,16 @@ function SecretShownOnce({
   secret: PusherAppSecret;
   onDone: () => void;
 }) {
+  // Focus moves to the notice (and the page to it): the form that made the secret is below.
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => {
+    if (s.secret) heading.current?.focus();
+  }, [s.secret]);
   return (
     <section className="card notice" aria-label="New Pusher app secret">
-      <h2>{what}</h2>
+      <h2 ref={heading} tabIndex={-1}>
+        {what}
+      </h2>
       <p>
         <strong>Shown once:</strong> Herald keeps it sealed and cannot show it again. Your server
         signs its requests and your users' sign-ins with it; never put it in a browser. Copy it now

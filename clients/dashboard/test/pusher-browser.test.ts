@@ -190,28 +190,32 @@ describe('the Pusher apps page, in headless Chromium', () => {
     UI_TIMEOUT,
   );
 
-  it('an app of UUID user ids refuses a user id that is not one, naming the field', async () => {
-    await page.getByRole('link', { name: 'Pusher apps' }).click();
-    await page.getByLabel('Bound key').selectOption(keyId);
-    await page.getByRole('button', { name: 'Create app' }).click();
-    await until(async () => expect(await secretShown()).toMatch(/^[0-9a-f]{40}$/));
-    await page.getByRole('button', { name: 'I have saved it' }).click();
+  it(
+    'an app of UUID user ids refuses a user id that is not one, naming the field',
+    async () => {
+      await page.getByRole('link', { name: 'Pusher apps' }).click();
+      await page.getByLabel('Bound key').selectOption(keyId);
+      await page.getByRole('button', { name: 'Create app' }).click();
+      await until(async () => expect(await secretShown()).toMatch(/^[0-9a-f]{40}$/));
+      await page.getByRole('button', { name: 'I have saved it' }).click();
 
-    await page.getByRole('link', { name: 'Delivery status' }).click();
-    await page.getByLabel('Pusher user id').fill('42');
-    await page.getByRole('button', { name: 'Look up user' }).click();
-    await until(async () =>
-      expect(
-        await page.getByRole('alert').filter({ hasText: 'Pusher user id' }).textContent(),
-      ).toMatch(/^Pusher user id: /),
-    );
-    const user = randomUUID();
-    await page.getByLabel('Pusher user id').fill(user);
-    await page.getByRole('button', { name: 'Look up user' }).click();
-    await until(async () =>
-      expect(await page.getByTestId('pusher-user-recipient').textContent()).toBe(user),
-    );
-  });
+      await page.getByRole('link', { name: 'Delivery status' }).click();
+      await page.getByLabel('Pusher user id').fill('42');
+      await page.getByRole('button', { name: 'Look up user' }).click();
+      await until(async () =>
+        expect(
+          await page.getByRole('alert').filter({ hasText: 'Pusher user id' }).textContent(),
+        ).toMatch(/^Pusher user id: /),
+      );
+      const user = randomUUID();
+      await page.getByLabel('Pusher user id').fill(user);
+      await page.getByRole('button', { name: 'Look up user' }).click();
+      await until(async () =>
+        expect(await page.getByTestId('pusher-user-recipient').textContent()).toBe(user),
+      );
+    },
+    UI_TIMEOUT,
+  );
 });
 
 /** The key's prefix as the dashboard lists it (`GET /v1/dashboard/keys`). */
