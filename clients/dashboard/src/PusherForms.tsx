@@ -83,6 +83,7 @@ export function CreateAppForm({
             value={userChannel}
             onChange={(e) => setUserChannel(e.target.value)}
             placeholder={USER_CHANNEL_EXAMPLE}
+            size={32}
             autoComplete="off"
             aria-describedby="pusher-user-channel-hint"
           />

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   accountOf,
   buildDashboard,
+  notifyWithCurl,
   openChromium,
   signUp,
   startDashboardStack,
@@ -26,8 +27,8 @@ const ARTIFACTS = join(APP, 'test-artifacts');
 const UI_TIMEOUT = 240_000;
 
 /**
- * The Pusher apps page (issue 41) in real headless Chromium against auth (and the status service
- * the delivery page reads): an app is created bound to the account's key, its secret shown once
+ * The Pusher apps page (issue 41) in real headless Chromium against auth (with ingress and the
+ * status service, for the delivery page): an app is created bound to the account's key, its secret shown once
  * (and copied) is the one auth gives the edge and ingress over `rt.auth.pusher`, the snippets
  * carry its key, id and the edge's host and port; a new secret, a user id looked up to its
  * recipient on the delivery page, delete.
@@ -44,7 +45,7 @@ describe('the Pusher apps page, in headless Chromium', () => {
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     await buildDashboard(DIST);
-    ({ stack, origin } = await startDashboardStack(DIST, ['auth', 'status']));
+    ({ stack, origin } = await startDashboardStack(DIST, ['auth', 'ingress-api', 'status']));
     // The operator, standing in for the edge and ingress: what does auth give them for an app?
     nc = await connect(stack.nats.connectOptions());
     ({ browser, page } = await openChromium(1400));
@@ -170,12 +171,26 @@ describe('the Pusher apps page, in headless Chromium', () => {
       await page.getByLabel('Pusher app').selectOption(appId);
       await page.getByLabel('Pusher user id').fill('42');
       await page.getByRole('button', { name: 'Look up user' }).click();
-      const expected = pusherRecipient(appId, '42', 'any');
+      // In "any" mode every id maps to a recipient.
+      const expected = pusherRecipient(appId, '42', 'any') ?? '';
+      expect(expected).toMatch(/^[0-9a-f-]{36}$/);
       await until(async () =>
         expect(await page.getByTestId('pusher-user-recipient').textContent()).toBe(expected),
       );
+      // An event to that recipient (as the app's sendToUser to user 42 will be) is found by it.
+      const event = await notifyWithCurl(stack, {
+        recipient: expected,
+        payload: { event: 'order-shipped', channel: '#server-to-user-42', data: '{}' },
+        api_key: key.key,
+      });
       await page.getByRole('button', { name: 'Show its events' }).click();
       expect(await page.getByLabel('Recipient').inputValue()).toBe(expected);
+      await until(async () => {
+        await page.getByRole('button', { name: 'Find' }).click();
+        const rows = page.getByTestId('event-row');
+        expect(await rows.count()).toBe(1);
+        expect(await rows.first().textContent()).toContain(event.id);
+      });
       await shot('user-lookup');
 
       // Deleted: gone from the list, and auth no longer knows it.
