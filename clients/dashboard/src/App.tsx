@@ -5,6 +5,7 @@ import { DebugConsole } from './DebugConsole.js';
 import { DeliveryPage } from './DeliveryPage.js';
 import { KeysPage } from './KeysPage.js';
 import { PlanPage } from './PlanPage.js';
+import { PusherPage } from './PusherPage.js';
 import { PushPage } from './PushPage.js';
 import { WebhooksPage } from './WebhooksPage.js';
 
@@ -14,6 +15,7 @@ const TABS = [
   ['delivery', 'Delivery status'],
   ['webhooks', 'Webhooks'],
   ['push', 'Push'],
+  ['pusher', 'Pusher apps'],
   ['debug', 'Debug console'],
 ] as const;
 type Tab = (typeof TABS)[number][0];
@@ -82,6 +84,7 @@ export function App() {
         {tab === 'delivery' && <DeliveryPage />}
         {tab === 'webhooks' && <WebhooksPage />}
         {tab === 'push' && <PushPage />}
+        {tab === 'pusher' && <PusherPage />}
         {tab === 'debug' && <DebugConsole knownKey={knownKey} />}
       </main>
     </div>

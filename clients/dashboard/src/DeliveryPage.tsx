@@ -1,6 +1,7 @@
 import { type FormEvent, useCallback, useEffect, useState } from 'react';
 import { api, type Counts, type EventView, errorText, type Key } from './api.js';
 import { when } from './KeysPage.js';
+import { PusherUserLookup } from './PusherUserLookup.js';
 import { pushedText } from './push.js';
 import { StatusChart } from './StatusChart.js';
 
@@ -127,9 +128,16 @@ export function DeliveryPage() {
         <h2>Over time</h2>
         <StatusChart series={series} />
       </div>
+      <PusherUserLookup onRecipient={(recipient) => setLookup({ id: '', recipient })} />
       <div className="card">
         <h2>Recent events</h2>
-        <form className="inline" onSubmit={submitLookup} aria-label="Find events">
+        {/* Keyed by the lookup: a recipient handed over by the Pusher user lookup shows in it. */}
+        <form
+          key={`${lookup.id}|${lookup.recipient}`}
+          className="inline"
+          onSubmit={submitLookup}
+          aria-label="Find events"
+        >
           <label>
             Event id
             <input name="id" defaultValue={lookup.id} autoComplete="off" />

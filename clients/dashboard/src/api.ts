@@ -186,6 +186,25 @@ export interface PushSubscription {
   last_success_at: string | null;
 }
 
+/** A Pusher app as `GET /v1/pusher/apps` lists it (never its secret). */
+export interface PusherApp {
+  app_id: string;
+  key: string;
+  /** The Herald key the app is bound to: its plan, caps, domain, scope and limits apply. */
+  key_id: string;
+  user_ids: 'uuid' | 'any';
+  /** The user channel template (`private-App.Models.User.{id}`), or null. */
+  user_channel: string | null;
+  created_at: string;
+}
+
+/** What `create` and `rotate-secret` answer: the secret, shown once. */
+export interface PusherAppSecret {
+  app_id: string;
+  key: string;
+  secret: string;
+}
+
 export interface DashboardConfig {
   ingress_url: string | null;
   ws_url: string | null;
@@ -194,4 +213,15 @@ export interface DashboardConfig {
 
 export function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * An API error with the page's name for its field in front ("Team id: team_id must be …"), so a
+ * refusal says which input to fix.
+ */
+export function fieldError(err: unknown, labels: Record<string, string>): string {
+  if (err instanceof ApiError && err.field && labels[err.field]) {
+    return `${labels[err.field]}: ${err.message}`;
+  }
+  return errorText(err);
 }

@@ -3,7 +3,7 @@
  * how it words what the account API answered. The account API checks everything again; these
  * only say sooner, and name the field, what is wrong with a file picked by mistake.
  */
-import { ApiError, errorText } from './api.js';
+export { fieldError } from './api.js';
 
 /** Larger than any service-account JSON or .p8 key (the API caps a PEM at 8,192 characters). */
 export const PUSH_FILE_MAX_BYTES = 64 * 1024;
@@ -103,15 +103,4 @@ export function pushedText(
   if (!pushed) return '—';
   const n = pushed.subscriptions;
   return `${when(pushed.at)} (${n} ${n === 1 ? 'subscription' : 'subscriptions'})`;
-}
-
-/**
- * An API error with the page's name for its field in front ("Team id: team_id must be …"), so a
- * refusal says which input to fix.
- */
-export function fieldError(err: unknown, labels: Record<string, string>): string {
-  if (err instanceof ApiError && err.field && labels[err.field]) {
-    return `${labels[err.field]}: ${err.message}`;
-  }
-  return errorText(err);
 }

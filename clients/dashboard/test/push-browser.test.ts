@@ -9,9 +9,11 @@ import { FcmSimulator, type Stack } from '@herald/testkit';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  accountOf,
   buildDashboard,
   notifyWithCurl,
   openChromium,
+  signUp,
   startDashboardStack,
   until,
 } from './support.js';
@@ -98,14 +100,9 @@ describe('the Push page, in headless Chromium', () => {
   it(
     'generates VAPID, uploads an FCM service account, lists, tests and deletes a subscription',
     async () => {
-      await page.goto(`${origin}/`);
-      await page.getByRole('button', { name: 'Create an account' }).click();
-      await page.getByLabel('Email').fill(`push-${Date.now()}@test.herald`);
-      await page.getByLabel('Password').fill('a long enough passphrase');
-      await page.getByRole('button', { name: 'Create an account' }).first().click();
-      await page.getByRole('heading', { name: 'API keys' }).waitFor();
+      await signUp(page, origin, 'push');
 
-      await page.getByRole('link', { name: 'Push' }).click();
+      await page.getByRole('link', { name: 'Push', exact: true }).click();
       await page.getByRole('heading', { name: 'Push', exact: true }).waitFor();
       await until(async () =>
         expect(await page.getByTestId('push-vapid-public-key').textContent()).toBe('—'),
@@ -174,10 +171,7 @@ describe('the Push page, in headless Chromium', () => {
       await shot('credentials');
 
       // A push key of this account and an FCM device registered at ingress, as an app would.
-      const account = await page.evaluate(async () => {
-        const r = await fetch('/v1/account', { credentials: 'same-origin' });
-        return ((await r.json()) as { id: string }).id;
-      });
+      const account = await accountOf(page);
       const key = await stack.createKey({ account, kind: 'test', push: { afterMs: 0 } });
       const recipient = randomUUID();
       const token = `dash:${'F'.repeat(140)}`;

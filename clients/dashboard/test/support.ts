@@ -99,3 +99,23 @@ export async function openChromium(height: number): Promise<{ browser: Browser; 
   });
   return { browser, page: await browser.newPage({ viewport: { width: 1200, height } }) };
 }
+
+/** Signs a new account up on the dashboard at `origin` (`<prefix>-<time>@test.herald`): its Keys page. */
+export async function signUp(page: Page, origin: string, prefix: string): Promise<string> {
+  const email = `${prefix}-${Date.now()}@test.herald`;
+  await page.goto(`${origin}/`);
+  await page.getByRole('button', { name: 'Create an account' }).click();
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill('a long enough passphrase');
+  await page.getByRole('button', { name: 'Create an account' }).first().click();
+  await page.getByRole('heading', { name: 'API keys' }).waitFor();
+  return email;
+}
+
+/** The id of the account the page is logged in to (`GET /v1/account`, with its session). */
+export async function accountOf(page: Page): Promise<string> {
+  return page.evaluate(async () => {
+    const r = await fetch('/v1/account', { credentials: 'same-origin' });
+    return ((await r.json()) as { id: string }).id;
+  });
+}

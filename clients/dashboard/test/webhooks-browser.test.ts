@@ -7,7 +7,7 @@ import { type Stack, WebhookReceiver } from '@herald/testkit';
 import type { Browser, Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildDashboard, openChromium, startDashboardStack, until } from './support.js';
+import { buildDashboard, openChromium, signUp, startDashboardStack, until } from './support.js';
 
 const APP = join(dirname(fileURLToPath(import.meta.url)), '..');
 /** Its own build folder: the other browser tests build at the same time in other workers. */
@@ -66,12 +66,7 @@ describe('the Webhooks page, in headless Chromium', () => {
   it(
     'creates an endpoint to a local HTTPS receiver, sends a test event and lists its attempt',
     async () => {
-      await page.goto(`${origin}/`);
-      await page.getByRole('button', { name: 'Create an account' }).click();
-      await page.getByLabel('Email').fill(`webhooks-${Date.now()}@test.herald`);
-      await page.getByLabel('Password').fill('a long enough passphrase');
-      await page.getByRole('button', { name: 'Create an account' }).first().click();
-      await page.getByRole('heading', { name: 'API keys' }).waitFor();
+      await signUp(page, origin, 'webhooks');
 
       await page.getByRole('link', { name: 'Webhooks' }).click();
       await page.getByRole('heading', { name: 'Webhooks' }).waitFor();
