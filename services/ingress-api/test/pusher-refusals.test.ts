@@ -24,7 +24,15 @@ let app: PusherAppObject;
 beforeAll(async () => {
   stack = await startStack({
     services: ['auth', 'ingress-api'],
-    env: { 'ingress-api': { QUEUE_MAX_PER_RECIPIENT: String(QUEUE_CAP) } },
+    env: {
+      'ingress-api': {
+        QUEUE_MAX_PER_RECIPIENT: String(QUEUE_CAP),
+        // Apps stay cached for the whole file unless an invalidation drops them: the tests of
+        // revocation, rotation and deletion pass only through rt.auth.invalidate.
+        KEY_CACHE_TTL_MS: '300000',
+        KEY_NEGATIVE_CACHE_TTL_MS: '300000',
+      },
+    },
   });
   const { id: account } = await stack.createAccount();
   key = await stack.createKey({ account, kind: 'test', client: 'mobile' });
@@ -185,5 +193,29 @@ describe('the bound key and the counts', () => {
     );
     const res = await signedPost(stack, app, '/events', BODY);
     expect(res.text.toLowerCase()).toContain('revoked');
+  });
+
+  it('takes a rotated secret and refuses the old one, then a deleted app, well within the cache TTL', async () => {
+    const { id: account } = await stack.createAccount();
+    const own = await stack.createKey({ account, kind: 'test', client: 'mobile' });
+    const first = await stack.createPusherApp({ account, keyId: own.id });
+    // Cached by a first use: what follows must drop it, not wait out KEY_CACHE_TTL_MS.
+    expect((await signedPost(stack, first, '/events', BODY)).status).toBe(200);
+    const rotated = await stack.accountApi(
+      account,
+      'POST',
+      `/v1/pusher/apps/${first.app_id}/rotate-secret`,
+    );
+    expect(rotated.status).toBe(200);
+    const next = { ...first, secret: rotated.body.secret as string };
+    const status = async (a: PusherAppObject) =>
+      (await signedPost(stack, a, '/events', BODY)).status;
+    await eventually(async () => (await status(next)) === 200, 'the new secret taken', 30_000);
+    expect(await status(first)).toBe(401);
+    const gone = await stack.accountApi(account, 'DELETE', `/v1/pusher/apps/${first.app_id}`);
+    expect(gone.status).toBe(204);
+    await eventually(async () => (await status(next)) === 401, 'the deleted app refused', 30_000);
+    const res = await signedPost(stack, next, '/events', BODY);
+    expect(res.text).toMatch(/^Unknown app_id/);
   });
 });
