@@ -18,7 +18,7 @@ import {
 import { connect, type NatsConnection } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queuedMessages } from './support/fixture.js';
-import { collect, pusherClient } from './support/pusher.js';
+import { collect, pusherClient, signedPost } from './support/pusher.js';
 
 /**
  * Pusher's HTTP API (issue 41) on the real stack (auth, ingress, edge and status as processes,
@@ -148,6 +148,20 @@ describe('the Pusher HTTP API with the pusher library', () => {
     seen.stop();
     const plain = await pusher.triggerBatch([{ channel: 'feed', name: 'b', data: '2' }]);
     expect(await plain.json()).toEqual({});
+  });
+
+  it('POST /apps/{id}/users/{uid}/events is the same durable event as sendToUser', async () => {
+    const user = randomUUID();
+    const body = JSON.stringify({ name: 'note', data: '{"n":2}' });
+    const res = await signedPost(stack, app, `/users/${user}/events`, body);
+    expect([res.status, res.body]).toEqual([200, {}]);
+    expect(res.headers['x-herald-status']).toBe('queued');
+    const [stored] = await queuedMessages(await nc.jetstreamManager(), user, account);
+    expect(JSON.parse(text(stored?.data ?? new Uint8Array()))).toEqual({
+      event: 'note',
+      channel: `#server-to-user-${user}`,
+      data: '{"n":2}',
+    });
   });
 
   it('terminateUserConnections publishes PusherTerminate on rt.pterm for the recipient', async () => {

@@ -115,7 +115,8 @@ async function handle(
     deps.now() / 1000,
     deps.limits.timestampSkewS,
   );
-  const userId = ctx.params.user_id === undefined ? undefined : decodeUserId(ctx.params.user_id);
+  // The router has percent-decoded it already (the signature covers the path as sent).
+  const userId: string | undefined = ctx.params.user_id;
   const parsed = parsePusherBody(kind, body, deps.limits, userId);
   const now = deps.now();
   if (kind === 'terminate_connections') {
@@ -154,14 +155,6 @@ async function lookupApp(deps: PusherRouteDeps, appId: string): Promise<Verified
   } catch (err) {
     if (err instanceof HeraldError && err.code === 'invalid_api_key') throw unknown();
     throw err;
-  }
-}
-
-function decodeUserId(raw: string): string {
-  try {
-    return decodeURIComponent(raw);
-  } catch {
-    return raw;
   }
 }
 
