@@ -124,7 +124,7 @@ export function createAuthService(config: AuthConfig, deps: AuthServiceDeps): Au
     billingRoutes(billing?.service),
     webhookRoutes(config.WEBHOOK_API_TIMEOUT_MS),
     pushRoutes(config.PUSH_API_TIMEOUT_MS),
-    pusherRoutes,
+    pusherRoutes(config.MAX_PUSHER_APPS_PER_ACCOUNT),
   ];
   const app = createAccountApi(
     {

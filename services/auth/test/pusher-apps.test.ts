@@ -19,6 +19,7 @@ import { loadConfig } from '../src/config.js';
 import { type AuthService, createAuthService } from '../src/index.js';
 import { revokeApiKey } from '../src/keys/store.js';
 import { appSealContext } from '../src/pusher/secrets.js';
+import { createPusherApp } from '../src/pusher/store.js';
 import { FAR_FUTURE, TEST_CATALOGUE } from './catalogue.js';
 import { inProcessAdmin, type Run } from './cli.js';
 import { natsOf, type Servers, startServers } from './servers.js';
@@ -336,6 +337,67 @@ describe('pusher-app commands', () => {
     expect(again.status).toBe(2);
     const bad = await admin('pusher-app', 'delete', '--account', t.account, '--app-id', 'abc');
     expect(bad.stderr).toMatch(/--app-id: app_id must be digits/);
+  });
+});
+
+describe('pusher_apps in Postgres', () => {
+  it("refuses an app bound to another account's key, whatever the code above it does", async () => {
+    const t = await tenant();
+    const other = await tenant();
+    const insert = (keyId: string) =>
+      servers.db
+        .insertInto('pusher_apps')
+        .values({
+          app_id: String(Date.now()),
+          key: randomBytes(10).toString('hex'),
+          secret: 'sealed',
+          account_id: t.account,
+          key_id: keyId,
+        })
+        .execute();
+    await expect(insert(other.live)).rejects.toMatchObject({
+      code: '23503',
+      constraint: 'pusher_apps_key_of_account',
+    });
+    await expect(insert(t.live)).resolves.toBeDefined();
+  });
+});
+
+describe('MAX_PUSHER_APPS_PER_ACCOUNT', () => {
+  it('caps the apps per account, in the CLI as in the store, and holds under parallel creations', async () => {
+    const t = await tenant();
+    const capped = (...flags: string[]) =>
+      inProcessAdmin(
+        ['pusher-app', 'create', '--account', t.account, ...flags],
+        env({ MAX_PUSHER_APPS_PER_ACCOUNT: '1' }),
+      );
+    expect((await capped('--key-id', t.live)).status).toBe(0);
+    const over = await capped('--key-id', t.live);
+    expect(over.status).toBe(2);
+    expect(over.stderr).toMatch(
+      /holds 1 Pusher apps, the most allowed \(1, MAX_PUSHER_APPS_PER_ACCOUNT\): delete one/,
+    );
+    const bad = await inProcessAdmin(
+      ['pusher-app', 'create', '--account', t.account],
+      env({ MAX_PUSHER_APPS_PER_ACCOUNT: '0' }),
+    );
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toMatch(/MAX_PUSHER_APPS_PER_ACCOUNT .*at least 1/);
+
+    const other = await tenant();
+    const results = await Promise.allSettled(
+      Array.from({ length: 8 }, () =>
+        createPusherApp(servers.db, box, other.account, { key_id: other.test }, { maxApps: 3 }),
+      ),
+    );
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
+    for (const r of results.filter((r) => r.status === 'rejected')) {
+      expect(r.reason).toMatchObject({ code: 'too_many_apps', status: 409 });
+    }
+    const listed = PusherAppList.parse(
+      json(await admin('pusher-app', 'list', '--account', other.account, '--json')),
+    );
+    expect(listed.apps).toHaveLength(3);
   });
 });
 

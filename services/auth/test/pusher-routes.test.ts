@@ -25,7 +25,10 @@ let stack: AccountApiStack;
 const broadcasts: AuthInvalidate[] = [];
 
 beforeAll(async () => {
-  stack = await startAccountApi({ SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64') });
+  stack = await startAccountApi({
+    SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    MAX_PUSHER_APPS_PER_ACCOUNT: '2',
+  });
   stack.operatorNc.subscribe(subjects.authInvalidate, {
     callback: (_err, msg) => broadcasts.push(AuthInvalidate.parse(codec.decode(msg.data))),
   });
@@ -174,6 +177,10 @@ describe('/v1/pusher/apps', () => {
       user_id: '42',
       recipient: pusherRecipient(anyApp.app_id, '42', 'any'),
     });
+    // MAX_PUSHER_APPS_PER_ACCOUNT is 2 here.
+    const third = await create(user, { key_id: keyId });
+    expect(third.status).toBe(409);
+    expect(third.body.error).toMatchObject({ code: 'too_many_apps' });
   });
 
   it("never shows, changes or deletes another account's app, nor binds to its key", async () => {

@@ -27,11 +27,17 @@ export const pusherCommands: CommandGroup = {
     synopsis:
       "pusher-app create --account ID [--key-id KEY_ID (default: the account's only Live key)] [--user-ids uuid|any] [--user-channel 'private-App.Models.User.{id}'] (app_id, key and secret for pusher-js and the `pusher` library; the secret shown once)",
     async run(ctx, flags) {
-      const app = await createPusherApp(ctx.db(), ctx.box(), flags.account ?? '', {
-        key_id: flags['key-id'],
-        user_ids: flags['user-ids'],
-        user_channel: flags['user-channel'],
-      });
+      const app = await createPusherApp(
+        ctx.db(),
+        ctx.box(),
+        flags.account ?? '',
+        {
+          key_id: flags['key-id'],
+          user_ids: flags['user-ids'],
+          user_channel: flags['user-channel'],
+        },
+        { maxApps: ctx.maxPusherApps() },
+      );
       const text = [
         `Created Pusher app ${app.app_id} for account ${flags.account}, bound to key ${app.key_id}`,
         `  app_id:  ${app.app_id}`,

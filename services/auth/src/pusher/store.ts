@@ -1,15 +1,10 @@
 import type { SecretBox } from '@herald/kit';
-import {
-  HeraldError,
-  PUSHER_APP_ID,
-  type PusherAppView,
-  PusherUserChannel,
-  PusherUserIds,
-} from '@herald/proto';
+import { HeraldError, type PusherAppView } from '@herald/proto';
 import type { Kysely } from 'kysely';
 import type { AuthDb, PusherAppRow } from '../db-schema.js';
 import { parseId } from '../ids.js';
 import { isPgError, PgCodes } from '../pg-errors.js';
+import { APPS_HINT, parseAppId, parseUserChannel, parseUserIds } from './requests.js';
 import { generateAppId, generateAppKey, newAppSecret } from './secrets.js';
 
 /** What creating an app takes; every field optional (docs/api.md, "Pusher protocol"). */
@@ -26,7 +21,6 @@ export interface PusherAppWithSecret extends PusherAppView {
 
 const ACCOUNT_HINT = 'give the id `account create` printed';
 const KEYS_HINT = 'one of the account’s key ids (`key list --account ID`, GET /v1/keys)';
-const APPS_HINT = 'give an app id `pusher-app list --account ID` (GET /v1/pusher/apps) prints';
 
 /** An app as lists show it: never its secret. */
 export function appView(row: Omit<PusherAppRow, 'secret'>): PusherAppView {
@@ -52,44 +46,64 @@ const VIEW_COLUMNS = [
 
 /**
  * Makes an app for the account, bound to `key_id` (default: the account's only unrevoked Live key),
- * its secret sealed by `box`. Throws a {@link HeraldError} naming the field at fault: `account`,
- * `key_id`, `user_ids`, `user_channel`; `unavailable` when there is no box to seal with.
+ * its secret sealed by `box`, while the account holds fewer than `maxApps`
+ * (MAX_PUSHER_APPS_PER_ACCOUNT; 409 `too_many_apps`). Throws a {@link HeraldError} naming the field
+ * at fault: `account`, `key_id`, `user_ids`, `user_channel`; `unavailable` without a box.
  */
 export async function createPusherApp(
   db: Kysely<AuthDb>,
   box: SecretBox | undefined,
   accountId: string,
   request: PusherAppRequest,
-  now: Date = new Date(),
+  opts: { maxApps: number; now?: Date },
 ): Promise<PusherAppWithSecret> {
   const account_id = parseId('account', accountId, ACCOUNT_HINT);
   const user_ids = parseUserIds(request.user_ids);
   const user_channel = parseUserChannel(request.user_channel);
-  const key_id = await boundKey(db, account_id, request.key_id);
   // Random ids and keys collide almost never; a collision is simply drawn again.
   for (let attempt = 0; ; attempt++) {
-    const app_id = generateAppId();
-    const secret = newAppSecret(box, app_id);
     try {
-      const row = await db
-        .insertInto('pusher_apps')
-        .values({
-          app_id,
-          key: generateAppKey(),
-          secret: secret.sealed,
-          account_id,
-          key_id,
-          user_ids,
-          user_channel,
-          created_at: now,
-        })
-        .returning(VIEW_COLUMNS)
-        .executeTakeFirstOrThrow();
-      return { ...appView(row), secret: secret.plain };
+      // The account row is locked before the count, so parallel creations keep to the cap.
+      return await db.transaction().execute(async (tx) => {
+        await lockAccount(tx, account_id);
+        const key_id = await boundKey(tx, account_id, request.key_id);
+        await belowCap(tx, account_id, opts.maxApps);
+        const app_id = generateAppId();
+        const secret = newAppSecret(box, app_id);
+        const row = await tx
+          .insertInto('pusher_apps')
+          .values({
+            app_id,
+            key: generateAppKey(),
+            secret: secret.sealed,
+            account_id,
+            key_id,
+            user_ids,
+            user_channel,
+            created_at: opts.now ?? new Date(),
+          })
+          .returning(VIEW_COLUMNS)
+          .executeTakeFirstOrThrow();
+        return { ...appView(row), secret: secret.plain };
+      });
     } catch (err) {
       if (attempt < 3 && isPgError(err, PgCodes.uniqueViolation)) continue;
       throw err;
     }
+  }
+}
+
+async function belowCap(tx: Kysely<AuthDb>, accountId: string, maxApps: number): Promise<void> {
+  const held = await tx
+    .selectFrom('pusher_apps')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('account_id', '=', accountId)
+    .executeTakeFirstOrThrow();
+  if (Number(held.n) >= maxApps) {
+    throw new HeraldError(
+      'too_many_apps',
+      `the account already holds ${held.n} Pusher apps, the most allowed (${maxApps}, MAX_PUSHER_APPS_PER_ACCOUNT): delete one it no longer uses, then create the new one`,
+    );
   }
 }
 
@@ -185,47 +199,12 @@ export async function lookupPusherApp(
     : query.where('pusher_apps.app_id', '=', by.app_id).executeTakeFirst();
 }
 
-function parseUserIds(value: string | undefined): PusherUserIds {
-  if (value === undefined) return 'uuid';
-  const parsed = PusherUserIds.safeParse(value);
-  if (!parsed.success) {
-    throw new HeraldError('invalid_field', `${parsed.error.issues[0]?.message} (got "${value}")`, {
-      field: 'user_ids',
-    });
-  }
-  return parsed.data;
-}
-
-function parseUserChannel(value: string | null | undefined): string | null {
-  if (value === undefined || value === null) return null;
-  const parsed = PusherUserChannel.safeParse(value);
-  if (!parsed.success) {
-    throw new HeraldError(
-      'invalid_field',
-      `${parsed.error.issues[0]?.message ?? 'user_channel is invalid'} (got "${value}")`,
-      { field: 'user_channel' },
-    );
-  }
-  return parsed.data;
-}
-
-/** An app id as given: digits, or `invalid_field` naming `app_id`. */
-export function parseAppId(value: string): string {
-  if (!PUSHER_APP_ID.test(value)) {
-    throw new HeraldError('invalid_field', `app_id must be digits (got "${value}"): ${APPS_HINT}`, {
-      field: 'app_id',
-    });
-  }
-  return value;
-}
-
 /** The key the app binds to: the one named (the account's, not revoked), or the only Live key. */
 async function boundKey(
   db: Kysely<AuthDb>,
   accountId: string,
   keyId: string | undefined,
 ): Promise<string> {
-  await accountExists(db, accountId);
   if (keyId !== undefined) {
     const id = parseId('key_id', keyId, KEYS_HINT);
     const key = await db
@@ -244,7 +223,7 @@ async function boundKey(
     if (key.revoked_at !== null) {
       throw new HeraldError(
         'invalid_field',
-        `key_id ${id} is revoked: bind the app to a live one`,
+        `key_id ${id} is revoked: bind the app to a key that is not`,
         {
           field: 'key_id',
         },
@@ -270,12 +249,13 @@ async function boundKey(
   return live[0].id;
 }
 
-async function accountExists(db: Kysely<AuthDb>, accountId: string): Promise<void> {
-  const row = await db
-    .selectFrom('accounts')
-    .select('id')
-    .where('id', '=', accountId)
-    .executeTakeFirst();
+async function lockAccount(tx: Kysely<AuthDb>, accountId: string): Promise<void> {
+  await accountExists(tx, accountId, true);
+}
+
+async function accountExists(db: Kysely<AuthDb>, accountId: string, lock = false): Promise<void> {
+  const query = db.selectFrom('accounts').select('id').where('id', '=', accountId);
+  const row = await (lock ? query.forUpdate() : query).executeTakeFirst();
   if (!row) {
     throw new HeraldError('not_found', `account ${accountId} does not exist: ${ACCOUNT_HINT}`, {
       field: 'account',
