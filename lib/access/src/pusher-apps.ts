@@ -95,7 +95,7 @@ export class PusherAppVerifier {
 
   async #ask(ref: string): Promise<Answer<VerifiedPusherApp> & { cache?: false }> {
     const byId = ref.startsWith('id:');
-    const value = ref.slice(3);
+    const value = ref.slice(byId ? 'id:'.length : 'key:'.length);
     const field = byId ? 'app_id' : 'key';
     try {
       const reply = await this.#requester.requestJson(
