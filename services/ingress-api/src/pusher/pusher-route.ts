@@ -72,7 +72,7 @@ export function mountPusherRoutes(router: Router, deps: PusherRouteDeps): void {
           method: ctx.method,
           path: safePath(ctx.url),
         });
-        durable = [...durable, refused];
+        durable = [refused];
       }
       if (durable.length > 0) deps.answer.batch('pusher', durable.filter(hasId), started);
       respond(ctx, kind, durable, body, deps.metrics);
