@@ -1,3 +1,4 @@
+export { type Answer, AnswerCache, type AnswerCacheOptions } from './answer-cache.js';
 export { digestsEqual, hashKey } from './key-hash.js';
 export {
   authorizeKeyUse,
@@ -9,6 +10,12 @@ export {
   type ScopeUse,
 } from './key-policy.js';
 export { KeyVerifier, type KeyVerifierOptions } from './key-verifier.js';
+export {
+  type PusherAppRef,
+  PusherAppVerifier,
+  type PusherAppVerifierOptions,
+  type VerifiedPusherApp,
+} from './pusher-apps.js';
 export {
   bodyMd5,
   channelAuthOk,

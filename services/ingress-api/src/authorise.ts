@@ -53,3 +53,24 @@ export function createAuthorise(deps: AuthoriseDeps) {
 }
 
 export type Authorise = ReturnType<typeof createAuthorise>;
+
+/**
+ * A key that came verified with a Pusher app (issue 41), checked for a signed HTTP API request
+ * as `authorise` checks a sent one: not expired, its plan not lapsed, scope `dispatch`, and for a
+ * recipient the dashboard rules (no `recipient`: a dashboard credential is refused outright). The
+ * request's signature with the app's secret is the credential, from the app's server: the key's
+ * client and a web key's Origin, which a browser's request carries, are not asked for.
+ */
+export function authoriseAppKey(
+  key: VerifiedKey,
+  recipient: string | undefined,
+  now: number,
+): void {
+  authorizeKeyUse(key.domain === null ? key : { ...key, domain: null }, {
+    client: key.client,
+    origin: undefined,
+    now,
+  });
+  authorizeRecipient(key, recipient ?? '', 'http');
+  authorizeScope(key, 'dispatch');
+}

@@ -12,6 +12,7 @@ import { STATUS_BATCH_RECORDS_MAX } from '@herald/proto';
 import { DEFAULT_QUEUE_PARTITIONS, MAX_QUEUE_PARTITIONS } from '@herald/queue';
 import { DEFAULT_STATUS_ACK_OPTIONS, DEFAULT_STATUS_BATCH_LIMITS } from '@herald/status-client';
 import { z } from 'zod';
+import { PusherEnv } from './pusher/pusher-env.js';
 
 const MIB = 1024 * 1024;
 
@@ -212,6 +213,8 @@ export const Env = CommonEnv.extend({
     64 * 1024,
     1024 * MIB,
   ),
+  /** The Pusher HTTP API's limits (issue 41): PUSHER_MAX_*, PUSHER_TIMESTAMP_SKEW_S. */
+  ...PusherEnv,
 }).superRefine(
   (env, ctx) => {
     requireTls(env, ctx);

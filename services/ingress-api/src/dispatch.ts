@@ -4,6 +4,7 @@ import { fingerprintOf } from './idempotency.js';
 import { createIdempotentDelivery } from './idempotent-delivery.js';
 import type { Outcome } from './outcome.js';
 import type { DispatchInput, Pipeline } from './pipeline.js';
+import type { Target } from './target.js';
 
 /**
  * The single dispatch behind `POST /notify` and `rt.dispatch.<account>`. Resolves with its outcome
@@ -13,6 +14,35 @@ import type { DispatchInput, Pipeline } from './pipeline.js';
 export type Dispatch = (input: DispatchInput) => Promise<Outcome>;
 
 /**
+ * The steps of a dispatch after its key is verified and authorised for the target: one rate
+ * token, then idempotency (with a key: `fingerprint` says what it promises to repeat), then
+ * deliver (live or queue, each outcome a status record). Shared by the single dispatch and the
+ * Pusher HTTP API (pusher/), whose key comes verified with its app: no plaintext key exists there.
+ */
+export type DispatchVerified = (
+  target: Target,
+  idempotency?: { key: string | undefined; fingerprint: () => string },
+) => Promise<Outcome>;
+
+export function createDispatchVerified(pipeline: Pipeline): DispatchVerified {
+  const { rateLimiter, deliver } = pipeline;
+  const deliverOnce = createIdempotentDelivery(pipeline.store, pipeline.logger);
+  return async function dispatchVerified(target, idempotency) {
+    // After every check of the request, so a refused request spends no token.
+    if (rateLimiter && !rateLimiter.takeNow(target.key)) await rateLimiter.take(target.key);
+    return deliverOnce(
+      target.account,
+      idempotency?.key,
+      idempotency?.fingerprint ?? noKey,
+      (id, msgId) => deliver(target, id, msgId),
+    );
+  };
+}
+
+/** Never called: without an Idempotency-Key there is nothing to fingerprint. */
+const noKey = () => '';
+
+/**
  * The front door of one event: accept (parse + validate) → authorise (key, then one rate token)
  * → idempotency → deliver (live or queue), each step given only what it reads. The transport
  * answers (the fifth step, `answer.ts`).
@@ -20,10 +50,10 @@ export type Dispatch = (input: DispatchInput) => Promise<Outcome>;
 export function createDispatch(
   pipeline: Pipeline,
   config: Pick<IngressConfig, 'PAYLOAD_LIMIT_BYTES'>,
+  dispatchVerified: DispatchVerified = createDispatchVerified(pipeline),
 ): Dispatch {
-  const { authorise, rateLimiter, deliver } = pipeline;
+  const { authorise } = pipeline;
   const limits = { payloadLimitBytes: config.PAYLOAD_LIMIT_BYTES };
-  const deliverOnce = createIdempotentDelivery(pipeline.store, pipeline.logger);
   return async function dispatch(input) {
     const { source } = input;
     // First of all: a source sending bad keys is refused before it costs a parse or a lookup.
@@ -32,14 +62,12 @@ export function createDispatch(
       const { request, payload, push, idempotencyKey } = accept(input, limits);
       pipeline.refuseWhileDown();
       const key = await authorise(request, input);
-      // After every check of the request, so a refused request spends no token.
-      if (rateLimiter && !rateLimiter.takeNow(key)) await rateLimiter.take(key);
       const target = { key, account: key.account_id, recipient: request.recipient, payload, push };
       // What the Idempotency-Key promises to repeat: a reuse with another body is a 422.
-      const fingerprint = () => fingerprintOf({ ...target, client: request.client });
-      return await deliverOnce(target.account, idempotencyKey, fingerprint, (id, msgId) =>
-        deliver(target, id, msgId),
-      );
+      return await dispatchVerified(target, {
+        key: idempotencyKey,
+        fingerprint: () => fingerprintOf({ ...target, client: request.client }),
+      });
     } catch (err) {
       pipeline.countFailure(source, err);
       throw err;

@@ -16,6 +16,7 @@ import type { Dispatch } from './dispatch.js';
 import { notifyRoute, setAnswerHeaders } from './notify-route.js';
 import { type Outcome, toHttp } from './outcome.js';
 import { mountPushRoutes, type PushRouteOptions, pushCorsMethods } from './push-routes.js';
+import { mountPusherRoutes, type PusherRouteDeps } from './pusher/pusher-route.js';
 
 export interface HttpAppOptions {
   /** Most bytes a body may have: PAYLOAD_LIMIT_BYTES + BODY_OVERHEAD_BYTES. */
@@ -35,6 +36,8 @@ export interface HttpAppOptions {
   inbox?: { history: Middleware; read: Middleware };
   /** `/push/vapid-public-key` and `/push/subscriptions` (push-routes.ts); absent, 404s. */
   push?: PushRouteOptions;
+  /** Pusher's signed HTTP API, `POST /apps/{app_id}/…` (pusher/pusher-route.ts); absent, 404s. */
+  pusher?: PusherRouteDeps;
 }
 
 /** Paths whose answers are dispatches: counted by the error boundary, open to CORS. */
@@ -71,6 +74,7 @@ export function createHttpApp(dispatch: Dispatch, opts: HttpAppOptions): HttpApp
     router.post(INBOX_READ_PATH, opts.inbox.read);
   }
   if (opts.push) mountPushRoutes(router, opts.push);
+  if (opts.pusher) mountPusherRoutes(router, opts.pusher);
   // The push routes are the browser's too: a page registers its subscription from its own domain.
   const push = opts.push ? pushCorsMethods : () => undefined;
 

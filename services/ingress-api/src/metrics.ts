@@ -1,12 +1,15 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
 
-export type Transport = 'http' | 'nats';
+/** How a dispatch came: `POST /notify`, a NATS subject, or the Pusher HTTP API (its durable events). */
+export type Transport = 'http' | 'nats' | 'pusher';
 
 export interface IngressMetrics {
   dispatches: Counter<'transport' | 'outcome'>;
   refused: Counter<'code'>;
   duration: Histogram<'transport' | 'outcome'>;
   queuePublishes: Counter<'result'>;
+  /** Pusher HTTP API requests (issue 41) by route and outcome (`ok`, `refused`, `failed`). */
+  pusherRequests: Counter<'route' | 'outcome'>;
 }
 
 export function createIngressMetrics(registry: Registry): IngressMetrics {
@@ -36,6 +39,12 @@ export function createIngressMetrics(registry: Registry): IngressMetrics {
       name: 'herald_queue_publish_total',
       help: 'JetStream publishes to the offline queue by result',
       labelNames: ['result'],
+      registers: [registry],
+    }),
+    pusherRequests: new Counter({
+      name: 'herald_pusher_requests_total',
+      help: 'Pusher HTTP API requests by route (events, batch_events, user_events, terminate_connections) and outcome (ok, refused, failed)',
+      labelNames: ['route', 'outcome'],
       registers: [registry],
     }),
   };

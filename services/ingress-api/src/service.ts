@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import { KeyVerifier } from '@herald/access';
+import { KeyVerifier, PusherAppVerifier } from '@herald/access';
 import {
   AuthFailureLimiter,
   createOpsHandler,
@@ -18,12 +18,13 @@ import { createBatchDispatch } from './batch/batch.js';
 import { batchRoute } from './batch/batch-route.js';
 import { serveNatsBatch } from './batch/nats-batch.js';
 import type { IngressConfig } from './config.js';
-import { createDispatch } from './dispatch.js';
+import { createDispatch, createDispatchVerified } from './dispatch.js';
 import { createHttpApp } from './http-app.js';
 import { inboxRoutes } from './inbox-routes.js';
 import { createIngressMetrics } from './metrics.js';
 import { type NatsDispatchServer, serveNatsDispatch } from './nats-dispatch.js';
 import { createPipeline } from './pipeline.js';
+import { pusherLimitsOf } from './pusher/pusher-env.js';
 import { DispatchRateLimiter } from './rate-limiter.js';
 import {
   bindRateBucket,
@@ -74,6 +75,12 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
     ...verifierOptions,
     withSigningSecrets: true,
   });
+  // The Pusher HTTP API's apps (issue 41): looked up by id, cached as keys are.
+  const pusherApps = new PusherAppVerifier(nc, logger, {
+    ttlMs: config.KEY_CACHE_TTL_MS,
+    negativeTtlMs: config.KEY_NEGATIVE_CACHE_TTL_MS,
+    timeoutMs: config.AUTH_TIMEOUT_MS,
+  });
   // checkAPI off: readiness must report a JetStream outage, not fail to build the manager.
   let manager: Promise<JetStreamManager> | undefined;
   const jsm = () => {
@@ -113,8 +120,10 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
     }),
     ...(deps.now ? { now: deps.now } : {}),
   });
-  // The two front doors, on the one pipeline.
-  const dispatch = createDispatch(pipeline, config);
+  // The front doors, on the one pipeline: the single dispatch and the Pusher HTTP API share the
+  // steps after authorisation.
+  const dispatchVerified = createDispatchVerified(pipeline);
+  const dispatch = createDispatch(pipeline, config, dispatchVerified);
   const dispatchBatch = createBatchDispatch(
     pipeline,
     config,
@@ -179,6 +188,18 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
       countFailure: pipeline.countFailure,
       now: deps.now ?? Date.now,
     },
+    pusher: {
+      apps: pusherApps,
+      pipeline,
+      dispatchVerified,
+      limits: pusherLimitsOf(config),
+      payloadLimitBytes: config.PAYLOAD_LIMIT_BYTES,
+      trustedProxyHops: config.TRUSTED_PROXY_HOPS,
+      answer,
+      metrics,
+      logger,
+      now: deps.now ?? Date.now,
+    },
   });
   let natsDispatch: NatsDispatchServer | undefined;
   let natsBatch: NatsDispatchServer | undefined;
@@ -223,6 +244,7 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
       await Promise.all([drained, natsDispatch?.close(), natsBatch?.close()]);
       verifier.close();
       subscriberVerifier.close();
+      pusherApps.close();
       // Every dispatch is answered, so every status record is made: wait for their acks before
       // runService drains the connection (what is left is logged, and lost).
       await pipeline.statusAcks.stop(
