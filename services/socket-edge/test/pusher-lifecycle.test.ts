@@ -1,0 +1,58 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningEdge, type Stack, startEdge, startStack, waitUntil } from './fixture.js';
+import { PusherApps, rawPusher } from './pusher-fixture.js';
+
+let stack: Stack;
+let edge: RunningEdge;
+let apps: PusherApps;
+
+beforeAll(async () => {
+  stack = await startStack();
+  apps = new PusherApps(stack.nc);
+  edge = await startEdge(stack, { PUSHER_SIGNIN_TIMEOUT_MS: '3000' });
+});
+
+afterAll(async () => {
+  await edge?.close();
+  await stack?.stop();
+});
+
+describe('Pusher sockets over their life', () => {
+  it('closes a socket of a token key that does not sign in within PUSHER_SIGNIN_TIMEOUT_MS with 4009', async () => {
+    const test = apps.make({}, { require_token: true });
+    const idle = rawPusher(stack, edge.port, test.app.key);
+    const member = rawPusher(stack, edge.port, test.app.key);
+    const { auth, user_data } = test.server.authenticateUser(await member.socketId(), { id: 'u1' });
+    member.send('pusher:signin', { auth, user_data });
+    const closed = await idle.closed;
+    expect(closed.code).toBe(4009);
+    expect(idle.frames.at(-1)).toMatchObject({ event: 'pusher:error', data: { code: 4009 } });
+    // The signed-in one was given the same time and stays.
+    expect(member.frames.some((f) => f.event === 'pusher:signin_success')).toBe(true);
+    expect(member.ws.readyState).toBe(member.ws.OPEN);
+    member.ws.close();
+  });
+
+  it('answers a client pusher:ping with pusher:pong', async () => {
+    const raw = rawPusher(stack, edge.port, apps.make().app.key);
+    await raw.socketId();
+    raw.send('pusher:ping', {});
+    await waitUntil('the pong', () => raw.frames.some((f) => f.event === 'pusher:pong'));
+    raw.ws.close();
+  });
+
+  it('closes every Pusher socket with 4200 when the edge shuts down, a member one included', async () => {
+    const test = apps.make();
+    const plain = rawPusher(stack, edge.port, test.app.key);
+    const member = rawPusher(stack, edge.port, test.app.key);
+    await plain.socketId();
+    const { auth, user_data } = test.server.authenticateUser(await member.socketId(), { id: 'u2' });
+    member.send('pusher:signin', { auth, user_data });
+    await waitUntil('signin_success', () =>
+      member.frames.some((f) => f.event === 'pusher:signin_success'),
+    );
+    await edge.close();
+    expect((await plain.closed).code).toBe(4200);
+    expect((await member.closed).code).toBe(4200);
+  });
+});
