@@ -79,7 +79,8 @@ const AUTH_WINGS = {
   billing: ['account-api'],
   webhooks: ['account-api'],
   push: ['account-api'],
-  admin: ['billing', 'nats-users', 'webhooks', 'push'],
+  pusher: ['account-api'],
+  admin: ['billing', 'nats-users', 'webhooks', 'push', 'pusher'],
 };
 const authWing = `${AUTH}(${Object.keys(AUTH_WINGS).join('|')})/`;
 const authWings = [

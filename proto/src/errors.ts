@@ -92,6 +92,8 @@ export const ErrorCodes = {
   payment_in_progress: 409,
   /** The account holds as many active Live keys as allowed: revoke one first. */
   too_many_keys: 409,
+  /** The account holds as many Pusher apps as MAX_PUSHER_APPS_PER_ACCOUNT allows: delete one first. */
+  too_many_apps: 409,
   /** The Idempotency-Key was already used with a different body (recipient, payload or client). */
   idempotency_key_reused: 422,
   /** The headers or the whole request did not arrive within the listener's timeouts. */

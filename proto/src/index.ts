@@ -155,6 +155,14 @@ export {
   userOfChannel,
 } from './pusher.js';
 export {
+  PusherAppCreate,
+  PusherAppCreated,
+  PusherAppList,
+  PusherAppRotated,
+  PusherAppView,
+  PusherUserMapping,
+} from './pusher-apps.js';
+export {
   DEFAULT_TOKEN_TTL_S,
   MAX_TOKEN_TTL_S,
   RECIPIENT_TOKEN_ALG,

@@ -4,6 +4,7 @@ import {
   permits as allowed,
   billingSubjects,
   type NatsService,
+  PUSHER_APP_SUBJECT,
   servicePermissions,
   subjects,
 } from '@herald/proto';
@@ -27,6 +28,7 @@ function probes(account: string, other: string): string[] {
     subjects.edgeLive(randomUUID(), account),
     subjects.authVerify,
     subjects.authInvalidate,
+    PUSHER_APP_SUBJECT,
     subjects.status(account),
     subjects.statusQuery,
     subjects.statusTrim,

@@ -39,6 +39,12 @@ export {
 } from './service-process.js';
 export { openSocket, type SocketOptions, TestSocket } from './socket-client.js';
 export { type Stack, type StackOptions, startStack } from './stack.js';
-export { type KeyObject, runAdmin, type Tenants, tenants } from './tenants.js';
+export {
+  type KeyObject,
+  type PusherAppObject,
+  runAdmin,
+  type Tenants,
+  tenants,
+} from './tenants.js';
 export { TEST_PLANS } from './test-plans.js';
 export { type WebhookArrival, WebhookReceiver } from './webhook-receiver.js';

@@ -31,6 +31,19 @@ export interface KeyObject {
   token_warning?: string | null;
 }
 
+/** A Pusher app (issue 41): what pusher-js and the `pusher` library are given. */
+export interface PusherAppObject {
+  app_id: string;
+  key: string;
+  /** Shown once, at creation (and by rotate-secret). */
+  secret: string;
+  /** The Herald key it is bound to. */
+  key_id: string;
+  user_ids: 'uuid' | 'any';
+  user_channel: string | null;
+  created_at: string;
+}
+
 /** A running stack's tenants: accounts and their keys, made as a customer or support would. */
 export interface Tenants {
   /** A new account; a paid `plan` runs `until` (ISO date; default a year from now). */
@@ -52,6 +65,17 @@ export interface Tenants {
     push?: { afterMs: number; title?: string; includePayload?: boolean };
   }): Promise<KeyObject>;
   revokeKey(id: string): Promise<void>;
+  /**
+   * A Pusher app of `account` bound to `keyId` (default: the account's only Live key), made
+   * through the account API when the account has a session, else with `pusher-app create`.
+   */
+  createPusherApp(opts: {
+    account: string;
+    keyId?: string;
+    userIds?: 'uuid' | 'any';
+    /** A `private-` channel template with one `{id}`, e.g. `private-App.Models.User.{id}`. */
+    userChannel?: string;
+  }): Promise<PusherAppObject>;
   /** Runs the admin CLI against this stack and returns its parsed `--json` output. */
   admin(args: string[]): Promise<unknown>;
   /** Runs the admin CLI against this stack without --json: its stdout as printed. */
@@ -161,6 +185,25 @@ export function tenants(
       }
       const res = await request('DELETE', `${authUrl}/v1/keys/${id}`, ca, undefined, session);
       if (res.status !== 200) throw new Error(`key revoke failed: ${res.status} ${res.text}`);
+    },
+    async createPusherApp(o) {
+      const session = sessions.get(o.account);
+      if (!session) {
+        const args = ['pusher-app', 'create', '--account', o.account];
+        if (o.keyId) args.push('--key-id', o.keyId);
+        if (o.userIds) args.push('--user-ids', o.userIds);
+        if (o.userChannel) args.push('--user-channel', o.userChannel);
+        return (await admin([...args, '--json'])) as PusherAppObject;
+      }
+      const body = {
+        ...(o.keyId ? { key_id: o.keyId } : {}),
+        ...(o.userIds ? { user_ids: o.userIds } : {}),
+        ...(o.userChannel ? { user_channel: o.userChannel } : {}),
+      };
+      const res = await request('POST', `${authUrl}/v1/pusher/apps`, ca, body, session);
+      if (res.status !== 201)
+        throw new Error(`pusher app create failed: ${res.status} ${res.text}`);
+      return res.body as PusherAppObject;
     },
   };
 }

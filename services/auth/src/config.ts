@@ -13,6 +13,7 @@ import { BillingEnvShape, requireBillingSettings } from './billing/config.js';
 import { DEFAULT_MAX_LIVE_KEYS } from './keys/issuing.js';
 import { DEFAULT_SECRET_OVERLAP_MS } from './keys/signing-secrets.js';
 import { PushEnvShape } from './push/config.js';
+import { PusherEnvShape } from './pusher/config.js';
 import { WebhookEnvShape } from './webhooks/config.js';
 
 /** A Postgres connection URL (also what the admin CLI accepts). */
@@ -144,6 +145,7 @@ export const Env = CommonEnv.extend({
   ...BillingEnvShape,
   ...WebhookEnvShape,
   ...PushEnvShape,
+  ...PusherEnvShape,
 })
   .superRefine(requireTls)
   .superRefine(requireBillingSettings);

@@ -1,4 +1,4 @@
-import type { Client, KeyKind, KeyScope, PaymentStatus } from '@herald/proto';
+import type { Client, KeyKind, KeyScope, PaymentStatus, PusherUserIds } from '@herald/proto';
 import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
 
 /** A `timestamptz` column with a database default: read as a Date, optional on insert. */
@@ -77,6 +77,25 @@ export interface ApiKeysTable {
 
 type NullableInt = ColumnType<number | null, number | null | undefined, number | null>;
 type NullableText = ColumnType<string | null, string | null | undefined, string | null>;
+
+/**
+ * A Pusher app (issue 41, pusher/): what stock Pusher clients and servers name, bound to one key of
+ * the same account (composite foreign key), whose plan and limits apply.
+ */
+export interface PusherAppsTable {
+  /** Decimal digits (10 when Herald makes it): the HTTP API's `/apps/{app_id}`. */
+  app_id: string;
+  /** 20 lower-case hex characters: the socket's `/app/{key}` and `auth_key`. */
+  key: string;
+  /** The secret, sealed by kit's SecretBox (pusher/secrets.ts); never in clear. */
+  secret: string;
+  account_id: string;
+  key_id: string;
+  user_ids: ColumnType<PusherUserIds, PusherUserIds | undefined, PusherUserIds>;
+  /** proto's PusherUserChannel template, or null. */
+  user_channel: string | null;
+  created_at: CreatedAt;
+}
 
 /** A login of the account API. Only hashes of its tokens are stored. */
 export interface SessionsTable {
@@ -195,6 +214,7 @@ export interface AuthDb {
   password_resets: PasswordResetsTable;
   dashboard_keys: DashboardKeysTable;
   nats_users: NatsUsersTable;
+  pusher_apps: PusherAppsTable;
 }
 
 export type Account = Selectable<AccountsTable>;
@@ -202,6 +222,7 @@ export type NewAccount = Insertable<AccountsTable>;
 export type SubscriptionRow = Selectable<SubscriptionsTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type NewApiKeyRow = Insertable<ApiKeysTable>;
+export type PusherAppRow = Selectable<PusherAppsTable>;
 export type SessionRow = Selectable<SessionsTable>;
 export type PaymentRow = Selectable<PaymentsTable>;
 export type PaymentEventRow = Selectable<PaymentEventsTable>;

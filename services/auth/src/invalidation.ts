@@ -64,6 +64,14 @@ export function secretRotatedMessage(key: Pick<ApiKeySummary, 'id'>): AuthInvali
   return { v: 1, key_id: key.id, reason: 'secret_rotated' };
 }
 
+/**
+ * A Pusher app bound to this key was created, deleted or given a new secret: the edge and ingress
+ * drop their cached rt.auth.pusher answers of the key's apps.
+ */
+export function pusherAppMessage(keyId: string): AuthInvalidate {
+  return { v: 1, key_id: keyId, reason: 'pusher_app' };
+}
+
 export function domainChangedMessage(key: Pick<ApiKeySummary, 'id'>): AuthInvalidate {
   return { v: 1, key_id: key.id, reason: 'domain_changed' };
 }

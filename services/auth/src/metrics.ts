@@ -19,6 +19,8 @@ export interface AuthMetrics {
   verifications: Counter<'result'>;
   verifyDuration: Histogram<'result'>;
   logins: Counter<'result'>;
+  /** rt.auth.pusher answers (pusher/responder.ts), by the same results as verifications. */
+  pusherLookups: Counter<'result'>;
 }
 
 export function createAuthMetrics(registry: Registry): AuthMetrics {
@@ -42,7 +44,14 @@ export function createAuthMetrics(registry: Registry): AuthMetrics {
     labelNames: ['result'],
     registers: [registry],
   });
+  const pusherLookups = new Counter({
+    name: 'herald_auth_pusher_lookups_total',
+    help: 'Pusher app lookups answered on rt.auth.pusher, by result (invalid_api_key: no such app)',
+    labelNames: ['result'],
+    registers: [registry],
+  });
   for (const result of VERIFY_RESULTS) verifications.inc({ result }, 0);
+  for (const result of VERIFY_RESULTS) pusherLookups.inc({ result }, 0);
   for (const result of LOGIN_RESULTS) logins.inc({ result }, 0);
-  return { verifications, verifyDuration, logins };
+  return { verifications, verifyDuration, logins, pusherLookups };
 }

@@ -22,6 +22,8 @@ import { type AuthMetrics, createAuthMetrics } from './metrics.js';
 import { startCalloutResponder } from './nats-users/callout-responder.js';
 import { loadPlanCatalogue, resolvePlansFile } from './plan-catalogue.js';
 import { pushRoutes } from './push/routes.js';
+import { startPusherResponder } from './pusher/responder.js';
+import { pusherRoutes } from './pusher/routes.js';
 import { startVerifyResponder } from './verify-responder.js';
 import { webhookRoutes } from './webhooks/routes.js';
 
@@ -76,6 +78,17 @@ export function createAuthService(config: AuthConfig, deps: AuthServiceDeps): Au
     dashboardConnections: config.DASHBOARD_MAX_CONNECTIONS,
     box,
   });
+  // Pusher apps (issue 41): the edge and ingress look them up on rt.auth.pusher.
+  const pusher = startPusherResponder({
+    nc: deps.nc,
+    db: deps.db,
+    catalogue,
+    logger: deps.logger,
+    box,
+    metrics,
+    now,
+    dashboardConnections: config.DASHBOARD_MAX_CONNECTIONS,
+  });
   // Customer backends' NATS users: admitted by the auth callout, when its key is configured.
   const callout = config.NATS_CALLOUT_SEED
     ? startCalloutResponder({
@@ -111,6 +124,7 @@ export function createAuthService(config: AuthConfig, deps: AuthServiceDeps): Au
     billingRoutes(billing?.service),
     webhookRoutes(config.WEBHOOK_API_TIMEOUT_MS),
     pushRoutes(config.PUSH_API_TIMEOUT_MS),
+    pusherRoutes(config.MAX_PUSHER_APPS_PER_ACCOUNT),
   ];
   const app = createAccountApi(
     {
@@ -157,7 +171,7 @@ export function createAuthService(config: AuthConfig, deps: AuthServiceDeps): Au
     close: async () => {
       await billing?.scheduler.stop();
       await forwarder.settled();
-      await Promise.all([responder.drain(), callout?.drain()]);
+      await Promise.all([responder.drain(), pusher.drain(), callout?.drain()]);
     },
   };
 }

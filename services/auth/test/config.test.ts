@@ -83,6 +83,15 @@ describe('loadConfig', () => {
     expect(() => at('PASSWORD_SCRYPT_LOG_N', '21')).toThrow(/at most 20/);
     expect(at('MAX_LIVE_KEYS_PER_ACCOUNT', '1').MAX_LIVE_KEYS_PER_ACCOUNT).toBe(1);
     expect(() => at('MAX_LIVE_KEYS_PER_ACCOUNT', '0')).toThrow(/MAX_LIVE_KEYS_PER_ACCOUNT/);
+    expect(loadConfig(base).MAX_PUSHER_APPS_PER_ACCOUNT).toBe(10);
+    expect(at('MAX_PUSHER_APPS_PER_ACCOUNT', '1').MAX_PUSHER_APPS_PER_ACCOUNT).toBe(1);
+    expect(at('MAX_PUSHER_APPS_PER_ACCOUNT', '1000').MAX_PUSHER_APPS_PER_ACCOUNT).toBe(1000);
+    expect(() => at('MAX_PUSHER_APPS_PER_ACCOUNT', '0')).toThrow(
+      /MAX_PUSHER_APPS_PER_ACCOUNT .*at least 1/,
+    );
+    expect(() => at('MAX_PUSHER_APPS_PER_ACCOUNT', '1001')).toThrow(
+      /MAX_PUSHER_APPS_PER_ACCOUNT .*at most 1000/,
+    );
     expect(() => at('LOGIN_MAX_FAILURES', '0')).toThrow(/LOGIN_MAX_FAILURES .*at least 1/);
     expect(() => at('ACCOUNT_API_BODY_LIMIT_BYTES', '255')).toThrow(/at least 256/);
   });

@@ -7,7 +7,7 @@ type Commands = Readonly<Record<string, CommandSpec>>;
 
 /** Every command's usage line, and what --help prints. */
 export function usage(commands: Commands = COMMANDS): string {
-  return `Herald admin: accounts, plans, API keys, payments, webhooks and push.
+  return `Herald admin: accounts, plans, API keys, payments, webhooks, push and Pusher apps.
 
 Usage: npm run -s admin -- <command> [flags] [--json]
 
@@ -19,7 +19,7 @@ ${Object.values(commands)
 --json prints exactly one JSON object on stdout. DATABASE_URL, NATS_URL and PLANS_FILE come
 from the environment, else from .data/dev.env (written by \`make dev\`); PLANS_FILE defaults to
 config/plans.json. SECRET_ENCRYPTION_KEY (the same as auth's) seals signing secrets: keys made
-with --require-token need it. DATE is 2025-07-01 (midnight UTC) or 2025-07-01T12:00:00Z. Exit status: 0
+with --require-token and Pusher apps need it. DATE is 2025-07-01 (midnight UTC) or 2025-07-01T12:00:00Z. Exit status: 0
 done, 2 bad arguments, 1 anything else.`;
 }
 

@@ -5,6 +5,7 @@ import { keyCommands } from './key-commands.js';
 import { migrateCommands } from './migrate-commands.js';
 import { natsUserCommands } from './nats-user-commands.js';
 import { pushCommands } from './push-commands.js';
+import { pusherCommands } from './pusher-commands.js';
 import { tokenCommands } from './token-commands.js';
 import { webhookCommands } from './webhook-commands.js';
 
@@ -22,6 +23,7 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
   billingCommands,
   webhookCommands,
   pushCommands,
+  pusherCommands,
 ];
 
 /** The commands by name (`key create`). */

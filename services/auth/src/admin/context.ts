@@ -13,6 +13,7 @@ import { DatabaseUrl, MaxLiveKeys, SecretOverlapMs } from '../config.js';
 import type { AuthDb } from '../db-schema.js';
 import type { KeyRules } from '../keys/issuing.js';
 import { loadPlanCatalogue, resolvePlansFile } from '../plan-catalogue.js';
+import { MaxPusherApps } from '../pusher/config.js';
 import type { AdminSettings } from './settings.js';
 
 /**
@@ -82,6 +83,17 @@ export class AdminContext {
       );
     }
     return overlap.data;
+  }
+
+  /** MAX_PUSHER_APPS_PER_ACCOUNT, as auth reads it. */
+  maxPusherApps(): number {
+    const max = MaxPusherApps.safeParse(this.#settings.env.MAX_PUSHER_APPS_PER_ACCOUNT);
+    if (!max.success) {
+      throw new Error(
+        `MAX_PUSHER_APPS_PER_ACCOUNT ${max.error.issues[0]?.message ?? 'is invalid'}`,
+      );
+    }
+    return max.data;
   }
 
   async nats(): Promise<NatsConnection> {

@@ -11,6 +11,7 @@ import * as m0009 from './0009_key_inbox.js';
 import * as m0010 from './0010_key_unsigned_recipients.js';
 import * as m0011 from './0011_key_webhook_payload.js';
 import * as m0012 from './0012_key_push.js';
+import * as m0013 from './0013_pusher_apps.js';
 
 /**
  * Every migration, imported statically rather than read from a folder at run time, so the same
@@ -29,4 +30,5 @@ export const migrations: Record<string, Migration> = {
   '0010_key_unsigned_recipients': m0010,
   '0011_key_webhook_payload': m0011,
   '0012_key_push': m0012,
+  '0013_pusher_apps': m0013,
 };
