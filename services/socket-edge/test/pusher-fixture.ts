@@ -95,6 +95,11 @@ export class PusherApps {
     return { app, key: bound, server };
   }
 
+  /** Deletes the app: its lookups answer `invalid_api_key` from now on. */
+  remove(app: TestApp): void {
+    this.#known.delete(app.app.key);
+  }
+
   refuse(app: TestApp, code: 'key_revoked' | 'plan_inactive'): void {
     this.#known.set(app.app.key, { v: 1, ok: false, error: { code, message: `refused: ${code}` } });
   }

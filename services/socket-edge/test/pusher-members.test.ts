@@ -61,9 +61,15 @@ async function signedIn(test: TestApp, id: string) {
 }
 
 /** A raw client signed in as `id` (the pusher library's signature), waiting for signin_success. */
-async function rawSignedIn(test: TestApp, id: string, answerPings = true): Promise<RawPusher> {
+async function rawSignedIn(
+  test: TestApp,
+  id: string,
+  answerPings = true,
+  device?: string,
+): Promise<RawPusher> {
   const raw = rawPusher(stack, edge.port, test.app.key, { answerPings });
-  const { auth, user_data } = test.server.authenticateUser(await raw.socketId(), { id });
+  const user = device === undefined ? { id } : { id, device };
+  const { auth, user_data } = test.server.authenticateUser(await raw.socketId(), user);
   raw.send('pusher:signin', { auth, user_data });
   await waitUntil('signin_success', () =>
     raw.frames.some((f) => f.event === 'pusher:signin_success'),
@@ -181,6 +187,59 @@ describe('Pusher sockets as members of their user recipient', () => {
     const frame = raw.frames.find((f) => f.event === 'herald:event');
     expect(frame?.channel).toBe(channel);
     raw.ws.close();
+  });
+
+  it('is one member of its user when it signs in and subscribes the user channel too', async () => {
+    const test = apps.make();
+    const raw = await rawSignedIn(test, '16');
+    const channel = 'private-App.Models.User.16';
+    raw.send('pusher:subscribe', {
+      channel,
+      auth: test.server.authorizeChannel(await raw.socketId(), channel).auth,
+    });
+    await waitUntil('subscribed', () =>
+      raw.frames.some((f) => f.event === 'pusher_internal:subscription_succeeded'),
+    );
+    const recipient = pusherRecipient(test.app.app_id, '16', 'any') as string;
+    const { reply } = await liveOnceMember(recipient, '{"once":1}');
+    expect(await reply).toEqual({ v: 1, sockets: 1 });
+    const events = raw.frames.filter((f) => f.event === 'herald:event');
+    expect(events.map((f) => f.channel)).toEqual(['#server-to-user-16']);
+    raw.ws.close();
+  });
+
+  it('catches each signed-in device up on what that device has not proven (user_data.device)', async () => {
+    const test = apps.make();
+    const recipient = pusherRecipient(test.app.app_id, '15', 'any') as string;
+    const id = randomUUID();
+    await queueEvent(stack, ACCOUNT_A, recipient, '{"d":1}', id);
+    const ids = (raw: RawPusher) =>
+      raw.frames
+        .filter((f) => f.event === 'herald:event')
+        .map((f) => (JSON.parse(f.data as string) as { herald_id: string }).herald_id);
+    const phone = await rawSignedIn(test, '15', true, 'phone');
+    await waitUntil('the phone got it', () => ids(phone).includes(id), 20_000);
+    phone.ws.close();
+    await phone.closed;
+    const laptop = await rawSignedIn(test, '15', true, 'laptop');
+    await waitUntil('the laptop got it too', () => ids(laptop).includes(id), 20_000);
+    laptop.ws.close();
+    await laptop.closed;
+    // The phone proved it: back again, it gets what came since, and not that one.
+    const again = await rawSignedIn(test, '15', true, 'phone');
+    const sentinel = randomUUID();
+    await queueEvent(stack, ACCOUNT_A, recipient, '{"d":2}', sentinel);
+    await waitUntil('the sentinel', () => ids(again).includes(sentinel), 20_000);
+    expect(ids(again)).toEqual([sentinel]);
+    again.ws.close();
+  });
+
+  it('closes with 4001 when the app is deleted while open', async () => {
+    const test = apps.make();
+    const raw = await rawSignedIn(test, '17');
+    apps.remove(test);
+    await stack.auth.invalidate({ v: 1, key_id: test.key.id, reason: 'pusher_app' });
+    expect((await raw.closed).code).toBe(4001);
   });
 
   it('closes the user sockets of the app with 4009 on terminate_connections', async () => {
