@@ -29,11 +29,8 @@ import { InboxClient } from './inbox/inbox-client.js';
 import type { InboxSocket } from './inbox/inbox-socket.js';
 import { InboxSource } from './inbox/inbox-source.js';
 import { createEdgeMetrics } from './metrics.js';
-import { AppLookup } from './pusher/app-lookup.js';
-import { ChannelFanout } from './pusher/channel-fanout.js';
-import type { PusherContext } from './pusher/pusher-context.js';
-import { PusherSockets } from './pusher/pusher-sockets.js';
-import { createPusherUpgrade, PUSHER_PATH } from './pusher/pusher-upgrade.js';
+import { createPusherDoor } from './pusher/pusher-door.js';
+import { PUSHER_PATH } from './pusher/pusher-upgrade.js';
 import { queueCheckLimiter } from './queue/check-limiter.js';
 import type { DrainContext } from './queue/drain-context.js';
 import { QueueDrainer } from './queue/queue-drainer.js';
@@ -222,39 +219,24 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
     }),
   });
   // The Pusher door (src/pusher/): stock pusher-js on /app/{key}, beside /ws/connect.
-  const appLookup = new AppLookup(nc, logger, {
-    ttlMs: config.KEY_CACHE_TTL_MS,
-    negativeTtlMs: config.KEY_NEGATIVE_CACHE_TTL_MS,
-    timeoutMs: config.AUTH_TIMEOUT_MS,
-  });
-  const pusherSockets = new PusherSockets(verifier, appLookup, metrics, logger);
-  const pusherContext: PusherContext = {
+  const pusher = createPusherDoor({
+    nc,
+    wss,
+    verifier,
     sessions,
-    fanout: new ChannelFanout(nc, logger),
     metrics,
     logger,
     proof,
     feedFor: (socket) => feedFor(socket, undefined),
-    activityTimeoutS: config.PUSHER_ACTIVITY_TIMEOUT_S,
-    signinTimeoutMs: config.PUSHER_SIGNIN_TIMEOUT_MS,
-    maxChannels: config.PUSHER_MAX_CHANNELS_PER_SOCKET,
-    closing,
-  };
-  const pusherUpgrade = createPusherUpgrade({
-    wss,
-    lookup: appLookup,
-    sockets: pusherSockets,
-    ctx: pusherContext,
     hold: () => new ConnectHold(budget, gate),
     connectRate,
     authFailures,
-    trustedProxyHops: config.TRUSTED_PROXY_HOPS,
-    metrics,
-    logger,
+    closing,
+    config,
   });
   const upgrade: typeof wsConnect = (req, socket, head) => {
     const path = (req.url ?? '/').split('?', 1)[0] ?? '/';
-    if (PUSHER_PATH.test(path)) pusherUpgrade(req, socket, head);
+    if (PUSHER_PATH.test(path)) pusher.upgrade(req, socket, head);
     else wsConnect(req, socket, head);
   };
   const service = edgeService(config, {
@@ -280,7 +262,7 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
       : undefined,
     wss,
     upgrade,
-    pusher: pusherSockets,
+    pusher: pusher.sockets,
     // Behind proxies the TCP peer is a proxy: refusals stay per upgrade there.
     dropsEarly: config.TRUSTED_PROXY_HOPS === 0 ? (a) => connectRate.dropsEarly(a) : undefined,
     stopRevocations: watchRevocations(verifier, () => sessions.sockets(), metrics, logger),
