@@ -41,6 +41,22 @@ describe('Pusher sockets over their life', () => {
     raw.ws.close();
   });
 
+  it('closes with 4100 past MAX_SOCKETS, which Pusher and /ws/connect sockets share', async () => {
+    const small = await startEdge(stack, { MAX_SOCKETS: '1' });
+    try {
+      const test = apps.make();
+      const first = rawPusher(stack, small.port, test.app.key);
+      await first.socketId();
+      const second = rawPusher(stack, small.port, test.app.key);
+      expect((await second.closed).code).toBe(4100);
+      expect(second.frames[0]).toMatchObject({ event: 'pusher:error', data: { code: 4100 } });
+      first.ws.close();
+      await first.closed;
+    } finally {
+      await small.close();
+    }
+  });
+
   it('closes every Pusher socket with 4200 when the edge shuts down, a member one included', async () => {
     const test = apps.make();
     const plain = rawPusher(stack, edge.port, test.app.key);
