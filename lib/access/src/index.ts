@@ -19,3 +19,4 @@ export {
 } from './pusher-sign.js';
 export { checkRecipientToken, type TokenPolicy } from './recipient-token.js';
 export { authorizeSubscriber, type SubscriberUse } from './subscriber.js';
+export { type Verdict, VerdictCache, type VerdictCacheOptions } from './verdict-cache.js';

@@ -11,6 +11,7 @@ import {
 } from '@herald/proto';
 import { JSONCodec, type NatsConnection, type Subscription } from 'nats';
 import { hashKey } from './key-hash.js';
+import { type Verdict, VerdictCache } from './verdict-cache.js';
 
 export interface KeyVerifierOptions {
   /** How long a key's successful verification is reused, ms. Default 5000. */
@@ -33,17 +34,6 @@ export interface KeyVerifierOptions {
   withSigningSecrets?: boolean;
 }
 
-type Outcome = { ok: true; key: VerifiedKey } | { ok: false; error: HeraldError };
-interface Entry {
-  outcome: Outcome;
-  until: number;
-  /** From then on (a verified key), a use of the entry asks auth again in the background. */
-  refreshAt: number;
-}
-
-/** Share of the TTL after which a verified key is refreshed ahead of its expiry. */
-const REFRESH_AHEAD = 0.75;
-
 const codec = JSONCodec();
 
 /** What a caller is told while auth does not answer (HeraldError `unavailable`). */
@@ -59,30 +49,24 @@ const AUTH_UNAVAILABLE: NoAnswer = {
  */
 export class KeyVerifier {
   readonly #requester: NatsRequester;
-  readonly #ttlMs: number;
-  readonly #maxEntries: number;
   readonly #timeoutMs: number;
   readonly #withSecrets: boolean;
-  readonly #negativeTtlMs: number;
-  readonly #maxNegativeEntries: number;
-  readonly #cache = new Map<string, Entry>();
-  readonly #negative = new Map<string, Entry>();
-  readonly #inflight = new Map<string, Promise<Outcome>>();
+  readonly #verdicts: VerdictCache<VerifiedKey>;
   readonly #listeners = new Set<(msg: AuthInvalidate) => void>();
   readonly #sub: Subscription;
-  /** Counts invalidations, so an answer asked for before one is not cached after it. */
-  #generation = 0;
   readonly #logger: Logger;
 
   constructor(nc: NatsConnection, logger: Logger, opts: KeyVerifierOptions = {}) {
     this.#requester = new NatsRequester(nc);
     this.#logger = logger;
-    this.#ttlMs = opts.ttlMs ?? 5000;
-    this.#maxEntries = opts.maxEntries ?? 10_000;
     this.#timeoutMs = opts.timeoutMs ?? 2000;
     this.#withSecrets = opts.withSigningSecrets ?? false;
-    this.#negativeTtlMs = opts.negativeTtlMs ?? 5000;
-    this.#maxNegativeEntries = opts.maxNegativeEntries ?? 10_000;
+    this.#verdicts = new VerdictCache((hash) => this.#ask(hash), {
+      ttlMs: opts.ttlMs ?? 5000,
+      maxEntries: opts.maxEntries ?? 10_000,
+      negativeTtlMs: opts.negativeTtlMs ?? 5000,
+      maxNegativeEntries: opts.maxNegativeEntries ?? 10_000,
+    });
     this.#sub = nc.subscribe(subjects.authInvalidate, {
       callback: (err, msg) => {
         if (err) return;
@@ -102,20 +86,7 @@ export class KeyVerifier {
    */
   async verify(apiKey: string): Promise<VerifiedKey> {
     if (!isWellFormedApiKey(apiKey)) throw invalidApiKey();
-    const hash = hashKey(apiKey);
-    const now = Date.now();
-    const cached = this.#cache.get(hash) ?? this.#negative.get(hash);
-    let outcome: Outcome;
-    if (cached && cached.until > now) {
-      outcome = cached.outcome;
-      // Asked again before it expires, so a busy key's dispatches never all wait for auth at
-      // once at its expiry (a stall every TTL); meanwhile the answer, not older than the TTL, holds.
-      if (now >= cached.refreshAt && !this.#inflight.has(hash)) this.#refresh(hash);
-    } else {
-      outcome = await (this.#inflight.get(hash) ?? this.#refresh(hash));
-    }
-    if (outcome.ok) return outcome.key;
-    throw outcome.error;
+    return this.#verdicts.get(hashKey(apiKey));
   }
 
   /** Called with every invalidation after the cache dropped the matching entries. */
@@ -125,50 +96,33 @@ export class KeyVerifier {
   }
 
   invalidate(msg: AuthInvalidate): void {
-    // An answer asked for before this invalidation may predate it: it is not cached (see #ask).
-    this.#generation++;
-    for (const [hash, entry] of this.#cache) {
-      if (!entry.outcome.ok) continue;
-      const { key } = entry.outcome;
-      if (
-        (msg.key_id && key.id === msg.key_id) ||
-        (msg.account_id && key.account_id === msg.account_id)
-      ) {
-        this.#cache.delete(hash);
-      }
-    }
-    // A refusal names no account, so a plan change forgets every plan refusal: a renewal then
-    // takes effect at once instead of after the TTL.
-    if (msg.reason === 'plan_changed') {
-      for (const [hash, { outcome }] of this.#negative) {
-        if (!outcome.ok && outcome.error.code === 'plan_inactive') this.#negative.delete(hash);
-      }
-    }
+    // An answer asked for before this invalidation may predate it: it is not cached.
+    this.#verdicts.forget(
+      (key) =>
+        Boolean(
+          (msg.key_id && key.id === msg.key_id) ||
+            (msg.account_id && key.account_id === msg.account_id),
+        ),
+      // A refusal names no account, so a plan change forgets every plan refusal: a renewal then
+      // takes effect at once instead of after the TTL.
+      msg.reason === 'plan_changed' ? (error) => error.code === 'plan_inactive' : undefined,
+    );
     for (const listener of this.#listeners) listener(msg);
   }
 
   /** Cached verifications, successes and refusals. */
   get size(): number {
-    return this.#cache.size + this.#negative.size;
+    return this.#verdicts.size;
   }
 
   close(): void {
     this.#sub.unsubscribe();
-    this.#cache.clear();
-    this.#negative.clear();
+    this.#verdicts.clear();
     this.#listeners.clear();
   }
 
-  /** Asks auth about a key, shared by every verify of it until the answer comes. */
-  #refresh(hash: string): Promise<Outcome> {
-    const pending = this.#ask(hash).finally(() => this.#inflight.delete(hash));
-    this.#inflight.set(hash, pending);
-    return pending;
-  }
-
-  async #ask(hash: string): Promise<Outcome> {
-    const generation = this.#generation;
-    let outcome: Outcome;
+  /** Asks auth about a key: its verdict, cached unless auth did not answer. */
+  async #ask(hash: string): Promise<{ verdict: Verdict<VerifiedKey>; cache: boolean }> {
     try {
       const reply = await this.#requester.requestJson(
         subjects.authVerify,
@@ -179,7 +133,7 @@ export class KeyVerifier {
         this.#timeoutMs,
         AUTH_UNAVAILABLE,
       );
-      outcome = { ok: true, key: reply.key };
+      return { verdict: { ok: true, value: reply.key }, cache: true };
     } catch (err) {
       if (!(err instanceof HeraldError) || err.code === 'unavailable') {
         // No answer (auth absent, slow or failing inside): not cached, the next verify asks again.
@@ -191,34 +145,11 @@ export class KeyVerifier {
           err instanceof HeraldError
             ? err
             : new HeraldError('unavailable', AUTH_UNAVAILABLE.message, { cause: err });
-        return { ok: false, error };
+        return { verdict: { ok: false, error }, cache: false };
       }
       // Auth's refusal, with its code: the key is at fault.
-      outcome = {
-        ok: false,
-        error: new HeraldError(err.code, err.message, { field: 'api_key' }),
-      };
-    }
-    if (generation === this.#generation) this.#remember(hash, outcome);
-    return outcome;
-  }
-
-  #remember(hash: string, outcome: Outcome): void {
-    const [cache, ttlMs, max] = outcome.ok
-      ? [this.#cache, this.#ttlMs, this.#maxEntries]
-      : [this.#negative, this.#negativeTtlMs, this.#maxNegativeEntries];
-    this.#cache.delete(hash);
-    this.#negative.delete(hash);
-    const now = Date.now();
-    cache.set(hash, {
-      outcome,
-      until: now + ttlMs,
-      refreshAt: outcome.ok ? now + ttlMs * REFRESH_AHEAD : Number.POSITIVE_INFINITY,
-    });
-    while (cache.size > max) {
-      const oldest = cache.keys().next().value;
-      if (oldest === undefined) break;
-      cache.delete(oldest);
+      const error = new HeraldError(err.code, err.message, { field: 'api_key' });
+      return { verdict: { ok: false, error }, cache: true };
     }
   }
 }

@@ -1,3 +1,4 @@
+import { type Verdict, VerdictCache } from '@herald/access';
 import type { Logger } from '@herald/kit';
 import { NatsRequester, type NoAnswer } from '@herald/nats';
 import {
@@ -18,8 +19,6 @@ export interface AppGrant {
   key: VerifiedKey;
 }
 
-type Outcome = { ok: true; grant: AppGrant } | { ok: false; error: HeraldError };
-
 export interface AppLookupOptions {
   /** How long a found app is reused, ms (KEY_CACHE_TTL_MS). */
   ttlMs: number;
@@ -36,109 +35,75 @@ const AUTH_UNAVAILABLE: NoAnswer = {
 };
 
 /**
- * Looks Pusher apps up by key with auth (`rt.auth.pusher`, `{v:1,key}`), with the key verifier's
- * cache rules: a found app is reused for the TTL, a refusal (unknown app, refused bound key) for
- * the negative TTL in a map of its own (a flood of bad keys cannot evict good ones), one request
- * per key in flight, no answer (auth down) never cached, and an answer asked for before an
- * invalidation never cached after it. An invalidation (`rt.auth.invalidate`, heard through the
- * edge's KeyVerifier: `pusher_app` when an app of a key was made, deleted or given a new secret,
- * or any change of the bound key or its account) drops the apps of that key or account, and a
- * plan change every cached refusal.
+ * Looks Pusher apps up by key with auth (`rt.auth.pusher`, `{v:1,key}`), cached by lib/access's
+ * {@link VerdictCache} exactly as the key verifier caches keys (TTL with refresh ahead, refusals
+ * apart, one request per key in flight, an outage never cached). An invalidation
+ * (`rt.auth.invalidate`, heard through the edge's KeyVerifier: `pusher_app` when an app of a key
+ * was made, deleted or given a new secret, or any change of the bound key or its account) drops
+ * the apps of that key or account; `pusher_app` and a plan change drop every cached refusal too
+ * (a refusal names no key).
  */
 export class AppLookup {
   readonly #requester: NatsRequester;
-  readonly #opts: Required<AppLookupOptions>;
+  readonly #timeoutMs: number;
   readonly #logger: Logger;
-  readonly #found = new Map<string, { outcome: Outcome; until: number }>();
-  readonly #refused = new Map<string, { outcome: Outcome; until: number }>();
-  readonly #inflight = new Map<string, Promise<Outcome>>();
-  #generation = 0;
+  readonly #verdicts: VerdictCache<AppGrant>;
 
   constructor(nc: NatsConnection, logger: Logger, opts: AppLookupOptions) {
     this.#requester = new NatsRequester(nc);
     this.#logger = logger;
-    this.#opts = { maxEntries: 10_000, ...opts };
+    this.#timeoutMs = opts.timeoutMs;
+    const max = opts.maxEntries ?? 10_000;
+    this.#verdicts = new VerdictCache((appKey) => this.#ask(appKey), {
+      ttlMs: opts.ttlMs,
+      negativeTtlMs: opts.negativeTtlMs,
+      maxEntries: max,
+      maxNegativeEntries: max,
+    });
   }
 
   /** The app of this key and its bound key; rejects with the HeraldError (`invalid_api_key` for no app). */
-  async byKey(appKey: string): Promise<AppGrant> {
-    if (!PUSHER_APP_KEY.test(appKey)) throw invalidApiKey();
-    const cached = this.#found.get(appKey) ?? this.#refused.get(appKey);
-    const outcome =
-      cached && cached.until > Date.now()
-        ? cached.outcome
-        : await (this.#inflight.get(appKey) ?? this.#ask(appKey));
-    if (outcome.ok) return outcome.grant;
-    throw outcome.error;
+  byKey(appKey: string): Promise<AppGrant> {
+    if (!PUSHER_APP_KEY.test(appKey)) return Promise.reject(invalidApiKey());
+    return this.#verdicts.get(appKey);
   }
 
   /** Drops what an invalidation concerns. */
   invalidate(msg: AuthInvalidate): void {
-    this.#generation++;
-    for (const [appKey, { outcome }] of this.#found) {
-      if (!outcome.ok) continue;
-      const { app } = outcome.grant;
-      if (
-        (msg.key_id && app.key_id === msg.key_id) ||
-        (msg.account_id && app.account_id === msg.account_id)
-      ) {
-        this.#found.delete(appKey);
-      }
-    }
-    // A refusal names no key (an app made for a key that had none is refused until then).
-    if (msg.reason === 'plan_changed' || msg.reason === 'pusher_app') this.#refused.clear();
+    this.#verdicts.forget(
+      ({ app }) =>
+        Boolean(
+          (msg.key_id && app.key_id === msg.key_id) ||
+            (msg.account_id && app.account_id === msg.account_id),
+        ),
+      msg.reason === 'plan_changed' || msg.reason === 'pusher_app' ? () => true : undefined,
+    );
   }
 
   get size(): number {
-    return this.#found.size + this.#refused.size;
+    return this.#verdicts.size;
   }
 
-  #ask(appKey: string): Promise<Outcome> {
-    const pending = this.#request(appKey).finally(() => this.#inflight.delete(appKey));
-    this.#inflight.set(appKey, pending);
-    return pending;
-  }
-
-  async #request(appKey: string): Promise<Outcome> {
-    const generation = this.#generation;
-    let outcome: Outcome;
+  async #ask(appKey: string): Promise<{ verdict: Verdict<AppGrant>; cache: boolean }> {
     try {
       const reply = await this.#requester.requestJson(
         PUSHER_APP_SUBJECT,
         { v: 1, key: appKey },
         PusherAppReply,
-        this.#opts.timeoutMs,
+        this.#timeoutMs,
         AUTH_UNAVAILABLE,
       );
-      outcome = { ok: true, grant: { app: reply.app, key: reply.key } };
+      return { verdict: { ok: true, value: { app: reply.app, key: reply.key } }, cache: true };
     } catch (err) {
       if (!(err instanceof HeraldError) || err.code === 'unavailable' || err.code === 'internal') {
         this.#logger.error(
           { err: String(err instanceof HeraldError ? (err.cause ?? err.message) : err) },
           'Pusher app lookup failed: auth unavailable',
         );
-        return {
-          ok: false,
-          error: new HeraldError('unavailable', AUTH_UNAVAILABLE.message, { cause: err }),
-        };
+        const error = new HeraldError('unavailable', AUTH_UNAVAILABLE.message, { cause: err });
+        return { verdict: { ok: false, error }, cache: false };
       }
-      outcome = { ok: false, error: new HeraldError(err.code, err.message) };
-    }
-    if (generation === this.#generation) this.#remember(appKey, outcome);
-    return outcome;
-  }
-
-  #remember(appKey: string, outcome: Outcome): void {
-    const [cache, ttl] = outcome.ok
-      ? [this.#found, this.#opts.ttlMs]
-      : [this.#refused, this.#opts.negativeTtlMs];
-    this.#found.delete(appKey);
-    this.#refused.delete(appKey);
-    cache.set(appKey, { outcome, until: Date.now() + ttl });
-    while (cache.size > this.#opts.maxEntries) {
-      const oldest = cache.keys().next().value;
-      if (oldest === undefined) break;
-      cache.delete(oldest);
+      return { verdict: { ok: false, error: new HeraldError(err.code, err.message) }, cache: true };
     }
   }
 }
