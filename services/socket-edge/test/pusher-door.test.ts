@@ -100,6 +100,25 @@ describe('the Pusher door, /app/{key}, with the stock pusher-js', () => {
     expect(got.filter((g) => g.who === 'a').map((g) => g.data)).toEqual([{ n: 2 }]);
   });
 
+  it('refuses presence channels (not supported yet) and bad channel names, and ignores client events', async () => {
+    const raw = rawPusher(stack, edge.port, apps.make().app.key);
+    await raw.socketId();
+    raw.send('pusher:subscribe', { channel: 'presence-room' });
+    raw.send('pusher:subscribe', { channel: 'bad channel!' });
+    raw.send('pusher:subscribe', { channel: `a${'b'.repeat(164)}` });
+    raw.ws.send(JSON.stringify({ event: 'client-typing', channel: 'news', data: {} }));
+    raw.send('pusher:ping', {});
+    await waitUntil('the pong after them', () => raw.frames.some((f) => f.event === 'pusher:pong'));
+    const errors = raw.frames.filter((f) => f.event === 'pusher:subscription_error');
+    expect(errors.map((f) => (f.data as { type: string }).type)).toEqual([
+      'UnsupportedChannel',
+      'InvalidChannel',
+      'InvalidChannel',
+    ]);
+    expect(raw.ws.readyState).toBe(raw.ws.OPEN);
+    raw.ws.close();
+  });
+
   it("refuses #server-to-user- of another user, and allows the signed-in user's own", async () => {
     // pusher-js itself refuses to subscribe a # channel: a raw client asks the edge.
     const test = apps.make();
@@ -149,6 +168,12 @@ describe('Pusher refusals: pusher:error, then the close code pusher-js acts on',
     const home = rawPusher(stack, edge.port, web.app.key, { origin: 'https://app.example.com' });
     expect(await home.socketId()).toMatch(/^\d+\.\d+$/);
     home.ws.close();
+  });
+
+  it('4009 for a key of dispatch scope, which may not receive', async () => {
+    const dispatchOnly = apps.make({}, { scope: 'dispatch' });
+    const raw = rawPusher(stack, edge.port, dispatchOnly.app.key);
+    expect((await raw.closed).code).toBe(4009);
   });
 
   it('4004 over the plan connection cap, counted with every socket of the account', async () => {

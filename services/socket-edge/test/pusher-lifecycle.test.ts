@@ -9,7 +9,10 @@ let apps: PusherApps;
 beforeAll(async () => {
   stack = await startStack();
   apps = new PusherApps(stack.nc);
-  edge = await startEdge(stack, { PUSHER_SIGNIN_TIMEOUT_MS: '3000' });
+  edge = await startEdge(stack, {
+    PUSHER_SIGNIN_TIMEOUT_MS: '3000',
+    PUSHER_MAX_CHANNELS_PER_SOCKET: '2',
+  });
 });
 
 afterAll(async () => {
@@ -31,6 +34,28 @@ describe('Pusher sockets over their life', () => {
     expect(member.frames.some((f) => f.event === 'pusher:signin_success')).toBe(true);
     expect(member.ws.readyState).toBe(member.ws.OPEN);
     member.ws.close();
+  });
+
+  it('refuses a subscribe past PUSHER_MAX_CHANNELS_PER_SOCKET, and takes one again after an unsubscribe', async () => {
+    const raw = rawPusher(stack, edge.port, apps.make().app.key);
+    await raw.socketId();
+    for (const channel of ['a', 'b', 'c']) raw.send('pusher:subscribe', { channel });
+    const answers = () => raw.frames.filter((f) => f.event.includes('subscription_'));
+    await waitUntil('three answers', () => answers().length === 3);
+    expect(answers().map((f) => [f.event, f.channel])).toEqual([
+      ['pusher_internal:subscription_succeeded', 'a'],
+      ['pusher_internal:subscription_succeeded', 'b'],
+      ['pusher:subscription_error', 'c'],
+    ]);
+    expect(answers()[2]?.data).toMatchObject({ type: 'LimitReached' });
+    raw.send('pusher:unsubscribe', { channel: 'a' });
+    raw.send('pusher:subscribe', { channel: 'c' });
+    await waitUntil('the fourth answer', () => answers().length === 4);
+    expect(answers()[3]).toMatchObject({
+      event: 'pusher_internal:subscription_succeeded',
+      channel: 'c',
+    });
+    raw.ws.close();
   });
 
   it('answers a client pusher:ping with pusher:pong', async () => {
