@@ -67,7 +67,7 @@ async function admit(
   const { ctx, metrics, logger } = deps;
   ws.on('error', (err) => logger.debug({ err: err.message }, 'Pusher socket error'));
   const url = new URL(req.url ?? '/', 'https://edge.invalid');
-  const appKey = decodeURIComponent(PUSHER_PATH.exec(url.pathname)?.[1] ?? '');
+  const appKey = appKeyOf(url.pathname);
   const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
   const source = sourceAddress(req, deps.trustedProxyHops ?? 0);
   const hold = deps.hold();
@@ -143,6 +143,15 @@ async function admit(
   });
   deps.sockets.add(pusher);
   pusher.start();
+}
+
+/** The key in `/app/{key}`; '' (no app has it) when it is not there or not decodable. */
+function appKeyOf(pathname: string): string {
+  try {
+    return decodeURIComponent(PUSHER_PATH.exec(pathname)?.[1] ?? '');
+  } catch {
+    return '';
+  }
 }
 
 function closeWith(ws: WebSocket, code: number, message: string): void {
