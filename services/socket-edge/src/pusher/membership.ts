@@ -61,6 +61,8 @@ export class Membership implements SocketWire {
   /** Joins the recipient's session; a socket closed meanwhile leaves it at once. */
   async join(ctx: PusherContext): Promise<void> {
     const owner = this.#owner;
+    // The shutdown closes every Pusher socket: none joins a session it is closing.
+    if (ctx.closing()) return;
     let session: RecipientSession;
     try {
       session = ctx.sessions.reserve(owner.account, this.recipient);
@@ -77,7 +79,7 @@ export class Membership implements SocketWire {
       owner.refuse(pusherCloseOf(error), error.message);
       return;
     }
-    if (!owner.open) {
+    if (!owner.open || ctx.closing()) {
       ctx.sessions.cancel(session);
       return;
     }
