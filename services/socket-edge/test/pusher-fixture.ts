@@ -1,4 +1,5 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { LiveReply } from '@herald/proto';
 import {
   PUSHER_APP_SUBJECT,
   type PusherApp,
@@ -10,7 +11,7 @@ import { JSONCodec, type NatsConnection } from 'nats';
 import PusherServer from 'pusher';
 import * as PusherJs from 'pusher-js';
 import WebSocket from 'ws';
-import { ACCOUNT_A, type Stack, verified, waitUntil } from './fixture.js';
+import { ACCOUNT_A, type Stack, sendLive, sleep, verified, waitUntil } from './fixture.js';
 
 const json = JSONCodec();
 
@@ -223,4 +224,30 @@ export function rawPusher(
       for (; unanswered > 0; unanswered--) send('pusher:pong', {});
     },
   };
+}
+
+/**
+ * A live event to the recipient, sent once its session holds the member socket (until then the
+ * request finds no responder at once and is sent again); resolves with the pending reply (in an
+ * object: an async function would wait for it).
+ */
+export async function liveOnceMember(
+  stack: Stack,
+  recipient: string,
+  payload: string,
+): Promise<{ reply: Promise<LiveReply> }> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const reply = sendLive(stack.nc, ACCOUNT_A, recipient, payload, randomUUID(), 30_000);
+    const early = await Promise.race([
+      reply.then(
+        () => 'answered',
+        () => 'refused',
+      ),
+      sleep(300).then(() => 'pending'),
+    ]);
+    if (early !== 'refused') return { reply };
+    if (Date.now() > deadline) throw new Error('the member socket never joined its session');
+    await sleep(20);
+  }
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { pusherRecipient } from '@herald/access';
-import { type LiveReply, pusherSubjects } from '@herald/proto';
+import { pusherSubjects } from '@herald/proto';
 import { JSONCodec } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -9,8 +9,6 @@ import {
   queueEvent,
   type RunningEdge,
   type Stack,
-  sendLive,
-  sleep,
   startEdge,
   startStack,
   waitUntil,
@@ -18,6 +16,7 @@ import {
 import {
   connected,
   currentUser,
+  liveOnceMember,
   type Pusher,
   PusherApps,
   pusherClient,
@@ -77,37 +76,12 @@ async function rawSignedIn(
   return raw;
 }
 
-/**
- * A live event to the recipient, sent once its session holds the member socket (until then the
- * request finds no responder at once and is sent again); resolves with the pending reply (in an
- * object: an async function would wait for it).
- */
-async function liveOnceMember(
-  recipient: string,
-  payload: string,
-): Promise<{ reply: Promise<LiveReply> }> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const reply = sendLive(stack.nc, ACCOUNT_A, recipient, payload, randomUUID(), 30_000);
-    const early = await Promise.race([
-      reply.then(
-        () => 'answered',
-        () => 'refused',
-      ),
-      sleep(300).then(() => 'pending'),
-    ]);
-    if (early !== 'refused') return { reply };
-    if (Date.now() > deadline) throw new Error('the member socket never joined its session');
-    await sleep(20);
-  }
-}
-
 describe('Pusher sockets as members of their user recipient', () => {
   it('delivers a live event to the signed-in user, framed with its herald id', async () => {
     const test = apps.make();
     const { got } = await signedIn(test, '7');
     const recipient = pusherRecipient(test.app.app_id, '7', 'any') as string;
-    const { reply } = await liveOnceMember(recipient, '{"hello":"pusher"}');
+    const { reply } = await liveOnceMember(stack, recipient, '{"hello":"pusher"}');
     expect(await reply).toEqual({ v: 1, sockets: 1 });
     await waitUntil('the user event', () => got.length === 1);
     expect(got[0]).toEqual({
@@ -122,6 +96,7 @@ describe('Pusher sockets as members of their user recipient', () => {
     const recipient = pusherRecipient(test.app.app_id, '8', 'any') as string;
     let settled = false;
     const { reply } = await liveOnceMember(
+      stack,
       recipient,
       JSON.stringify({ event: 'order.shipped', data: '{"order":1}' }),
     );
@@ -182,7 +157,7 @@ describe('Pusher sockets as members of their user recipient', () => {
     const { auth } = test.server.authorizeChannel(await raw.socketId(), channel);
     raw.send('pusher:subscribe', { channel, auth });
     const recipient = pusherRecipient(test.app.app_id, '11', 'any') as string;
-    const { reply } = await liveOnceMember(recipient, '{"n":11}');
+    const { reply } = await liveOnceMember(stack, recipient, '{"n":11}');
     expect(await reply).toEqual({ v: 1, sockets: 1 });
     const frame = raw.frames.find((f) => f.event === 'herald:event');
     expect(frame?.channel).toBe(channel);
@@ -201,7 +176,7 @@ describe('Pusher sockets as members of their user recipient', () => {
       raw.frames.some((f) => f.event === 'pusher_internal:subscription_succeeded'),
     );
     const recipient = pusherRecipient(test.app.app_id, '16', 'any') as string;
-    const { reply } = await liveOnceMember(recipient, '{"once":1}');
+    const { reply } = await liveOnceMember(stack, recipient, '{"once":1}');
     expect(await reply).toEqual({ v: 1, sockets: 1 });
     const events = raw.frames.filter((f) => f.event === 'herald:event');
     expect(events.map((f) => f.channel)).toEqual(['#server-to-user-16']);
@@ -246,7 +221,8 @@ describe('Pusher sockets as members of their user recipient', () => {
     const test = apps.make();
     const raw = await rawSignedIn(test, '12');
     const recipient = pusherRecipient(test.app.app_id, '12', 'any') as string;
-    await await liveOnceMember(recipient, '{}');
+    const { reply } = await liveOnceMember(stack, recipient, '{}');
+    await reply;
     stack.nc.publish(
       pusherSubjects.terminate(ACCOUNT_A, recipient),
       json.encode({ v: 1, app_id: test.app.app_id }),
@@ -263,7 +239,7 @@ describe('Pusher sockets as members of their user recipient', () => {
     expect((await raw.closed).code).toBe(4009);
     const user = randomUUID();
     const ok = await rawSignedIn(test, user);
-    const { reply } = await liveOnceMember(user, '{"to":"uuid"}');
+    const { reply } = await liveOnceMember(stack, user, '{"to":"uuid"}');
     expect(await reply).toEqual({ v: 1, sockets: 1 });
     ok.ws.close();
   });
