@@ -75,6 +75,7 @@ describe('main.ts', () => {
           '0010_key_unsigned_recipients',
           '0011_key_webhook_payload',
           '0012_key_push',
+          '0013_pusher_apps',
         ]);
       } finally {
         await fresh.destroy();

@@ -340,6 +340,29 @@ describe('pusher-app commands', () => {
   });
 });
 
+describe('pusher_apps in Postgres', () => {
+  it("refuses an app bound to another account's key, whatever the code above it does", async () => {
+    const t = await tenant();
+    const other = await tenant();
+    const insert = (keyId: string) =>
+      servers.db
+        .insertInto('pusher_apps')
+        .values({
+          app_id: String(Date.now()),
+          key: randomBytes(10).toString('hex'),
+          secret: 'sealed',
+          account_id: t.account,
+          key_id: keyId,
+        })
+        .execute();
+    await expect(insert(other.live)).rejects.toMatchObject({
+      code: '23503',
+      constraint: 'pusher_apps_key_of_account',
+    });
+    await expect(insert(t.live)).resolves.toBeDefined();
+  });
+});
+
 describe('MAX_PUSHER_APPS_PER_ACCOUNT', () => {
   it('caps the apps per account, in the CLI as in the store, and holds under parallel creations', async () => {
     const t = await tenant();

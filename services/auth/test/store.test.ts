@@ -37,6 +37,7 @@ describe('migrations', () => {
         '0010_key_unsigned_recipients',
         '0011_key_webhook_payload',
         '0012_key_push',
+        '0013_pusher_apps',
       ]);
       expect(await migrateToLatest(fresh)).toEqual([]);
       const tables = await sql<{ table_name: string }>`
@@ -53,6 +54,7 @@ describe('migrations', () => {
         'password_resets',
         'payment_events',
         'payments',
+        'pusher_apps',
         'renewal_reminders',
         'sessions',
         'subscriptions',
@@ -103,6 +105,7 @@ describe('migration 0002_plans on existing data', () => {
         '0010_key_unsigned_recipients',
         '0011_key_webhook_payload',
         '0012_key_push',
+        '0013_pusher_apps',
       ]);
       const subs = await sql<{ plan: string; period_end: Date | null }>`
         select plan, period_end from subscriptions where account_id = ${id}`.execute(old);

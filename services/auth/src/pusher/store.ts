@@ -223,7 +223,7 @@ async function boundKey(
     if (key.revoked_at !== null) {
       throw new HeraldError(
         'invalid_field',
-        `key_id ${id} is revoked: bind the app to a live one`,
+        `key_id ${id} is revoked: bind the app to a key that is not`,
         {
           field: 'key_id',
         },
