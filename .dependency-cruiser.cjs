@@ -34,7 +34,7 @@ const HERALD = '^(proto|lib|services|clients|bench)/';
 
 /**
  * The socket edge's wings (services/socket-edge/src/<wing>/) and what each may import of the edge
- * besides itself: admit/ → session/ → queue/, inbox/ → feed/ → socket/ (its README draws the
+ * besides itself: pusher/, admit/ → session/ → queue/, inbox/ → feed/ → socket/ (its README draws the
  * same), every wing below its own; queue/ and inbox/ stand side by side and never import each
  * other. The wiring (edge.ts, service.ts) stands above them all; metrics.ts is a leaf they share.
  */
@@ -46,6 +46,8 @@ const EDGE_WINGS = {
   inbox: ['feed/', 'socket/', 'metrics.ts'],
   session: ['queue/', 'inbox/', 'feed/', 'socket/', 'metrics.ts'],
   admit: ['session/', 'queue/', 'inbox/', 'feed/', 'socket/', 'metrics.ts'],
+  // The Pusher door: its own admission over admit/'s parts, members joining session/'s sessions.
+  pusher: ['admit/', 'session/', 'socket/', 'metrics.ts'],
 };
 /** A folder (`feed/`) matches what is under it; a file (`metrics.ts`) only itself. */
 const edgePart = (part) => (part.endsWith('/') ? part : `${part.replace('.', '\\.')}$`);

@@ -35,6 +35,25 @@ describe('loadConfig', () => {
     });
   });
 
+  it('takes the Pusher settings at their bounds, defaults them, and refuses them past either', () => {
+    expect(loadConfig(tls)).toMatchObject({
+      PUSHER_ACTIVITY_TIMEOUT_S: 120,
+      PUSHER_SIGNIN_TIMEOUT_MS: 30_000,
+      PUSHER_MAX_CHANNELS_PER_SOCKET: 100,
+    });
+    const bounds = {
+      PUSHER_ACTIVITY_TIMEOUT_S: [10, 3600],
+      PUSHER_SIGNIN_TIMEOUT_MS: [1000, 600_000],
+      PUSHER_MAX_CHANNELS_PER_SOCKET: [1, 10_000],
+    } as const;
+    for (const [name, [low, high]] of Object.entries(bounds)) {
+      expect(loadConfig({ ...tls, [name]: String(low) })[name as keyof typeof bounds]).toBe(low);
+      expect(loadConfig({ ...tls, [name]: String(high) })[name as keyof typeof bounds]).toBe(high);
+      expect(() => loadConfig({ ...tls, [name]: String(low - 1) })).toThrow(new RegExp(name));
+      expect(() => loadConfig({ ...tls, [name]: String(high + 1) })).toThrow(new RegExp(name));
+    }
+  });
+
   it('takes the status acks settings at their bounds and refuses them past either', () => {
     const bounds = {
       STATUS_ACK_TIMEOUT_MS: [100, 60_000],

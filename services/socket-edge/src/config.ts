@@ -189,6 +189,21 @@ export const Env = CommonEnv.extend({
     64 * 1024,
     1024 * MIB,
   ),
+  /**
+   * The Pusher door (`/app/{key}`, src/pusher/): the `activity_timeout` sent in
+   * `pusher:connection_established`, seconds. pusher-js pings after that much silence from the
+   * edge; a Pusher socket the edge hears nothing from (no frame, no pong) for this plus 30 s is
+   * closed with 4201. Default 120; 10..3600.
+   */
+  PUSHER_ACTIVITY_TIMEOUT_S: envInt(120, 10, 3600),
+  /**
+   * How long a Pusher socket of a key that requires recipient tokens may stay open without
+   * signing in (`pusher:signin`) or subscribing its user channel; then it is closed with 4009.
+   * Default 30000; 1000..600000.
+   */
+  PUSHER_SIGNIN_TIMEOUT_MS: envInt(30_000, 1000, 600_000),
+  /** Channels one Pusher socket may be subscribed to at once; past it a subscribe fails. Default 100; 1..10000. */
+  PUSHER_MAX_CHANNELS_PER_SOCKET: envInt(100, 1, 10_000),
 }).superRefine(
   (env, ctx) => {
     requireTls(env, ctx);

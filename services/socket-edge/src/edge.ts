@@ -13,6 +13,7 @@ import type { JetStreamManager } from 'nats';
 import type { Registry } from 'prom-client';
 import { WebSocketServer } from 'ws';
 import { socketAdmitter } from './admit/admitter.js';
+import { ConnectHold } from './admit/connect-hold.js';
 import { ConnectRateLimiter } from './admit/connect-rate.js';
 import { ConnectionCap, poolOf } from './admit/connection-cap.js';
 import { ConnectionCounts } from './admit/connection-counts.js';
@@ -28,6 +29,8 @@ import { InboxClient } from './inbox/inbox-client.js';
 import type { InboxSocket } from './inbox/inbox-socket.js';
 import { InboxSource } from './inbox/inbox-source.js';
 import { createEdgeMetrics } from './metrics.js';
+import { createPusherDoor } from './pusher/pusher-door.js';
+import { PUSHER_PATH } from './pusher/pusher-upgrade.js';
 import { queueCheckLimiter } from './queue/check-limiter.js';
 import type { DrainContext } from './queue/drain-context.js';
 import { QueueDrainer } from './queue/queue-drainer.js';
@@ -178,14 +181,22 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
     burst: config.CONNECT_BURST,
     maxSources: config.CONNECT_RATE_MAX_SOURCES,
   });
-  const upgrade = createUpgradeHandler({
+  // One budget, connect rate and failed-auth limit for both doors: /ws/connect and /app/{key}.
+  const budget = new SocketBudget(config.MAX_SOCKETS);
+  const authFailures = new AuthFailureLimiter(config);
+  const proof = {
+    maxEvents: config.MAX_UNPROVEN_EVENTS,
+    maxBytes: config.MAX_UNPROVEN_BYTES,
+    liveProofTimeoutMs: config.LIVE_PROOF_TIMEOUT_MS,
+  };
+  const wsConnect = createUpgradeHandler({
     wss,
     verifier,
-    authFailures: new AuthFailureLimiter(config),
+    authFailures,
     connectRate,
     trustedProxyHops: config.TRUSTED_PROXY_HOPS,
     gate,
-    budget: new SocketBudget(config.MAX_SOCKETS),
+    budget,
     tokenPolicy,
     sessions,
     metrics,
@@ -201,16 +212,33 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
         client: inboxClient,
         limits: { perSecond: config.INBOX_REQUESTS_PER_S, burst: config.INBOX_REQUEST_BURST },
       },
-      proof: {
-        maxEvents: config.MAX_UNPROVEN_EVENTS,
-        maxBytes: config.MAX_UNPROVEN_BYTES,
-        liveProofTimeoutMs: config.LIVE_PROOF_TIMEOUT_MS,
-      },
+      proof,
       queueFrames: queueFrameLimits(config, (msg, fields) => logger.warn(fields, msg)),
       closing,
       feedFor,
     }),
   });
+  // The Pusher door (src/pusher/): stock pusher-js on /app/{key}, beside /ws/connect.
+  const pusher = createPusherDoor({
+    nc,
+    wss,
+    verifier,
+    sessions,
+    metrics,
+    logger,
+    proof,
+    feedFor: (socket) => feedFor(socket, undefined),
+    hold: () => new ConnectHold(budget, gate),
+    connectRate,
+    authFailures,
+    closing,
+    config,
+  });
+  const upgrade: typeof wsConnect = (req, socket, head) => {
+    const path = (req.url ?? '/').split('?', 1)[0] ?? '/';
+    if (PUSHER_PATH.test(path)) pusher.upgrade(req, socket, head);
+    else wsConnect(req, socket, head);
+  };
   const service = edgeService(config, {
     id,
     nc,
@@ -234,6 +262,7 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
       : undefined,
     wss,
     upgrade,
+    pusher: pusher.sockets,
     // Behind proxies the TCP peer is a proxy: refusals stay per upgrade there.
     dropsEarly: config.TRUSTED_PROXY_HOPS === 0 ? (a) => connectRate.dropsEarly(a) : undefined,
     stopRevocations: watchRevocations(verifier, () => sessions.sockets(), metrics, logger),

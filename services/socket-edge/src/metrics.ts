@@ -17,11 +17,13 @@ export function createEdgeMetrics(registry: Registry): EdgeMetrics {
   const registers = [registry];
   const openSockets = new Gauge({
     name: 'herald_open_sockets',
-    help: 'Open WebSockets on this edge, by framing (plain or herald.v1)',
+    help: 'Open WebSockets on this edge, by framing (plain, herald.v1, or pusher for /app/{key})',
     labelNames: ['framing'] as const,
     registers,
   });
   for (const framing of ['plain', 'herald.v1'] satisfies Framing[]) openSockets.set({ framing }, 0);
+  // The Pusher door's sockets (src/pusher/), whatever they are members of.
+  openSockets.set({ framing: 'pusher' }, 0);
   return {
     openSockets,
     liveDeliveries: new Counter({

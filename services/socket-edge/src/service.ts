@@ -7,7 +7,7 @@ import { checkQueueLayout, type QueueLayout, QueueLayoutMismatch } from '@herald
 import type { StatusAcks } from '@herald/status-client';
 import type { JetStreamManager, NatsConnection } from 'nats';
 import type { Registry } from 'prom-client';
-import type { WebSocketServer } from 'ws';
+import type { WebSocket, WebSocketServer } from 'ws';
 import type { ConnectionCounts } from './admit/connection-counts.js';
 import type { bindCountsInBackground } from './admit/counts-binding.js';
 import type { EdgeConfig } from './config.js';
@@ -15,7 +15,7 @@ import { httpHandler } from './http-fallback.js';
 import type { RecipientRegistry } from './session/connection-registry.js';
 import { serveLiveBatches } from './session/live-batch.js';
 import { closeSockets } from './socket/closing.js';
-import { startHeartbeat } from './socket/heartbeat.js';
+import { type Heartbeating, startHeartbeat } from './socket/heartbeat.js';
 
 /** Whether the edge is shutting down: read by admission (a new connect is refused with 503 / 4503). */
 export interface Shutdown {
@@ -37,8 +37,13 @@ export interface EdgeParts {
   counts: ConnectionCounts | undefined;
   countsBinding: ReturnType<typeof bindCountsInBackground> | undefined;
   wss: WebSocketServer;
-  /** The `upgrade` listener: admission (admit/upgrade-handler.ts). */
+  /** The `upgrade` listener: admission (admit/upgrade-handler.ts, pusher/pusher-upgrade.ts). */
   upgrade: (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void;
+  /**
+   * The Pusher door's open sockets (src/pusher/): heartbeated apart, and closed with 4200 at
+   * shutdown (`shutdown` sends it and returns their WebSockets to wait on).
+   */
+  pusher: { sockets(): Iterable<Heartbeating>; shutdown(): WebSocket[] };
   /** True for a client address whose new connections are dropped at accept (connect-rate.ts). */
   dropsEarly: ((address: string) => boolean) | undefined;
   stopRevocations: () => void;
@@ -56,6 +61,7 @@ export function edgeService(config: EdgeConfig, parts: EdgeParts): Service {
   const { nc, logger, sessions, counts, countsBinding, shutdown } = parts;
   let server: http.Server | undefined;
   let stopHeartbeat = () => {};
+  let stopPusherHeartbeat = () => {};
   let liveBatches: { stop(): void } | undefined;
   let closed: Promise<void> | undefined;
   return {
@@ -95,6 +101,11 @@ export function edgeService(config: EdgeConfig, parts: EdgeParts): Service {
       await countsBinding?.bind();
       stopHeartbeat();
       stopHeartbeat = startHeartbeat(() => sessions.sockets(), config.HEARTBEAT_INTERVAL_MS);
+      stopPusherHeartbeat();
+      stopPusherHeartbeat = startHeartbeat(
+        () => parts.pusher.sockets(),
+        config.HEARTBEAT_INTERVAL_MS,
+      );
     },
     /**
      * Graceful shutdown, once the listener refuses new connects: stops every queue drainer and
@@ -106,11 +117,17 @@ export function edgeService(config: EdgeConfig, parts: EdgeParts): Service {
       closed ??= (async () => {
         shutdown.closing = true;
         stopHeartbeat();
+        stopPusherHeartbeat();
         parts.stopRevocations();
+        // Pusher sockets get 4200 (pusher-js reconnects at once), their member sockets with them.
+        const pusherOpen = parts.pusher.shutdown();
         // Taken before closeAll forgets them; a connect admitted from now on closes itself (closing).
-        const open = [...sessions.sockets()].map((s) => s.ws);
+        const open = [...sessions.sockets()].filter((s) => !s.wire).map((s) => s.ws);
         await sessions.closeAll();
-        await closeSockets(open, Math.min(2000, config.SHUTDOWN_TIMEOUT_MS / 4));
+        await closeSockets(
+          [...open, ...pusherOpen],
+          Math.min(2000, config.SHUTDOWN_TIMEOUT_MS / 4),
+        );
         parts.wss.close();
         countsBinding?.stop();
         // Deletes this edge's counts so its sockets stop counting at once, not after the TTL.

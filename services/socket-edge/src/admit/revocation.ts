@@ -20,6 +20,8 @@ export function watchRevocations(
 ): () => void {
   return verifier.onInvalidate((msg: AuthInvalidate) => {
     for (const socket of [...sockets()]) {
+      // A Pusher socket's key is its app's: the Pusher wing re-checks those (src/pusher/).
+      if (socket.wire) continue;
       const concerned =
         (msg.key_id && socket.key.id === msg.key_id) ||
         (msg.account_id && socket.account === msg.account_id);

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import {
   HeraldError,
   InboxUnreadNotice,
+  PusherTerminate,
   QueuedNotice,
   recipientSubjectKind,
   subjects,
@@ -189,6 +190,7 @@ export class RecipientSession {
           const kind = recipientSubjectKind(msg.subject);
           if (kind === 'live') this.#onLive(msg);
           else if (kind === 'queued' || kind === 'unread') this.#onNotice(kind, msg);
+          else if (kind === 'terminate') this.#onTerminate(msg);
         },
       });
       await nc.flush();
@@ -267,6 +269,19 @@ export class RecipientSession {
     }
     live.offered();
     return live;
+  }
+
+  /**
+   * `terminate_connections` of a Pusher app (`rt.pterm.<a>.<r>`): the recipient's sockets of that
+   * app close (each Pusher socket's wire checks the app); `/ws/connect` sockets are not concerned.
+   */
+  #onTerminate(msg: Msg): void {
+    const notice = decodeNotice(PusherTerminate, msg.data);
+    if (!notice) {
+      this.#ctx.logger.warn({ subject: msg.subject }, 'ignoring malformed terminate notice');
+      return;
+    }
+    for (const socket of this.#sockets) socket.wire?.terminate(notice.app_id);
   }
 
   /**

@@ -8,6 +8,7 @@ import { PingProof } from './ping-proof.js';
 import { ProofLedger, type ProofLedgerOptions } from './proof-ledger.js';
 import { QueueFrame, type QueueFrameLimits } from './queue-frame.js';
 import type { SocketFeed } from './socket-feed.js';
+import type { SocketWire } from './socket-wire.js';
 import { corkUntilTickEnd } from './tick-cork.js';
 
 /** setTimeout's largest delay; a deadline later than this is re-armed when the timer fires. */
@@ -41,6 +42,11 @@ export interface EdgeSocketInit {
   onGone: (socket: EdgeSocket) => void;
   /** Called when a write found the unproven events or bytes at their cap (the socket is then closed with 1013). */
   onSlow: (socket: EdgeSocket) => void;
+  /**
+   * A socket of another protocol (the Pusher wing's): it frames the events and carries the proof
+   * ping in-band. Its `framing` is then `plain`, which the feeds' size estimates read.
+   */
+  wire?: SocketWire | undefined;
 }
 
 /**
@@ -74,6 +80,7 @@ export class EdgeSocket {
   readonly #onClosed: (socket: EdgeSocket) => void;
   readonly #onGone: (socket: EdgeSocket) => void;
   readonly #onSlow: (socket: EdgeSocket) => void;
+  readonly #wire: SocketWire | undefined;
   #gone = false;
   #alive = true;
   #expiry: NodeJS.Timeout | undefined;
@@ -97,9 +104,11 @@ export class EdgeSocket {
     this.#onClosed = init.onClosed;
     this.#onGone = init.onGone;
     this.#onSlow = init.onSlow;
+    this.#wire = init.wire;
     this.ws.on('pong', (data) => {
       this.#alive = true;
-      this.#pingProof?.pong(data);
+      // A wire socket's proof pings are in-band: a WebSocket pong answers only its heartbeat.
+      if (!this.#wire) this.#pingProof?.pong(data);
     });
     // `on`, not `once`: ws emits 'close' once, and once() wraps every listener in two more objects.
     // One listener for the close: the hooks run in it, rather than a closure of each per socket.
@@ -117,6 +126,11 @@ export class EdgeSocket {
     return this.key.account_id;
   }
 
+  /** The socket's own protocol, when it has one (src/pusher/); undefined for `/ws/connect`. */
+  get wire(): SocketWire | undefined {
+    return this.#wire;
+  }
+
   get open(): boolean {
     return !this.#gone && this.ws.readyState === WebSocket.OPEN;
   }
@@ -129,7 +143,7 @@ export class EdgeSocket {
    */
   write(frames: EventFrames, delivery: Delivery): boolean {
     if (!this.open) return false;
-    const { data, bytes } = frames.frameFor(this.framing);
+    const { data, bytes } = this.#wire ? this.#wire.frame(frames) : frames.frameFor(this.framing);
     this.#ledger ??= new ProofLedger(this.#proof, this.device);
     // What the socket has not even sent is unproven too: past the byte cap it is a slow consumer,
     // whatever the ledger says (a safety net: the ledger counts it, unless proofs were forged).
@@ -151,7 +165,8 @@ export class EdgeSocket {
     // Plain framing proves receipt with a ping sent after the frame: the transport stays corked
     // until the tick ends, when the ping is sent, so the tick's frames and their ping leave in one
     // TLS write (a ping written alone would cost a TLS write of its own, as the frame does).
-    if (this.framing === 'plain') {
+    // A wire socket proves receipt the same way, with its protocol's in-band ping.
+    if (this.framing === 'plain' || this.#wire) {
       this.#pingProof ??= this.#newPingProof();
       if (this.#pingProof.claimFlush()) corkUntilTickEnd(this.ws, flushProof, this.#pingProof);
     }
@@ -172,6 +187,15 @@ export class EdgeSocket {
     if (!ledger) return;
     if (typeof ids === 'string') ledger.proveId(ids);
     else for (const id of ids) ledger.proveId(id);
+  }
+
+  /**
+   * A wire socket's client answered its in-band proof ping: every write before that ping is
+   * proven. Ignored while no proof ping is out.
+   */
+  proofAnswered(): void {
+    this.#alive = true;
+    this.#pingProof?.answered();
   }
 
   /**
@@ -198,7 +222,8 @@ export class EdgeSocket {
 
   /** Closes for a policy reason (4000 + status), herald.v1 clients getting an ErrorFrame first. */
   fail(err: HeraldError): void {
-    closeWithError(this.ws, err, this.framing);
+    if (this.#wire) this.#wire.fail(err);
+    else closeWithError(this.ws, err, this.framing);
     this.#markGone();
   }
 
@@ -211,6 +236,8 @@ export class EdgeSocket {
 
   /** One heartbeat tick: terminates a socket that did not answer the previous ping, else pings. */
   heartbeat(): void {
+    // A wire socket's connection keeps the WebSocket's heartbeat (src/pusher/).
+    if (this.#wire) return;
     if (!this.#alive) {
       this.ws.terminate();
       this.#markGone();
@@ -221,9 +248,12 @@ export class EdgeSocket {
   }
 
   #newPingProof(): PingProof {
+    const wire = this.#wire;
     return new PingProof(
       (token) => {
-        if (this.ws.readyState === WebSocket.OPEN) this.ws.ping(token);
+        if (this.ws.readyState !== WebSocket.OPEN) return;
+        if (wire) wire.sendProofPing();
+        else this.ws.ping(token);
       },
       (seq) => this.#ledger?.proveUpTo(seq),
       () => this.#ledger?.lastSeq ?? 0,

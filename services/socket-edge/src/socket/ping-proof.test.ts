@@ -113,4 +113,28 @@ describe('PingProof', () => {
     proof.pong(pings[1] as Buffer);
     expect(proven).toEqual([2, 4]);
   });
+
+  it('takes an in-band answer (no token) for the outstanding ping only, in order', async () => {
+    const { proof, pings, proven, at } = recorded();
+    let seq = 0;
+    at(() => seq);
+    // No ping out: an answer proves nothing.
+    proof.answered();
+    expect(proven).toEqual([]);
+    seq = 2;
+    proof.wrote();
+    await turn();
+    expect(pings).toHaveLength(1);
+    seq = 3;
+    proof.wrote();
+    proof.answered();
+    expect(proven).toEqual([2]);
+    // The write made while the first ping was out gets the next ping, and its own answer.
+    await turn();
+    expect(pings).toHaveLength(2);
+    proof.answered();
+    expect(proven).toEqual([2, 3]);
+    proof.answered();
+    expect(proven).toEqual([2, 3]);
+  });
 });

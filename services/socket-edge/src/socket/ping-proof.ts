@@ -66,6 +66,21 @@ export class PingProof {
   pong(data: Buffer): void {
     const out = this.#outstanding;
     if (!out || !data.equals(out.token)) return;
+    this.#proved(out);
+  }
+
+  /**
+   * The answer to a proof ping sent in-band by a socket's own protocol (`SocketWire`: the Pusher
+   * wing's `pusher:ping`, answered by `pusher:pong`), which carries no token: such pings are
+   * answered in order and at most one is out, so an answer proves the outstanding one. Ignored
+   * while none is out.
+   */
+  answered(): void {
+    const out = this.#outstanding;
+    if (out) this.#proved(out);
+  }
+
+  #proved(out: { token: Buffer; covers: number }): void {
     this.#outstanding = undefined;
     this.#proven = out.covers;
     this.#prove(out.covers);
