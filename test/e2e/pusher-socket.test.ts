@@ -1,9 +1,8 @@
 import { pusherRecipient } from '@herald/access';
 import { eventually } from '@herald/testkit';
-import PusherServer from 'pusher';
-import * as PusherJs from 'pusher-js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { notify, useStack } from './fixtures.js';
+import { type PusherClient, pusherBackend, pusherClient } from './pusher-fixtures.js';
 
 /**
  * The Pusher door end to end (issue 41): an app made by auth (`createPusherApp`), the stock
@@ -11,22 +10,6 @@ import { notify, useStack } from './fixtures.js';
  * library's signature, and a `POST /notify` with the app's bound key to the user's recipient:
  * ingress answers `sent` (the edge saw the client's pusher:pong) and `pusher.user` gets the event.
  */
-
-interface PusherClient {
-  connection: { state: string };
-  user: { bind(event: string, callback: (data: unknown) => void): void };
-  signin(): void;
-  disconnect(): void;
-}
-const Pusher = ((PusherJs as unknown as { default?: unknown }).default ?? PusherJs) as new (
-  key: string,
-  options: object,
-) => PusherClient;
-const runtime = (Pusher as unknown as { Runtime: PusherRuntime }).Runtime;
-interface PusherRuntime {
-  getWebSocketAPI(): new (url: string, protocols: string[], options: object) => unknown;
-  createWebSocket(url: string): unknown;
-}
 
 const stack = useStack();
 const clients: PusherClient[] = [];
@@ -40,30 +23,7 @@ describe('the Pusher door, end to end', () => {
     const { id: account } = await s.createAccount();
     const key = await s.createKey({ account, kind: 'test', client: 'mobile' });
     const app = await s.createPusherApp({ account, keyId: key.id, userIds: 'any' });
-    const server = new PusherServer({
-      appId: app.app_id,
-      key: app.key,
-      secret: app.secret,
-      cluster: 'mt1',
-    });
-    // pusher-js's Node transport (faye-websocket) trusts the stack's CA through its options.
-    runtime.createWebSocket = (url) => new (runtime.getWebSocketAPI())(url, [], { ca: s.ca });
-    const pusher = new Pusher(app.key, {
-      cluster: 'mt1',
-      wsHost: '127.0.0.1',
-      wssPort: Number(new URL(s.wsUrl).port),
-      forceTLS: true,
-      enabledTransports: ['ws'],
-      disableStats: true,
-      userAuthentication: {
-        endpoint: '/unused',
-        transport: 'ajax',
-        customHandler: (
-          { socketId }: { socketId: string },
-          callback: (err: Error | null, data: unknown) => void,
-        ) => callback(null, server.authenticateUser(socketId, { id: '1' })),
-      },
-    });
+    const pusher = pusherClient(s, app, pusherBackend(s, app), { userId: '1' });
     clients.push(pusher);
     const got: unknown[] = [];
     pusher.user.bind('herald:event', (data) => got.push(data));

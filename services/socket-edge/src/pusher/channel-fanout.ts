@@ -13,6 +13,8 @@ export interface ChannelMember {
 interface Subscribed {
   sub: Subscription;
   members: Set<ChannelMember>;
+  /** Settles once nats-server has the subscription (a flush after it): then a publish reaches it. */
+  ready: Promise<void>;
 }
 
 /**
@@ -37,7 +39,12 @@ export class ChannelFanout {
     return this.#channels.size;
   }
 
-  join(account: string, appId: string, channel: string, member: ChannelMember): void {
+  /**
+   * Adds the socket to the channel; the promise settles once the edge's subscription is known to
+   * nats-server, so `subscription_succeeded` sent after it promises that a `trigger` the app makes
+   * on seeing it reaches the socket (a failed flush is logged and settles it too: at most once).
+   */
+  join(account: string, appId: string, channel: string, member: ChannelMember): Promise<void> {
     const subject = pusherSubjects.channel(account, appId, channel);
     let subscribed = this.#channels.get(subject);
     if (!subscribed) {
@@ -58,10 +65,14 @@ export class ChannelFanout {
           for (const m of [...members]) if (m.socketId !== message.socket_id) m.send(frame);
         },
       });
-      subscribed = { sub, members };
+      const ready = this.#nc.flush().catch((err: unknown) => {
+        this.#logger.warn({ err: String(err) }, 'could not flush a Pusher channel subscription');
+      });
+      subscribed = { sub, members, ready };
       this.#channels.set(subject, subscribed);
     }
     subscribed.members.add(member);
+    return subscribed.ready;
   }
 
   leave(account: string, appId: string, channel: string, member: ChannelMember): void {

@@ -136,8 +136,10 @@ function subscribe(
     if (recipient === undefined) return;
   }
   socket.channels.add(channel);
-  ctx.fanout.join(socket.account, socket.app.app_id, channel, socket);
-  socket.send(subscriptionSucceeded(channel));
+  // Succeeded once nats-server has the edge's subscription: a trigger made on seeing it arrives.
+  void ctx.fanout.join(socket.account, socket.app.app_id, channel, socket).then(() => {
+    if (socket.channels.has(channel)) socket.send(subscriptionSucceeded(channel));
+  });
   if (userId !== undefined && recipient !== undefined && !socket.member) {
     socket.member = new Membership(socket, { recipient, userId, viaChannel: channel });
     void socket.member.join(ctx);
