@@ -5,13 +5,13 @@ import {
   errorReply,
   HeraldError,
   type PlanCatalogue,
-  queueGroups,
   subjects,
 } from '@herald/proto';
 import type { Kysely } from 'kysely';
-import { JSONCodec, type Msg, type NatsConnection } from 'nats';
+import type { Msg, NatsConnection } from 'nats';
 import type { AuthDb } from './db-schema.js';
 import type { AuthMetrics, VerifyResult } from './metrics.js';
+import { decodeRequest, type QueueResponder, serveAuthRequests } from './queue-responder.js';
 import { verifyKeyHash } from './verification.js';
 
 export interface VerifyResponderDeps {
@@ -28,12 +28,7 @@ export interface VerifyResponderDeps {
   box?: SecretBox | undefined;
 }
 
-export interface VerifyResponder {
-  /** Stops taking requests, answers those already received, then resolves. */
-  drain(): Promise<void>;
-}
-
-const codec = JSONCodec();
+export type VerifyResponder = QueueResponder;
 
 const MALFORMED: AuthVerifyReply = errorReply(
   new HeraldError(
@@ -55,23 +50,9 @@ const INTERNAL: AuthVerifyReply = errorReply(
 export function startVerifyResponder(deps: VerifyResponderDeps): VerifyResponder {
   const { nc, db, catalogue, logger, metrics } = deps;
   const now = deps.now ?? Date.now;
-  const inflight = new Set<Promise<void>>();
-
-  const handle = async (msg: Msg): Promise<void> => {
-    const started = process.hrtime.bigint();
-    const { reply, result } = await answer(msg);
-    if (msg.reply) {
-      msg.respond(codec.encode(reply));
-    } else {
-      logger.debug('rt.auth.verify request without a reply subject: nothing to answer');
-    }
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    metrics?.verifications.inc({ result });
-    metrics?.verifyDuration.observe({ result }, seconds);
-  };
 
   const answer = async (msg: Msg): Promise<{ reply: AuthVerifyReply; result: VerifyResult }> => {
-    const request = AuthVerifyRequest.safeParse(decode(msg.data));
+    const request = AuthVerifyRequest.safeParse(decodeRequest(msg.data));
     if (!request.success) return { reply: MALFORMED, result: 'malformed' };
     try {
       return await verifyKeyHash(
@@ -88,39 +69,20 @@ export function startVerifyResponder(deps: VerifyResponderDeps): VerifyResponder
     }
   };
 
-  const sub = nc.subscribe(subjects.authVerify, {
-    queue: queueGroups.auth,
-    callback: (err, msg) => {
-      if (err) {
-        logger.error({ err: err.message }, 'rt.auth.verify subscription error');
-        return;
-      }
-      const task = handle(msg).catch((e: unknown) => {
-        logger.error({ err: describe(e) }, 'rt.auth.verify reply failed');
-      });
-      inflight.add(task);
-      void task.finally(() => inflight.delete(task));
+  return serveAuthRequests({
+    nc,
+    logger,
+    subject: subjects.authVerify,
+    what: 'key verifications',
+    answer: async (msg) => ({ started: process.hrtime.bigint(), ...(await answer(msg)) }),
+    reply: (r) => r.reply,
+    after: ({ started, result }) => {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      metrics?.verifications.inc({ result });
+      metrics?.verifyDuration.observe({ result }, seconds);
     },
+    describe,
   });
-  logger.info(
-    { subject: subjects.authVerify, queue: queueGroups.auth },
-    'answering key verifications',
-  );
-
-  return {
-    async drain() {
-      if (!sub.isClosed()) await sub.drain();
-      await Promise.all(inflight);
-    },
-  };
-}
-
-function decode(data: Uint8Array): unknown {
-  try {
-    return codec.decode(data);
-  } catch {
-    return undefined;
-  }
 }
 
 function describe(err: unknown): { name: string; code?: string; message: string } {

@@ -6,12 +6,12 @@ import {
   PUSHER_APP_SUBJECT,
   PusherAppLookup,
   type PusherAppReply,
-  queueGroups,
 } from '@herald/proto';
 import type { Kysely } from 'kysely';
-import { JSONCodec, type Msg, type NatsConnection } from 'nats';
+import type { Msg, NatsConnection } from 'nats';
 import type { AuthDb } from '../db-schema.js';
 import type { AuthMetrics, VerifyResult } from '../metrics.js';
+import { decodeRequest, type QueueResponder, serveAuthRequests } from '../queue-responder.js';
 import { verifyKeyHash } from '../verification.js';
 import { openAppSecret } from './secrets.js';
 import { lookupPusherApp } from './store.js';
@@ -28,11 +28,7 @@ export interface PusherResponderDeps {
   dashboardConnections?: number;
 }
 
-export interface PusherResponder {
-  drain(): Promise<void>;
-}
-
-const codec = JSONCodec();
+export type PusherResponder = QueueResponder;
 
 const MALFORMED: PusherAppReply = errorReply(
   new HeraldError(
@@ -55,10 +51,9 @@ const INTERNAL: PusherAppReply = errorReply(
 export function startPusherResponder(deps: PusherResponderDeps): PusherResponder {
   const { nc, db, logger } = deps;
   const now = deps.now ?? Date.now;
-  const inflight = new Set<Promise<void>>();
 
   const answer = async (msg: Msg): Promise<{ reply: PusherAppReply; result: VerifyResult }> => {
-    const request = PusherAppLookup.safeParse(decode(msg.data));
+    const request = PusherAppLookup.safeParse(decodeRequest(msg.data));
     if (!request.success) return { reply: MALFORMED, result: 'malformed' };
     const by = request.data;
     try {
@@ -96,42 +91,16 @@ export function startPusherResponder(deps: PusherResponderDeps): PusherResponder
     }
   };
 
-  const handle = async (msg: Msg): Promise<void> => {
-    const { reply, result } = await answer(msg);
-    if (msg.reply) msg.respond(codec.encode(reply));
-    deps.metrics?.pusherLookups.inc({ result });
-  };
-
-  const sub = nc.subscribe(PUSHER_APP_SUBJECT, {
-    queue: queueGroups.auth,
-    callback: (err, msg) => {
-      if (err) {
-        logger.error({ err: err.message }, `${PUSHER_APP_SUBJECT} subscription error`);
-        return;
-      }
-      const task = handle(msg).catch((e: unknown) => {
-        logger.error({ err: describe(e) }, `${PUSHER_APP_SUBJECT} reply failed`);
-      });
-      inflight.add(task);
-      void task.finally(() => inflight.delete(task));
-    },
+  return serveAuthRequests({
+    nc,
+    logger,
+    subject: PUSHER_APP_SUBJECT,
+    what: 'Pusher apps',
+    answer,
+    reply: (r) => r.reply,
+    after: ({ result }) => deps.metrics?.pusherLookups.inc({ result }),
+    describe,
   });
-  logger.info({ subject: PUSHER_APP_SUBJECT, queue: queueGroups.auth }, 'answering Pusher apps');
-
-  return {
-    async drain() {
-      if (!sub.isClosed()) await sub.drain();
-      await Promise.all(inflight);
-    },
-  };
-}
-
-function decode(data: Uint8Array): unknown {
-  try {
-    return codec.decode(data);
-  } catch {
-    return undefined;
-  }
 }
 
 function describe(err: unknown): { name: string; code?: string; message: string } {
