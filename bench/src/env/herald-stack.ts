@@ -33,6 +33,11 @@ export interface HeraldStack {
    * `pushAfterMs`, the key is opted in to the push fallback (`--push-after-ms`, figure 8's).
    */
   createTenant(opts?: { pushAfterMs?: number }): Promise<Tenant>;
+  /**
+   * A Pusher app (issue 41) of the stack's account, bound to its key, with `--user-ids uuid`: a
+   * signed-in user id is the recipient itself (figure 9's).
+   */
+  createPusherApp(): Promise<PusherApp>;
   /** The edge process (inspector open, for figure 5). */
   edge(): NodeProcess;
   /** What was pinned where, for the report. */
@@ -56,6 +61,14 @@ export type Runtime = 'dist' | 'source';
 export interface Tenant {
   account: string;
   apiKey: string;
+  keyId: string;
+}
+
+/** What pusher-js and the `pusher` library are given for an app. */
+export interface PusherApp {
+  app_id: string;
+  key: string;
+  secret: string;
 }
 
 /** The entry point of a service (or a bench baseline) in the given runtime. */
@@ -145,7 +158,7 @@ export async function startHeraldStack(opts: HeraldStackOptions): Promise<Herald
         client: 'mobile',
         ...(pushAfterMs === undefined ? {} : { push: { afterMs: pushAfterMs } }),
       });
-      return { account: id, apiKey: key.key };
+      return { account: id, apiKey: key.key, keyId: key.id };
     };
     const tenant = await createTenant();
     return {
@@ -157,6 +170,14 @@ export async function startHeraldStack(opts: HeraldStackOptions): Promise<Herald
       account: tenant.account,
       apiKey: tenant.apiKey,
       createTenant: (o) => createTenant(o?.pushAfterMs),
+      async createPusherApp() {
+        const app = await api.createPusherApp({
+          account: tenant.account,
+          keyId: tenant.keyId,
+          userIds: 'uuid',
+        });
+        return { app_id: app.app_id, key: app.key, secret: app.secret };
+      },
       edge: () => edge,
       pinned,
       processes,
