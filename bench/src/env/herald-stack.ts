@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -86,6 +86,8 @@ export async function startHeraldStack(opts: HeraldStackOptions): Promise<Herald
   const { pinning } = opts;
   const [nats, pg, certs] = await Promise.all([startNatsServer(), startPostgres(), makeCerts()]);
   const plansFile = writeBenchPlans(certs.dir);
+  // Auth seals secrets at rest with it (Pusher app secrets, figure 9's), as deployed.
+  const secretKey = randomBytes(32).toString('base64');
   const pinned: string[] = [];
   const processes: NamedProcess[] = [];
   const running: NodeProcess[] = [];
@@ -119,7 +121,9 @@ export async function startHeraldStack(opts: HeraldStackOptions): Promise<Herald
         env: {
           // Each service as its own NATS user, as deployed; auth answers the callout.
           ...nats.env(name),
-          ...(name === 'auth' ? { NATS_CALLOUT_SEED: nats.calloutSeed } : {}),
+          ...(name === 'auth'
+            ? { NATS_CALLOUT_SEED: nats.calloutSeed, SECRET_ENCRYPTION_KEY: secretKey }
+            : {}),
           DATABASE_URL: pg.url,
           TLS_CERT_FILE: certs.certFile,
           TLS_KEY_FILE: certs.keyFile,
@@ -142,7 +146,12 @@ export async function startHeraldStack(opts: HeraldStackOptions): Promise<Herald
       start('socket-edge', true),
       start('status', false),
     ]);
-    const adminEnv = { DATABASE_URL: pg.url, ...nats.env('auth'), PLANS_FILE: plansFile };
+    const adminEnv = {
+      DATABASE_URL: pg.url,
+      ...nats.env('auth'),
+      PLANS_FILE: plansFile,
+      SECRET_ENCRYPTION_KEY: secretKey,
+    };
     // Tenants through the account API, as a customer makes them: far quicker than a CLI process.
     const api = tenants(
       `https://127.0.0.1:${auth.port}`,

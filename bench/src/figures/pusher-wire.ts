@@ -154,7 +154,9 @@ export function pusherHandshake(
             const { socket_id } = JSON.parse(frame.data as string) as { socket_id: string };
             const userData = JSON.stringify({ id: userId(i) });
             const auth = signinAuth(app, socket_id, userData);
-            ws.send(JSON.stringify({ event: 'pusher:signin', data: { auth, user_data: userData } }));
+            ws.send(
+              JSON.stringify({ event: 'pusher:signin', data: { auth, user_data: userData } }),
+            );
             if (channel) {
               ws.send(JSON.stringify({ event: 'pusher:subscribe', data: { channel: channel(i) } }));
             }
