@@ -127,8 +127,17 @@ export const PusherEnvelope = z.object({
 });
 export type PusherEnvelope = z.infer<typeof PusherEnvelope>;
 
-function subjectSafe(name: string): string {
-  return Buffer.from(name, 'utf8').toString('base64url');
+const utf8 = new TextEncoder();
+
+/**
+ * base64url of the name's UTF-8 bytes, unpadded (what Node's `Buffer#toString('base64url')`
+ * gives), written with what browsers and Node both have: proto is built without Node's types, so
+ * `npm run build` (the production build, the Docker image) cannot name `Buffer`.
+ */
+export function subjectSafe(name: string): string {
+  let binary = '';
+  for (const byte of utf8.encode(name)) binary += String.fromCharCode(byte);
+  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 }
 
 export const pusherSubjects = {
