@@ -6,6 +6,7 @@ import type { RowCollector } from '../report/results.js';
 import { type BenchContext, HANDSHAKE_TIMEOUT_MS } from './context.js';
 import { meterCpu } from './cpu-meter.js';
 import { DeliveryTracker } from './delivery-tracker.js';
+import { notifyBody } from './herald-wire.js';
 import { type Answer, targetOps } from './online-ops.js';
 import type { Target } from './online-targets.js';
 import { measureWindow, type WindowResult } from './online-window.js';
@@ -41,6 +42,7 @@ export const publishMetrics = (n: number) => {
   const at = `${n.toLocaleString('en-US')} recipients`;
   return {
     rate: `online deliveries/s, ${at}`,
+    queued: `events to a connected socket answered queued, ${at} (of every event sent)`,
     cpu: `server CPU per online delivery, ${at} (all of Herald)`,
     split: (p: string) => `${p} CPU per online delivery, ${at}`,
   };
@@ -55,7 +57,21 @@ interface Side {
   target: Target;
 }
 
-const ok = (r: PostResult): Answer => {
+/**
+ * A durable event's answer: sent, or queued (`/notify`'s 202; the Pusher API's 200 with
+ * `X-Herald-Status: queued`, when no socket proved it within ingress's wait). A queued event
+ * still reaches its socket, through the queue, and is counted when it does.
+ */
+const durable = (r: PostResult): Answer => {
+  if (r.status === 202) return { sent: 0, stored: 1 };
+  if (r.status !== 200) throw new Error(`HTTP ${r.status}: ${r.text.slice(0, 200)}`);
+  return r.headers?.['x-herald-status'] === 'queued'
+    ? { sent: 0, stored: 1 }
+    : { sent: 1, stored: 0 };
+};
+
+/** A live fan-out's answer (`trigger`): 200, nothing stored. */
+const fanOut = (r: PostResult): Answer => {
   if (r.status !== 200) throw new Error(`HTTP ${r.status}: ${r.text.slice(0, 200)}`);
   return { sent: 1, stored: 0 };
 };
@@ -92,12 +108,8 @@ export class PusherPublish {
   async setup(): Promise<void> {
     const ctx = this.#ctx;
     const n = this.#n;
-    const herald = publishSide(
-      ctx,
-      SUBJECTS.notify,
-      ctx.stack,
-      Array.from({ length: n }, () => randomUUID()),
-    );
+    const heraldRecipients = Array.from({ length: n }, () => randomUUID());
+    const herald = publishSide(ctx, SUBJECTS.notify, ctx.stack, heraldRecipients);
     const users = Array.from({ length: n }, () => randomUUID());
     const tracker = new DeliveryTracker();
     const pusher = new WsFleet({
@@ -111,6 +123,7 @@ export class PusherPublish {
     });
     this.#fleets.push(herald.fleet, pusher);
     const { closed, to } = targetOps(ctx, users);
+    const notify = targetOps(ctx, heraldRecipients);
     const http = ctx.http.ingress;
     const pusherTarget = (
       subject: string,
@@ -122,12 +135,29 @@ export class PusherPublish {
       target: { ...herald.target, subject, tracker, load: closed(op, 1) },
     });
     this.#sides.push(
-      { subject: SUBJECTS.notify, short: '/notify', target: herald.target },
+      {
+        subject: SUBJECTS.notify,
+        short: '/notify',
+        target: {
+          ...herald.target,
+          // figure 2's op, with a 202 (queued) counted rather than failed, as the Pusher side's.
+          load: notify.closed(
+            async (seq) =>
+              durable(
+                await http.post(
+                  '/notify',
+                  notifyBody(ctx.stack, notify.to(seq), ctx.payload.make(seq)),
+                ),
+              ),
+            1,
+          ),
+        },
+      },
       pusherTarget(SUBJECTS.sendToUser, 'sendToUser', async (seq) =>
-        ok(await http.post(...userEventRequest(this.#app, to(seq), ctx.payload.make(seq)))),
+        durable(await http.post(...userEventRequest(this.#app, to(seq), ctx.payload.make(seq)))),
       ),
       pusherTarget(SUBJECTS.trigger, 'trigger', async (seq) =>
-        ok(
+        fanOut(
           await http.post(
             ...triggerRequest(this.#app, publicChannel(seq % n), ctx.payload.make(seq)),
           ),
@@ -167,6 +197,9 @@ export class PusherPublish {
         pooledPerEventUs(ws.map((w) => ({ delivered: w.delivered, seconds: seconds(w) })));
       const rate = mean(ws.map((w) => w.rate));
       const cpu = us((w) => w.cpuSeconds);
+      const sent = ws.reduce((a, w) => a + w.used, 0);
+      const queued = ws.reduce((a, w) => a + w.stored, 0);
+      this.#rows.add(m.queued, s.subject, 'herald', '%', (100 * queued) / Math.max(1, sent));
       this.#rows.add(m.rate, s.subject, 'herald', 'deliveries/s', rate);
       this.#rows.add(m.cpu, s.subject, 'herald', 'µs', cpu);
       for (const p of SPLIT)
@@ -177,7 +210,9 @@ export class PusherPublish {
           'µs',
           us((w) => w.perProcess[p] ?? 0),
         );
-      line.push(`${s.short} ${Math.round(rate)}/s ${Math.round(cpu)} µs`);
+      line.push(
+        `${s.short} ${Math.round(rate)}/s ${Math.round(cpu)} µs ${Math.round((100 * queued) / Math.max(1, sent))}% queued`,
+      );
     }
     return line.join(', ');
   }
