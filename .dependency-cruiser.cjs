@@ -17,7 +17,7 @@ const BELOW = {
   'clients/sdk': ['proto'],
   'clients/react': ['clients/sdk'],
   'clients/dashboard': ['proto', 'clients/sdk'],
-  bench: ['proto', 'lib/kit', 'lib/nats', 'lib/queue', 'lib/testkit'],
+  bench: ['proto', 'lib/kit', 'lib/nats', 'lib/queue', 'lib/access', 'lib/testkit'],
 };
 /** What every service may import: the contract and the libraries, never another service. */
 const SERVICES_MAY = [

@@ -10,8 +10,11 @@ import {
   pairsOf,
 } from './config-fields.js';
 
-/** The figures of docs/benchmarks.md, by number (7: delivery-status webhooks, issue 39; 8: push, issue 40). */
-export const FigureId = z.enum(['1', '2', '3', '4', '5', '6', '7', '8']);
+/**
+ * The figures of docs/benchmarks.md, by number (7: delivery-status webhooks, issue 39; 8: push,
+ * issue 40; 9: the Pusher door, issue 41).
+ */
+export const FigureId = z.enum(['1', '2', '3', '4', '5', '6', '7', '8', '9']);
 export type FigureId = z.infer<typeof FigureId>;
 const ALL_FIGURES = FigureId.options.join(',');
 
@@ -24,10 +27,10 @@ export const BenchEnv = z.object({
   QUICK: envBool(false),
   /** Repetitions of each figure; the median is reported. Default 5 (QUICK: 1). */
   BENCH_RUNS: int(1, 50),
-  /** Which figures to run, e.g. `1,3`. Default all eight. */
+  /** Which figures to run, e.g. `1,3`. Default all nine. */
   BENCH_FIGURES: z
     .string()
-    .regex(/^[1-8](,[1-8])*$/, 'must be a comma-separated list of figure numbers 1..8')
+    .regex(/^[1-9](,[1-9])*$/, 'must be a comma-separated list of figure numbers 1..9')
     .optional(),
   /** Length of one throughput or latency measurement window, ms. Default 1000 (QUICK: 400). */
   BENCH_MEASURE_MS: int(100, 60_000),

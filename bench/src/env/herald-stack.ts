@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -33,6 +33,11 @@ export interface HeraldStack {
    * `pushAfterMs`, the key is opted in to the push fallback (`--push-after-ms`, figure 8's).
    */
   createTenant(opts?: { pushAfterMs?: number }): Promise<Tenant>;
+  /**
+   * A Pusher app (issue 41) of the stack's account, bound to its key, with `--user-ids uuid`: a
+   * signed-in user id is the recipient itself (figure 9's).
+   */
+  createPusherApp(): Promise<PusherApp>;
   /** The edge process (inspector open, for figure 5). */
   edge(): NodeProcess;
   /** What was pinned where, for the report. */
@@ -56,6 +61,14 @@ export type Runtime = 'dist' | 'source';
 export interface Tenant {
   account: string;
   apiKey: string;
+  keyId: string;
+}
+
+/** What pusher-js and the `pusher` library are given for an app. */
+export interface PusherApp {
+  app_id: string;
+  key: string;
+  secret: string;
 }
 
 /** The entry point of a service (or a bench baseline) in the given runtime. */
@@ -73,6 +86,8 @@ export async function startHeraldStack(opts: HeraldStackOptions): Promise<Herald
   const { pinning } = opts;
   const [nats, pg, certs] = await Promise.all([startNatsServer(), startPostgres(), makeCerts()]);
   const plansFile = writeBenchPlans(certs.dir);
+  // Auth seals secrets at rest with it (Pusher app secrets, figure 9's), as deployed.
+  const secretKey = randomBytes(32).toString('base64');
   const pinned: string[] = [];
   const processes: NamedProcess[] = [];
   const running: NodeProcess[] = [];
@@ -106,7 +121,9 @@ export async function startHeraldStack(opts: HeraldStackOptions): Promise<Herald
         env: {
           // Each service as its own NATS user, as deployed; auth answers the callout.
           ...nats.env(name),
-          ...(name === 'auth' ? { NATS_CALLOUT_SEED: nats.calloutSeed } : {}),
+          ...(name === 'auth'
+            ? { NATS_CALLOUT_SEED: nats.calloutSeed, SECRET_ENCRYPTION_KEY: secretKey }
+            : {}),
           DATABASE_URL: pg.url,
           TLS_CERT_FILE: certs.certFile,
           TLS_KEY_FILE: certs.keyFile,
@@ -129,7 +146,12 @@ export async function startHeraldStack(opts: HeraldStackOptions): Promise<Herald
       start('socket-edge', true),
       start('status', false),
     ]);
-    const adminEnv = { DATABASE_URL: pg.url, ...nats.env('auth'), PLANS_FILE: plansFile };
+    const adminEnv = {
+      DATABASE_URL: pg.url,
+      ...nats.env('auth'),
+      PLANS_FILE: plansFile,
+      SECRET_ENCRYPTION_KEY: secretKey,
+    };
     // Tenants through the account API, as a customer makes them: far quicker than a CLI process.
     const api = tenants(
       `https://127.0.0.1:${auth.port}`,
@@ -145,7 +167,7 @@ export async function startHeraldStack(opts: HeraldStackOptions): Promise<Herald
         client: 'mobile',
         ...(pushAfterMs === undefined ? {} : { push: { afterMs: pushAfterMs } }),
       });
-      return { account: id, apiKey: key.key };
+      return { account: id, apiKey: key.key, keyId: key.id };
     };
     const tenant = await createTenant();
     return {
@@ -157,6 +179,14 @@ export async function startHeraldStack(opts: HeraldStackOptions): Promise<Herald
       account: tenant.account,
       apiKey: tenant.apiKey,
       createTenant: (o) => createTenant(o?.pushAfterMs),
+      async createPusherApp() {
+        const app = await api.createPusherApp({
+          account: tenant.account,
+          keyId: tenant.keyId,
+          userIds: 'uuid',
+        });
+        return { app_id: app.app_id, key: app.key, secret: app.secret };
+      },
       edge: () => edge,
       pinned,
       processes,

@@ -3,6 +3,8 @@ import { Pool } from 'undici';
 export interface PostResult {
   status: number;
   text: string;
+  /** The answer's headers, as undici gives them (names lower-case). */
+  headers?: Record<string, string | string[] | undefined>;
 }
 
 export interface Poster {
@@ -42,7 +44,7 @@ export function poster(
         headers: { 'content-type': 'application/json', ...headers },
         body,
       });
-      return { status: res.statusCode, text: await res.body.text() };
+      return { status: res.statusCode, text: await res.body.text(), headers: res.headers };
     },
     async warm() {
       await Promise.all(

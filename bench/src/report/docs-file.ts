@@ -13,8 +13,8 @@ export interface DocBlock {
 }
 
 /**
- * The blocks of docs/benchmarks.md `make bench` writes. The webhooks (figure 7) and push (figure 8)
- * have their own, so a run of one of them alone leaves the run of record of the others as it is.
+ * The blocks of docs/benchmarks.md `make bench` writes. The webhooks (figure 7), push (figure 8)
+ * and the Pusher door (figure 9) have their own, so a run of one of them alone leaves the run of record of the others as it is.
  */
 export const DOC_BLOCKS: readonly DocBlock[] = [
   { begin: BEGIN, end: END, figures: ['1', '2', '3', '4', '5', '6'] },
@@ -29,6 +29,12 @@ export const DOC_BLOCKS: readonly DocBlock[] = [
       '<!-- bench:push:begin (written by `make bench` with figure 8; edit outside these markers) -->',
     end: '<!-- bench:push:end -->',
     figures: ['8'],
+  },
+  {
+    begin:
+      '<!-- bench:pusher:begin (written by `make bench` with figure 9; edit outside these markers) -->',
+    end: '<!-- bench:pusher:end -->',
+    figures: ['9'],
   },
 ];
 

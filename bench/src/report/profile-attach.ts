@@ -14,6 +14,7 @@ const PROFILED: Record<FigureId, string[]> = {
   '6': ['socket-edge', 'auth'],
   '7': ['status', 'ingress-api', 'socket-edge'],
   '8': ['status', 'ingress-api', 'socket-edge'],
+  '9': ['ingress-api', 'socket-edge', 'auth'],
 };
 /** Frames listed per server and kind (self, inclusive). */
 const PROFILE_FRAMES = 8;

@@ -16,7 +16,7 @@ import type { Dispatch } from './dispatch.js';
 import { notifyRoute, setAnswerHeaders } from './notify-route.js';
 import { type Outcome, toHttp } from './outcome.js';
 import { mountPushRoutes, type PushRouteOptions, pushCorsMethods } from './push-routes.js';
-import { mountPusherRoutes, type PusherRouteDeps } from './pusher/pusher-route.js';
+import { mountPusherRoutes, type PusherRouteDeps, pusherListener } from './pusher/pusher-route.js';
 
 export interface HttpAppOptions {
   /** Most bytes a body may have: PAYLOAD_LIMIT_BYTES + BODY_OVERHEAD_BYTES. */
@@ -50,9 +50,15 @@ const CORS_PATHS: ReadonlySet<string> = new Set([
 ]);
 
 export interface HttpApp {
-  /** koa: every route but the plain `POST /notify` (which it still serves when reached). */
+  /**
+   * koa: every route but the plain `POST /notify` and the Pusher API's four routes (which it still
+   * serves when reached).
+   */
   app: Koa;
-  /** The request listener to serve: `POST /notify` first (notify-route.ts, no koa), then koa. */
+  /**
+   * The request listener to serve: `POST /notify` first (notify-route.ts, no koa), the Pusher API
+   * (pusher/pusher-route.ts, no koa), then koa.
+   */
   listener: http.RequestListener;
 }
 
@@ -85,10 +91,11 @@ export function createHttpApp(dispatch: Dispatch, opts: HttpAppOptions): HttpApp
   app.use(router.routes());
   app.use(router.allowedMethods());
   const koa = app.callback();
+  const pusher = opts.pusher ? pusherListener(opts.pusher) : () => false;
   return {
     app,
     listener: (req, res) => {
-      if (!notify.serve(req, res)) void koa(req, res);
+      if (!notify.serve(req, res) && !pusher(req, res)) void koa(req, res);
     },
   };
 }

@@ -148,3 +148,58 @@ describe("the source's failed authentications", () => {
     expect((await signed(app, NEWS, { localAddress: '127.0.0.10' })).status).toBe(200);
   });
 });
+
+describe('the two ways in', () => {
+  /** A request signed for `path` exactly as sent. */
+  function signedAt(app: PusherApp, path: string, body: string) {
+    const params: Record<string, string> = {
+      auth_key: app.key,
+      auth_timestamp: String(Math.floor(Date.now() / 1000)),
+      auth_version: '1.0',
+      body_md5: bodyMd5(body),
+    };
+    params.auth_signature = requestSignature(app.secret, 'POST', path, params);
+    return request(fx.baseUrl, { path: `${path}?${new URLSearchParams(params)}`, body });
+  }
+  const answer = (r: Awaited<ReturnType<typeof signedAt>>) => ({
+    status: r.status,
+    type: r.headers['content-type'],
+    text: r.text,
+    status_header: r.headers['x-herald-status'],
+    ids: String(r.headers['x-herald-id'] ?? '').split(',').length,
+  });
+
+  it("answers alike from the listener's own match and from koa's router (a trailing slash)", async () => {
+    const app = appWith();
+    const user = '6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b';
+    const body = JSON.stringify({ name: 'note', data: '{"n":1}' });
+    const direct = await signedAt(app, `/apps/${app.app_id}/users/${user}/events`, body);
+    const viaKoa = await signedAt(app, `/apps/${app.app_id}/users/${user}/events/`, body);
+    expect(answer(direct)).toEqual({
+      status: 200,
+      type: 'application/json; charset=utf-8',
+      text: '{}',
+      status_header: 'queued',
+      ids: 1,
+    });
+    expect(answer(viaKoa)).toEqual(answer(direct));
+    // A refusal too: the same plain text either way, the path as sent in the expected signature.
+    const bad = JSON.stringify({ name: 'note' });
+    const refusedDirect = await signedAt(app, `/apps/${app.app_id}/users/${user}/events`, bad);
+    const refusedKoa = await signedAt(app, `/apps/${app.app_id}/users/${user}/events/`, bad);
+    expect(refusedDirect.status).toBe(400);
+    expect(refusedDirect.headers['content-type']).toBe('text/plain; charset=utf-8');
+    expect([refusedKoa.status, refusedKoa.headers['content-type'], refusedKoa.text]).toEqual([
+      refusedDirect.status,
+      refusedDirect.headers['content-type'],
+      refusedDirect.text,
+    ]);
+  });
+
+  it('leaves every other method to koa, which answers as for any unknown route', async () => {
+    const app = appWith();
+    const res = await request(fx.baseUrl, { method: 'GET', path: `/apps/${app.app_id}/events` });
+    expect(res.status).toBe(405);
+    expect(res.json?.error).toBeDefined();
+  });
+});

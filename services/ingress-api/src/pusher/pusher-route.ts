@@ -1,8 +1,8 @@
+import type http from 'node:http';
 import type { PusherAppVerifier, VerifiedPusherApp } from '@herald/access';
 import { type Logger, safePath, sourceAddress } from '@herald/kit';
 import { HeraldError, PUSHER_APP_ID, PUSHER_LIMITS, pusherSubjects } from '@herald/proto';
 import type Router from '@koa/router';
-import type { Context } from 'koa';
 import { type Answer, outcomeOfError } from '../answer.js';
 import { authoriseAppKey } from '../authorise.js';
 import type { DispatchVerified } from '../dispatch.js';
@@ -47,6 +47,26 @@ export const PUSHER_ROUTES: Record<PusherRouteKind, string> = {
 export const HERALD_ID_HEADER = 'X-Herald-Id';
 export const HERALD_STATUS_HEADER = 'X-Herald-Status';
 
+/** One Pusher API request, however it arrived (koa's router or the listener's own match). */
+export interface PusherCall {
+  req: http.IncomingMessage;
+  kind: PusherRouteKind;
+  /** The path's parameters, percent-decoded (a bad escape left as sent), as koa's router does. */
+  appId: string;
+  userId: string | undefined;
+}
+
+/** The answer to write: status, full content type, body, and the headers beside them in order. */
+export interface PusherAnswer {
+  status: number;
+  type: string;
+  body: string;
+  headers: Array<[name: string, value: string]>;
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+const TEXT_TYPE = 'text/plain; charset=utf-8';
+
 /**
  * Pusher's signed HTTP API (issue 41, docs/api.md "Pusher protocol"), for the stock `pusher`
  * server libraries. Each request: the source's failed authentications, the body read within its
@@ -55,38 +75,110 @@ export const HERALD_STATUS_HEADER = 'X-Herald-Status';
  * (pusher-send.ts). Answers Pusher's 200 `{}`; a refusal is Pusher-style plain text with the
  * error's status, also when one durable event of several was refused or failed.
  */
-export function mountPusherRoutes(router: Router, deps: PusherRouteDeps): void {
+export function pusherApi(deps: PusherRouteDeps): (call: PusherCall) => Promise<PusherAnswer> {
   const bodyLimit = pusherBodyLimit(deps.limits, PUSHER_LIMITS.channelName);
+  return async (call) => {
+    const started = performance.now();
+    const source = sourceAddress(call.req, deps.trustedProxyHops);
+    const headers: PusherAnswer['headers'] = [];
+    let durable: Outcome[] = [];
+    let body = '{}';
+    try {
+      deps.pipeline.checkSource(source);
+      ({ durable, body } = await handle(call, deps, bodyLimit, headers));
+    } catch (err) {
+      deps.pipeline.countFailure(source, err);
+      const refused = outcomeOfError(err, deps.logger, {
+        method: call.req.method,
+        path: safePath(call.req.url),
+      });
+      durable = [refused];
+    }
+    if (durable.length > 0) deps.answer.batch('pusher', durable.filter(hasId), started);
+    return answerOf(call.kind, durable, body, deps.metrics, headers);
+  };
+}
+
+/** The routes on koa's router: what the listener's own match (`pusherListener`) leaves to koa. */
+export function mountPusherRoutes(router: Router, deps: PusherRouteDeps): void {
+  const api = pusherApi(deps);
   for (const [kind, path] of Object.entries(PUSHER_ROUTES) as [PusherRouteKind, string][]) {
     router.post(path, async (ctx) => {
-      const started = performance.now();
-      const source = sourceAddress(ctx.req, deps.trustedProxyHops);
-      let durable: Outcome[] = [];
-      let body = '{}';
-      try {
-        deps.pipeline.checkSource(source);
-        ({ durable, body } = await handle(ctx, kind, deps, bodyLimit));
-      } catch (err) {
-        deps.pipeline.countFailure(source, err);
-        const refused = outcomeOfError(err, deps.logger, {
-          method: ctx.method,
-          path: safePath(ctx.url),
-        });
-        durable = [refused];
-      }
-      if (durable.length > 0) deps.answer.batch('pusher', durable.filter(hasId), started);
-      respond(ctx, kind, durable, body, deps.metrics);
+      const a = await api({
+        req: ctx.req,
+        kind,
+        appId: String(ctx.params.app_id ?? ''),
+        userId: ctx.params.user_id,
+      });
+      for (const [name, value] of a.headers) ctx.set(name, value);
+      ctx.status = a.status;
+      ctx.type = a.type;
+      ctx.body = a.body;
     });
   }
 }
 
+/** The four routes exactly as sent (no trailing slash, case as written): koa's router has the rest. */
+const ROUTE =
+  /^\/apps\/([^/?]+)\/(?:(events|batch_events)|users\/([^/?]+)\/(events|terminate_connections))(?:\?|$)/;
+
+function decoded(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * The Pusher API straight from node's request listener, before koa, as `POST /notify` is served
+ * (notify-route.ts): no route here needs koa's context, middleware chain or router match, which
+ * cost a Pusher request more ingress CPU than `/notify` spends on a whole dispatch
+ * (docs/benchmarks.md, figure 9). Says whether it took the request; the same `pusherApi` answers
+ * either way, so both paths answer alike (no CORS: the Pusher paths are server-to-server).
+ */
+export function pusherListener(
+  deps: PusherRouteDeps,
+): (req: http.IncomingMessage, res: http.ServerResponse) => boolean {
+  const api = pusherApi(deps);
+  return (req, res) => {
+    if (req.method !== 'POST') return false;
+    const m = ROUTE.exec(req.url ?? '');
+    if (!m) return false;
+    const userId = m[3] === undefined ? undefined : decoded(m[3]);
+    const kind: PusherRouteKind =
+      (m[2] as PusherRouteKind | undefined) ??
+      (m[4] === 'events' ? 'user_events' : 'terminate_connections');
+    api({ req, kind, appId: decoded(m[1] ?? ''), userId }).then(
+      (a) => write(res, a),
+      (err: unknown) => {
+        // Only a bug in answering gets here (the request's own errors are answers).
+        deps.logger.error({ err }, 'could not answer a Pusher API request');
+        res.destroy();
+      },
+    );
+    return true;
+  };
+}
+
+function write(res: http.ServerResponse, a: PusherAnswer): void {
+  // The client went away: nobody reads the answer (koa skips it the same way).
+  if (res.writableEnded || res.socket?.writable === false) return;
+  for (const [name, value] of a.headers) res.setHeader(name, value);
+  res.setHeader('Content-Type', a.type);
+  res.setHeader('Content-Length', Buffer.byteLength(a.body));
+  res.statusCode = a.status;
+  res.end(a.body);
+}
+
 async function handle(
-  ctx: Context,
-  kind: PusherRouteKind,
+  call: PusherCall,
   deps: PusherRouteDeps,
   bodyLimit: number,
+  headers: PusherAnswer['headers'],
 ): Promise<{ durable: Outcome[]; body: string }> {
-  const encoding = ctx.get('Content-Encoding');
+  const { req, kind } = call;
+  const encoding = String(req.headers['content-encoding'] ?? '');
   if (encoding !== '' && encoding.toLowerCase() !== 'identity') {
     throw new HeraldError(
       'unsupported_content_type',
@@ -94,29 +186,31 @@ async function handle(
       { field: 'Content-Encoding' },
     );
   }
-  const body = await readJsonBody(ctx.req, bodyLimit).catch((err: unknown) => {
+  const body = await readJsonBody(req, bodyLimit).catch((err: unknown) => {
     if (!(err instanceof HeraldError) || err.code !== 'payload_too_large') throw err;
-    ctx.set('Connection', 'close');
+    headers.push(['Connection', 'close']);
     throw new HeraldError(
       'payload_too_large',
       `The body is larger than ${bodyLimit} bytes, what the PUSHER_MAX_* limits allow: send fewer or smaller events`,
       { field: 'body' },
     );
   });
-  const { app, key } = await lookupApp(deps, String(ctx.params.app_id ?? ''));
+  const { app, key } = await lookupApp(deps, call.appId);
+  const url = req.url ?? '';
+  const q = url.indexOf('?');
   checkSignature(
     {
-      method: ctx.method,
-      path: (ctx.req.url ?? '').split('?')[0] ?? '',
-      params: queryParams(ctx.querystring),
+      method: req.method ?? 'POST',
+      path: q < 0 ? url : url.slice(0, q),
+      params: queryParams(q < 0 ? '' : url.slice(q + 1)),
       body,
     },
     app,
     deps.now() / 1000,
     deps.limits.timestampSkewS,
   );
-  // The router has percent-decoded it already (the signature covers the path as sent).
-  const userId: string | undefined = ctx.params.user_id;
+  // Percent-decoded already (the signature covers the path as sent).
+  const { userId } = call;
   const parsed = parsePusherBody(kind, body, deps.limits, userId);
   const now = deps.now();
   if (kind === 'terminate_connections') {
@@ -161,41 +255,36 @@ async function lookupApp(deps: PusherRouteDeps, appId: string): Promise<Verified
 const hasId = (o: Outcome): boolean => o.id !== undefined;
 
 /**
- * Writes the answer: `okBody` with 200, or the first refusal's status with its message as plain
- * text. Either way the accepted durable events' ids and statuses go in the X-Herald-Id and
+ * The answer: `okBody` with 200, or the first refusal's status with its message as plain text.
+ * Either way the accepted durable events' ids and statuses go in the X-Herald-Id and
  * X-Herald-Status headers, in request order.
  */
-function respond(
-  ctx: Context,
+function answerOf(
   route: PusherRouteKind,
   outcomes: readonly Outcome[],
   okBody: string,
   metrics: PusherRouteDeps['metrics'],
-): void {
+  headers: PusherAnswer['headers'],
+): PusherAnswer {
   const accepted = outcomes.filter((o) => o.kind === 'sent' || o.kind === 'queued');
   if (accepted.length > 0) {
-    ctx.set(HERALD_ID_HEADER, accepted.map((o) => o.id).join(','));
-    ctx.set(HERALD_STATUS_HEADER, accepted.map((o) => o.kind).join(','));
+    headers.push([HERALD_ID_HEADER, accepted.map((o) => o.id).join(',')]);
+    headers.push([HERALD_STATUS_HEADER, accepted.map((o) => o.kind).join(',')]);
   }
   const bad = outcomes.find(
     (o): o is Extract<Outcome, { error: unknown }> => o.kind === 'refused' || o.kind === 'failed',
   );
   if (bad === undefined) {
     metrics.pusherRequests.inc({ route, outcome: 'ok' });
-    ctx.status = 200;
-    ctx.type = 'application/json';
-    ctx.body = okBody;
-    return;
+    return { status: 200, type: JSON_TYPE, body: okBody, headers };
   }
   metrics.pusherRequests.inc({ route, outcome: bad.kind });
   const { error } = bad;
-  ctx.status = error.status;
-  ctx.type = 'text/plain; charset=utf-8';
-  ctx.body = error.message;
   const retryAfter =
     error.retryAfter ?? (error.code === 'unavailable' ? UNAVAILABLE_RETRY_AFTER_S : undefined);
-  if (retryAfter !== undefined) ctx.set('Retry-After', String(retryAfter));
-  if (error.code === 'auth_failures') ctx.set('Connection', 'close');
+  if (retryAfter !== undefined) headers.push(['Retry-After', String(retryAfter)]);
+  if (error.code === 'auth_failures') headers.push(['Connection', 'close']);
+  return { status: error.status, type: TEXT_TYPE, body: error.message, headers };
 }
 
 /** Pusher's success body: `{}`, or for a batch that asked for `info` one `{}` per event. */
