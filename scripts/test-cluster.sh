@@ -34,4 +34,4 @@ make -s cluster-up 2>&1 | tee "$HERALD_DOCKER_STATE/cluster-up.log"
 say "make cluster-up took $(($(date +%s) - started)) s"
 grep -q '^HERALD_TEST_KEY=' "$HERALD_DOCKER_STATE/cluster-up.log" || die 'make cluster-up printed no HERALD_TEST_KEY line'
 
-npx vitest run --config vitest.deploy.config.ts
+npx vitest run --config vitest.deploy.config.ts "$@"
