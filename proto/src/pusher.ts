@@ -127,8 +127,11 @@ export const PusherEnvelope = z.object({
 });
 export type PusherEnvelope = z.infer<typeof PusherEnvelope>;
 
+/** base64url without padding of the UTF-8 bytes (as Node's Buffer gives it; proto has no Node types). */
 function subjectSafe(name: string): string {
-  return Buffer.from(name, 'utf8').toString('base64url');
+  let binary = '';
+  for (const byte of new TextEncoder().encode(name)) binary += String.fromCharCode(byte);
+  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 }
 
 export const pusherSubjects = {
