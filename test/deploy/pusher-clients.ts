@@ -77,8 +77,6 @@ export function pusherJs(
     forceTLS: true,
     enabledTransports: ['ws'],
     disableStats: true,
-    // Under the load balancer's 120 s idle timeout: pusher-js pings the edge before it.
-    activityTimeout: 30_000,
     userAuthentication: {
       endpoint: '/unused',
       transport: 'ajax',
