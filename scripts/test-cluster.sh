@@ -4,7 +4,8 @@
 # dispatch load through the load balancer while NATS nodes, edges and ingresses are killed, cut
 # off and restarted, and at the end every event answered 200 or 202 must have been delivered, and
 # its event.delivered webhook must have reached the test's HTTPS receiver (whose CA
-# scripts/lib/stack-test.sh makes before the stack starts). Its own compose project, free ports of
+# scripts/lib/stack-test.sh makes before the stack starts), and every Pusher sendToUser answered
+# 200 must have reached its pusher-js user (test/cluster/pusher-load.ts). Its own compose project, free ports of
 # 127.0.0.1 and cleanup, as make test-deploy (scripts/lib/stack-test.sh).
 #
 #   HERALD_CLUSTER_TEST_TIMEOUT_S   the whole run's bound (1500 s); past it the run fails
