@@ -4,7 +4,8 @@
 # dispatch load through the load balancer while NATS nodes, edges and ingresses are killed, cut
 # off and restarted, and at the end every event answered 200 or 202 must have been delivered, and
 # its event.delivered webhook must have reached the test's HTTPS receiver (whose CA
-# scripts/lib/stack-test.sh makes before the stack starts). Its own compose project, free ports of
+# scripts/lib/stack-test.sh makes before the stack starts), and every Pusher sendToUser answered
+# 200 must have reached its pusher-js user (test/cluster/pusher-load.ts). Its own compose project, free ports of
 # 127.0.0.1 and cleanup, as make test-deploy (scripts/lib/stack-test.sh).
 #
 #   HERALD_CLUSTER_TEST_TIMEOUT_S   the whole run's bound (1500 s); past it the run fails
@@ -34,4 +35,4 @@ make -s cluster-up 2>&1 | tee "$HERALD_DOCKER_STATE/cluster-up.log"
 say "make cluster-up took $(($(date +%s) - started)) s"
 grep -q '^HERALD_TEST_KEY=' "$HERALD_DOCKER_STATE/cluster-up.log" || die 'make cluster-up printed no HERALD_TEST_KEY line'
 
-npx vitest run --config vitest.deploy.config.ts
+npx vitest run --config vitest.deploy.config.ts "$@"

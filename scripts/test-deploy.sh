@@ -9,6 +9,8 @@
 #   HERALD_DEPLOY_TEST_KEEP_IMAGES=1   keep the built images (faster reruns while working on it)
 #   HERALD_DEPLOY_TEST_TIMEOUT_S       the whole run's bound (2400 s); past it the run fails
 #   HERALD_TEST_IMAGE                  the Herald image's tag (scripts/lib/stack-test.sh)
+#
+# Arguments go to vitest: `scripts/test-deploy.sh test/deploy/pusher.deploy.ts` runs that file only.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -39,4 +41,4 @@ grep -q '^HERALD_TEST_KEY=' "$HERALD_DOCKER_STATE/compose-up.log" || die 'make c
 docker image ls --format '{{.Repository}}:{{.Tag}} {{.Size}}' |
   grep -E "^(${HERALD_IMAGE%%:*}|node|nats|postgres|debian):" | sed 's/^/test-deploy: image /' >&2 || true
 
-npx vitest run --config vitest.deploy.config.ts
+npx vitest run --config vitest.deploy.config.ts "$@"

@@ -23,6 +23,7 @@ import {
   subscribe,
   waitForPushes,
 } from './push.js';
+import { expectPusherLoad, PusherLoad } from './pusher-load.js';
 import { failures, figures, type PhaseWindow, table, webhookFigures } from './report.js';
 import {
   describeMissing,
@@ -41,6 +42,8 @@ import {
 // Two more offline recipients get their events through a key that pushes (push.ts): they stay
 // offline until, after the load, every accepted event of theirs was in exactly one push to each
 // of their Web Push subscriptions at the test's push service; then they connect as the rest do.
+// Beside it, durable Pusher user events (pusher-load.ts): the `pusher` library's sendToUser
+// through the load balancer to pusher-js users signed in through it, each accepted one received.
 // The figures of each fault are printed for docs/operations.md.
 
 /** Most time the cluster may take to be healthy again after a fault. */
@@ -76,6 +79,7 @@ let load: ClusterLoad;
 let target: LoadTarget;
 let receiver: WebhookReceiver;
 let push: PushSetup;
+let pusher: PusherLoad;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -106,6 +110,11 @@ beforeAll(async () => {
     'mobile',
   );
   target = { baseUrl: demo.baseUrl, wsUrl: demo.wsUrl, ca: stack.ca, apiKey: String(key.key) };
+  // A Pusher app bound to that key, made as an operator makes it.
+  const app = await stack.admin<{ app_id: string; key: string; secret: string }>(
+    ...['pusher-app', 'create', '--account', demo.accountId, '--key-id', String(key.id)],
+  );
+  pusher = new PusherLoad(target, app, { online: 4, offline: 2 });
   // The account's VAPID key, a key that pushes, and its recipients' subscriptions at the push
   // service on the host, before any event is sent.
   push = await setUpPush(stack);
@@ -121,6 +130,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await load?.close();
+  pusher?.close();
   await receiver?.close();
   await push?.service.stop();
 });
@@ -179,14 +189,19 @@ describe('the cluster', () => {
   it('loses no event answered 200 or 202 through node kills, a partition, edge and ingress kills and rolling restarts', async () => {
     await load.connectOnline();
     load.startSending(3, 50);
+    await pusher.connectOnline();
+    pusher.startSending(100);
     const windows: PhaseWindow[] = [];
     const online = load.recipients.filter((r) => r.online);
     const phase = async (name: string, fault: () => Promise<void>) => {
       load.phase = name;
+      pusher.phase = name;
       const started = Date.now();
       await fault();
       const settled = await settle(stack, SETTLE_LIMIT_MS);
       await load.allConnected(SETTLE_LIMIT_MS, online);
+      // pusher-js reconnects on its own schedule: the end's check counts what that cost.
+      await pusher.allSignedIn(SETTLE_LIMIT_MS).catch((err) => console.warn(`cluster: ${err}`));
       console.info(`cluster: ${name}: settled ${settled} ms after the fault ended`);
       await sleep(SETTLED_LOAD_MS);
       windows.push({ name, start: started, end: Date.now() });
@@ -229,6 +244,7 @@ describe('the cluster', () => {
       await restart(stack, 'edge-2');
     });
     await load.stopSending();
+    await pusher.stopSending();
     // Every owed push, while the push recipients are still offline (no socket can prove any of
     // their events first), bounded.
     const pushWaitedMs = await waitForPushes(load, push, PUSH_LIMIT_MS);
@@ -236,9 +252,14 @@ describe('the cluster', () => {
     // The end: everyone (offline recipients too) connects through the load balancer and reads
     // what waits for them.
     load.phase = 'after';
+    pusher.phase = 'after';
     await load.reconnectEveryone();
+    await pusher.reconnectEveryone();
     const deadline = Date.now() + DRAIN_LIMIT_MS;
-    while (load.missing().length > 0 && Date.now() < deadline) await sleep(500);
+    while (load.missing().length + pusher.missing().length > 0 && Date.now() < deadline)
+      await sleep(500);
+    const pusherFigures = `cluster: pusher ${JSON.stringify(pusher.figures())}`;
+    console.info(pusherFigures);
     // Every accepted event's event.delivered webhook, polling, bounded once the drain ended.
     const hooksAfterMs = await waitForHooks(load, receiver, WEBHOOK_LIMIT_MS);
     const hooksLost = hooksMissing(load, receiver);
@@ -285,6 +306,7 @@ describe('the cluster', () => {
       )
       .toEqual([]);
     expectPushes(pushed);
+    expectPusherLoad(pusher, pusherFigures);
     expect(receiver.invalid, 'webhook requests that failed standardwebhooks verification').toEqual(
       [],
     );
