@@ -105,9 +105,24 @@ stack_down() {
     stack_compose --profile '*' down "$@" && return 0
     ((try < 3)) || break
     say "docker compose down did not finish (above): trying again"
+    stack_release_networks
     sleep 2
   done
   return 1
+}
+
+# An engine can keep a stale endpoint on a network after the container behind it is gone (seen
+# after a restart of every service: "has active endpoints" on every retry, no container left), and
+# then never removes the network. `docker network disconnect -f` is the engine's own remedy: run
+# on every endpoint still attached to one of the project's networks once its containers are down.
+stack_release_networks() {
+  local net ep
+  for net in $(docker network ls -q --filter "label=com.docker.compose.project=$HERALD_COMPOSE_PROJECT"); do
+    for ep in $(docker network inspect --format '{{range $id, $c := .Containers}}{{$c.Name}} {{end}}' "$net" 2>/dev/null); do
+      say "disconnecting the stale endpoint $ep from network $net"
+      docker network disconnect -f "$net" "$ep" >/dev/null 2>&1 || true
+    done
+  done
 }
 
 # What npm inside the image build must trust beyond the image's own CAs (see the header of
