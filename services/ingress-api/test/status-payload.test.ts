@@ -112,30 +112,39 @@ describe('status records of a --webhook-payload key (issue 39)', () => {
   });
 
   it('in a batch, go one message each, never inside a StatusBatch; the unflagged key’s carry none', async () => {
-    const batch = async (apiKey: string) => {
+    const batch = async (apiKey: string, size: number) => {
       const res = await request(fx.baseUrl, {
         path: '/notify/batch',
         body: {
           api_key: apiKey,
           client: 'mobile',
-          events: [1, 2, 3].map((n) => ({ recipient: newRecipient(), payload: { n } })),
+          events: Array.from({ length: size }, (_, i) => ({
+            recipient: newRecipient(),
+            payload: { n: i + 1 },
+          })),
         },
       });
       expect(res.status).toBe(200);
       return (res.json.results as Array<{ id: string }>).map((r) => r.id);
     };
-    const flaggedIds = await batch(FLAGGED);
-    const plainIds = await batch(KEYS.mobile);
-    const records = await recordsOf([...flaggedIds, ...plainIds]);
+    const flaggedIds = await batch(FLAGGED, 20);
+    const flagged = await recordsOf(flaggedIds);
     flaggedIds.forEach((id, i) => {
-      expect(records.get(id)?.form).toBe('single');
-      expect(JSON.parse(records.get(id)?.record.payload_json ?? 'null')).toEqual({ n: i + 1 });
+      expect(flagged.get(id)?.form).toBe('single');
+      expect(JSON.parse(flagged.get(id)?.record.payload_json ?? 'null')).toEqual({ n: i + 1 });
     });
-    for (const id of plainIds) {
-      expect(records.get(id)?.record.payload_json).toBeUndefined();
+    // The control: an unflagged key's records of one turn share a StatusBatch. Which records
+    // share a turn depends on when the stream's acks come back (under CI load, three acks came
+    // back in three turns), so the control sends batches until one shares: it fails only if
+    // none of five batches of 20 ever does.
+    let forms: Array<Stored['form'] | undefined> = [];
+    for (let attempt = 0; attempt < 5 && !forms.includes('batch'); attempt++) {
+      const plainIds = await batch(KEYS.mobile, 20);
+      const plain = await recordsOf(plainIds);
+      for (const id of plainIds) expect(plain.get(id)?.record.payload_json).toBeUndefined();
+      forms = plainIds.map((id) => plain.get(id)?.form);
     }
-    // Three records of one turn of one account: the unflagged key's share a StatusBatch.
-    expect(plainIds.map((id) => records.get(id)?.form)).toContain('batch');
+    expect(forms).toContain('batch');
   });
 });
 
