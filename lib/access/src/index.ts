@@ -18,10 +18,13 @@ export {
 } from './pusher-apps.js';
 export {
   bodyMd5,
+  bodyMd5Digest,
   channelAuthOk,
   pusherRecipient,
+  requestDigest,
   requestSignature,
   stringsEqual,
+  hexEqual,
   userAuthOk,
 } from './pusher-sign.js';
 export { checkRecipientToken, type TokenPolicy } from './recipient-token.js';

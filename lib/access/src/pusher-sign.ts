@@ -10,6 +10,16 @@ import { isUuidV4, type PusherUserIds } from '@herald/proto';
 const hmacHex = (secret: string, text: string) =>
   createHmac('sha256', secret).update(text, 'utf8').digest('hex');
 
+/**
+ * Constant-time equality of a hex string someone sent and the digest it should spell (any case;
+ * false at once for a wrong length or a character that is not hex, which `Buffer.from` stops at).
+ */
+export function hexEqual(sentHex: string, digest: Buffer): boolean {
+  if (sentHex.length !== digest.length * 2) return false;
+  const sent = Buffer.from(sentHex, 'hex');
+  return sent.length === digest.length && timingSafeEqual(sent, digest);
+}
+
 /** Constant-time equality of two strings (false at once for different lengths). */
 export function stringsEqual(a: string, b: string): boolean {
   const x = Buffer.from(a, 'utf8');
@@ -54,18 +64,35 @@ export function requestSignature(
   path: string,
   params: Record<string, string>,
 ): string {
+  return requestDigest(secret, method, path, params).toString('hex');
+}
+
+/** {@link requestSignature} as the digest's bytes, for {@link hexEqual}. */
+export function requestDigest(
+  secret: string,
+  method: string,
+  path: string,
+  params: Record<string, string>,
+): Buffer {
   const query = Object.keys(params)
     .filter((k) => k !== 'auth_signature')
     .map((k) => [k.toLowerCase(), params[k] ?? ''] as const)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([k, v]) => `${k}=${v}`)
     .join('&');
-  return hmacHex(secret, `${method.toUpperCase()}\n${path}\n${query}`);
+  return createHmac('sha256', secret)
+    .update(`${method.toUpperCase()}\n${path}\n${query}`, 'utf8')
+    .digest();
 }
 
 /** Hex MD5 of a request body, what `body_md5` must be. */
 export function bodyMd5(body: Uint8Array | string): string {
-  return createHash('md5').update(body).digest('hex');
+  return bodyMd5Digest(body).toString('hex');
+}
+
+/** {@link bodyMd5} as the digest's bytes, for {@link hexEqual}. */
+export function bodyMd5Digest(body: Uint8Array | string): Buffer {
+  return createHash('md5').update(body).digest();
 }
 
 /**

@@ -123,6 +123,7 @@ const ROUTE =
   /^\/apps\/([^/?]+)\/(?:(events|batch_events)|users\/([^/?]+)\/(events|terminate_connections))(?:\?|$)/;
 
 function decoded(text: string): string {
+  if (!text.includes('%')) return text;
   try {
     return decodeURIComponent(text);
   } catch {

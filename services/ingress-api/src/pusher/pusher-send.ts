@@ -41,13 +41,6 @@ export async function sendDeliveries(
   for (const { subject, message } of fanOut)
     deps.publisher.publish(subject, JSON.stringify(message));
 
-  const outcomes: Outcome[] = new Array(durable.length);
-  const byRecipient = new Map<string, number[]>();
-  durable.forEach((d, i) => {
-    const list = byRecipient.get(d.recipient);
-    if (list) list.push(i);
-    else byRecipient.set(d.recipient, [i]);
-  });
   const one = async (d: (typeof durable)[number]): Promise<Outcome> => {
     const target = { key, account: key.account_id, recipient: d.recipient, payload: d.payload };
     try {
@@ -57,6 +50,15 @@ export async function sendDeliveries(
       return outcomeOfError(err, deps.logger, { route: 'pusher', recipient: d.recipient });
     }
   };
+  // `sendToUser`'s one event: no grouping by recipient to do.
+  if (durable.length === 1) return [await one(durable[0] as (typeof durable)[number])];
+  const outcomes: Outcome[] = new Array(durable.length);
+  const byRecipient = new Map<string, number[]>();
+  durable.forEach((d, i) => {
+    const list = byRecipient.get(d.recipient);
+    if (list) list.push(i);
+    else byRecipient.set(d.recipient, [i]);
+  });
   await Promise.all(
     [...byRecipient.values()].map(async (indices) => {
       for (const i of indices) outcomes[i] = await one(durable[i] as (typeof durable)[number]);

@@ -124,4 +124,32 @@ describe('checkSignature against the pusher library', () => {
   it('refuses a query parameter given twice', () => {
     expect(refusal(() => queryParams('auth_key=a&auth_key=b')).field).toBe('auth_key');
   });
+
+  it('parses a query as URLSearchParams does, with or without escapes', () => {
+    for (const raw of [
+      'auth_key=k&auth_timestamp=1&body_md5=ab',
+      'a=b=c&&d&e=',
+      'name=a%20b&x=1+2&y=%zz',
+      '',
+    ]) {
+      expect(queryParams(raw)).toEqual(Object.fromEntries(new URLSearchParams(raw)));
+    }
+    expect(refusal(() => queryParams('x=1&x=1%20')).field).toBe('x');
+  });
+
+  it('takes the signature in upper-case hex, refuses it or body_md5 cut short or not hex', () => {
+    const req = signed();
+    const upper = { ...req, params: { ...req.params } };
+    upper.params.auth_signature = String(req.params.auth_signature).toUpperCase();
+    expect(() => checkSignature(upper, APP, nowS(), 600)).not.toThrow();
+    for (const [name, mangle] of [
+      ['auth_signature', (v: string) => v.slice(0, -2)],
+      ['auth_signature', (v: string) => `${v.slice(0, -1)}g`],
+      ['body_md5', (v: string) => `${v.slice(0, -1)}z`],
+    ] as const) {
+      const bad = { ...req, params: { ...req.params } };
+      bad.params[name] = mangle(String(req.params[name]));
+      expect(refusal(() => checkSignature(bad, APP, nowS(), 600)).field).toBe(name);
+    }
+  });
 });

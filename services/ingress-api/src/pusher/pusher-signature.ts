@@ -1,4 +1,4 @@
-import { bodyMd5, requestSignature, stringsEqual } from '@herald/access';
+import { bodyMd5Digest, hexEqual, requestDigest, stringsEqual } from '@herald/access';
 import { HeraldError } from '@herald/proto';
 
 /**
@@ -19,14 +19,28 @@ export interface SignedRequest {
   body: Uint8Array;
 }
 
-/** Parses a raw query string; a parameter given twice is refused (its signature is ambiguous). */
+/**
+ * Parses a raw query string; a parameter given twice is refused (its signature is ambiguous). A
+ * query with no `%` or `+` (what the `pusher` libraries send: hex, digits, the key) is split as
+ * it is; any other is decoded by URLSearchParams, as a browser would.
+ */
 export function queryParams(rawQuery: string): Record<string, string> {
   const params: Record<string, string> = {};
-  for (const [name, value] of new URLSearchParams(rawQuery)) {
+  const add = (name: string, value: string) => {
     if (Object.hasOwn(params, name)) {
       throw refusal(`Duplicate query parameter ${name}: send each parameter once`, name);
     }
     params[name] = value;
+  };
+  if (rawQuery.includes('%') || rawQuery.includes('+')) {
+    for (const [name, value] of new URLSearchParams(rawQuery)) add(name, value);
+    return params;
+  }
+  for (const part of rawQuery.split('&')) {
+    if (part === '') continue;
+    const eq = part.indexOf('=');
+    if (eq < 0) add(part, '');
+    else add(part.slice(0, eq), part.slice(eq + 1));
   }
   return params;
 }
@@ -66,8 +80,7 @@ export function checkSignature(
       'auth_signature',
     );
   }
-  const expected = requestSignature(app.secret, req.method, req.path, p);
-  if (!stringsEqual(sent, expected)) {
+  if (!hexEqual(sent, requestDigest(app.secret, req.method, req.path, p))) {
     throw refusal(
       `Invalid signature: you should have sent HmacSHA256Hex(${JSON.stringify(stringToSign(req))}, your_secret_key), but you sent ${JSON.stringify(sent)}`,
       'auth_signature',
@@ -101,7 +114,7 @@ function checkBodyMd5(sent: string | undefined, body: Uint8Array): void {
     }
     return;
   }
-  if (!stringsEqual(sent.toLowerCase(), bodyMd5(body))) {
+  if (!hexEqual(sent, bodyMd5Digest(body))) {
     throw refusal(
       'Invalid body_md5: it is not the MD5 of the body received; sign the body you send, unchanged',
       'body_md5',
