@@ -8,6 +8,7 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import Pusher from 'pusher';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useStack } from './fixtures.js';
+import { pusherBackend } from './pusher-fixtures.js';
 
 /**
  * Laravel's notifications through the Pusher door (issue 41), with nothing of Herald's in the
@@ -84,18 +85,7 @@ afterAll(async () => {
 });
 
 /** The backend: the stock `pusher` library pointed at the stack's ingress, trusting its CA. */
-function backend(app: PusherAppObject): Pusher {
-  const s = stack();
-  return new Pusher({
-    appId: app.app_id,
-    key: app.key,
-    secret: app.secret,
-    host: '127.0.0.1',
-    port: String(s.ports['ingress-api']),
-    useTLS: true,
-    agent: new https.Agent({ ca: s.ca }),
-  });
-}
+const backend = (app: PusherAppObject): Pusher => pusherBackend(stack(), app);
 
 /** Opens the app's page and listens as Laravel's docs say, with Echo over pusher-js. */
 async function openEcho(app: PusherAppObject): Promise<Page> {

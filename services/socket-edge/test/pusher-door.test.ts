@@ -1,16 +1,15 @@
 import { pusherSubjects } from '@herald/proto';
 import { JSONCodec } from 'nats';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { ACCOUNT_B, metric, type RunningEdge, type Stack, waitUntil } from './fixture.js';
 import {
-  ACCOUNT_B,
-  metric,
-  type RunningEdge,
-  type Stack,
-  startEdge,
-  startStack,
-  waitUntil,
-} from './fixture.js';
-import { connected, type Pusher, PusherApps, pusherClient, rawPusher } from './pusher-fixture.js';
+  connected,
+  type Pusher,
+  type PusherApps,
+  pusherClient,
+  rawPusher,
+  usePusherDoor,
+} from './pusher-fixture.js';
 
 const json = JSONCodec();
 
@@ -19,17 +18,12 @@ let edge: RunningEdge;
 let apps: PusherApps;
 const clients: Pusher[] = [];
 
-beforeAll(async () => {
-  stack = await startStack();
-  apps = new PusherApps(stack.nc);
-  edge = await startEdge(stack);
-});
-
-afterAll(async () => {
-  for (const c of clients) c.disconnect();
-  await edge?.close();
-  await stack?.stop();
-});
+usePusherDoor(
+  (d) => {
+    ({ stack, edge, apps } = d);
+  },
+  { clients },
+);
 
 function client(test: ReturnType<PusherApps['make']>, opts: { origin?: string } = {}): Pusher {
   const pusher = pusherClient(stack, edge.port, test, opts);

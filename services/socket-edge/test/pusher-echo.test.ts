@@ -1,13 +1,14 @@
 import { pusherRecipient } from '@herald/access';
 import Echo from 'laravel-echo';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningEdge, type Stack, startEdge, startStack, waitUntil } from './fixture.js';
+import { describe, expect, it } from 'vitest';
+import { type RunningEdge, type Stack, waitUntil } from './fixture.js';
 import {
   connected,
   liveOnceMember,
   type Pusher,
-  PusherApps,
+  type PusherApps,
   pusherClient,
+  usePusherDoor,
 } from './pusher-fixture.js';
 
 let stack: Stack;
@@ -15,17 +16,12 @@ let edge: RunningEdge;
 let apps: PusherApps;
 const clients: Pusher[] = [];
 
-beforeAll(async () => {
-  stack = await startStack();
-  apps = new PusherApps(stack.nc);
-  edge = await startEdge(stack);
-});
-
-afterAll(async () => {
-  for (const c of clients) c.disconnect();
-  await edge?.close();
-  await stack?.stop();
-});
+usePusherDoor(
+  (d) => {
+    ({ stack, edge, apps } = d);
+  },
+  { clients },
+);
 
 const NOTIFICATION = 'Illuminate\\Notifications\\Events\\BroadcastNotificationCreated';
 

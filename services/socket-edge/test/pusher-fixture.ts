@@ -10,8 +10,19 @@ import {
 import { JSONCodec, type NatsConnection } from 'nats';
 import PusherServer from 'pusher';
 import * as PusherJs from 'pusher-js';
+import { afterAll, beforeAll } from 'vitest';
 import WebSocket from 'ws';
-import { ACCOUNT_A, type Stack, sendLive, sleep, verified, waitUntil } from './fixture.js';
+import {
+  ACCOUNT_A,
+  type RunningEdge,
+  type Stack,
+  sendLive,
+  sleep,
+  startEdge,
+  startStack,
+  verified,
+  waitUntil,
+} from './fixture.js';
 
 const json = JSONCodec();
 
@@ -250,4 +261,34 @@ export async function liveOnceMember(
     if (Date.now() > deadline) throw new Error('the member socket never joined its session');
     await sleep(20);
   }
+}
+
+/** What a Pusher door test file runs against, handed over once it started. */
+export interface PusherDoor {
+  stack: Stack;
+  edge: RunningEdge;
+  apps: PusherApps;
+}
+
+/**
+ * A test file's Pusher door: a stack, Pusher apps on its NATS and an edge (with `env`) started
+ * before the file's tests and handed to `ready`; after them, the pusher-js clients in `clients`
+ * disconnected, the edge and the stack stopped.
+ */
+export function usePusherDoor(
+  ready: (door: PusherDoor) => void,
+  opts: { env?: Record<string, string>; clients?: Pusher[] } = {},
+): void {
+  let door: PusherDoor | undefined;
+  beforeAll(async () => {
+    const stack = await startStack();
+    const apps = new PusherApps(stack.nc);
+    door = { stack, apps, edge: await startEdge(stack, opts.env) };
+    ready(door);
+  });
+  afterAll(async () => {
+    for (const c of opts.clients ?? []) c.disconnect();
+    await door?.edge.close();
+    await door?.stack.stop();
+  });
 }

@@ -1,24 +1,22 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningEdge, type Stack, startEdge, startStack, waitUntil } from './fixture.js';
-import { PusherApps, rawPusher } from './pusher-fixture.js';
+import { describe, expect, it } from 'vitest';
+import { type RunningEdge, type Stack, startEdge, waitUntil } from './fixture.js';
+import { type PusherApps, rawPusher, usePusherDoor } from './pusher-fixture.js';
 
 let stack: Stack;
 let edge: RunningEdge;
 let apps: PusherApps;
 
-beforeAll(async () => {
-  stack = await startStack();
-  apps = new PusherApps(stack.nc);
-  edge = await startEdge(stack, {
-    PUSHER_SIGNIN_TIMEOUT_MS: '3000',
-    PUSHER_MAX_CHANNELS_PER_SOCKET: '2',
-  });
-});
-
-afterAll(async () => {
-  await edge?.close();
-  await stack?.stop();
-});
+usePusherDoor(
+  (d) => {
+    ({ stack, edge, apps } = d);
+  },
+  {
+    env: {
+      PUSHER_SIGNIN_TIMEOUT_MS: '3000',
+      PUSHER_MAX_CHANNELS_PER_SOCKET: '2',
+    },
+  },
+);
 
 describe('Pusher sockets over their life', () => {
   it('closes a socket of a token key that does not sign in within PUSHER_SIGNIN_TIMEOUT_MS with 4009', async () => {

@@ -2,15 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { pusherRecipient } from '@herald/access';
 import { pusherSubjects } from '@herald/proto';
 import { JSONCodec } from 'nats';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   ACCOUNT_A,
   consumerInfo,
   queueEvent,
   type RunningEdge,
   type Stack,
-  startEdge,
-  startStack,
   waitUntil,
 } from './fixture.js';
 import {
@@ -18,11 +16,12 @@ import {
   currentUser,
   liveOnceMember,
   type Pusher,
-  PusherApps,
+  type PusherApps,
   pusherClient,
   type RawPusher,
   rawPusher,
   type TestApp,
+  usePusherDoor,
 } from './pusher-fixture.js';
 
 const json = JSONCodec();
@@ -32,18 +31,12 @@ let edge: RunningEdge;
 let apps: PusherApps;
 const clients: Pusher[] = [];
 
-beforeAll(async () => {
-  stack = await startStack();
-  apps = new PusherApps(stack.nc);
-  // A proof is waited for as long as a loaded box may need: the reply must come from the pong.
-  edge = await startEdge(stack, { LIVE_PROOF_TIMEOUT_MS: '60000' });
-});
-
-afterAll(async () => {
-  for (const c of clients) c.disconnect();
-  await edge?.close();
-  await stack?.stop();
-});
+usePusherDoor(
+  (d) => {
+    ({ stack, edge, apps } = d);
+  },
+  { env: { LIVE_PROOF_TIMEOUT_MS: '60000' }, clients },
+);
 
 /** A signed-in pusher-js client of `test` as user `id`, and what its `pusher.user` received. */
 async function signedIn(test: TestApp, id: string) {
