@@ -1,5 +1,5 @@
 export {
-  deleteUpToFloor,
+  floorStands,
   ensureQueueFloorBucket,
   parseQueueFloorKey,
   QUEUE_FLOOR_BUCKET,
