@@ -1,6 +1,6 @@
 export {
-  floorStands,
   ensureQueueFloorBucket,
+  floorStands,
   parseQueueFloorKey,
   QUEUE_FLOOR_BUCKET,
   type QueueFloorBucketOptions,

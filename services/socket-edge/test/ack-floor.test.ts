@@ -105,7 +105,8 @@ describe('recorded ack floors (QUEUE_CONSUMER_MEMORY, the default)', () => {
     expect(info?.delivered.consumer_seq).toBe(3);
     expect(info?.ack_floor.stream_seq).toBe(later.seqs[2]);
     // Nothing was deleted: acked events stay stored until retention, for the other devices.
-    for (const seq of [...first.seqs, ...later.seqs]) expect(await stored(recipient, seq)).toBe(true);
+    for (const seq of [...first.seqs, ...later.seqs])
+      expect(await stored(recipient, seq)).toBe(true);
     again.ws.close();
   });
 
