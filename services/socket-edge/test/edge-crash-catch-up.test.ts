@@ -125,7 +125,9 @@ describe('an edge killed with -9 mid-catch-up of a device', () => {
       'the durable consumer acked everything',
       async () => {
         const info = await consumerInfo(stack, ACCOUNT_A, recipient);
-        return info?.ack_floor.stream_seq === seqs[COUNT - 1] && info.num_ack_pending === 0;
+        return (
+          info?.ack_floor.stream_seq === (seqs[COUNT - 1] as number) && info.num_ack_pending === 0
+        );
       },
       30_000,
     );
