@@ -118,8 +118,9 @@ export class QueueFloors {
    * Resets a consumer's delivery state to `floor.seq + 1` (`CONSUMER.RESET`, nats-server 2.14+,
    * ADR-60): as if created with `opt_start_seq` there, its ack floor then reads `floor.seq`, while
    * its config (DeliverAll) stays the one every edge creates, so the next connect's create still
-   * matches it in one call. Answers the consumer's info after the reset; undefined when the
-   * consumer does not exist. Refused, or no answer, is HeraldError `unavailable`.
+   * matches it in one call. Answers the consumer's info after the reset. Refused, or no answer,
+   * is HeraldError `unavailable`; so is a consumer that does not exist (the reset subject is its
+   * leader's own subscription: nobody answers, and the call waits out its timeout).
    */
   async resumeAfter(
     stream: string,
