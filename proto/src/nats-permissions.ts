@@ -88,6 +88,7 @@ const js = {
   consumerDurableCreate: '$JS.API.CONSUMER.DURABLE.CREATE.*.*',
   consumerInfo: '$JS.API.CONSUMER.INFO.*.*',
   consumerDelete: '$JS.API.CONSUMER.DELETE.*.*',
+  consumerReset: '$JS.API.CONSUMER.RESET.*.*',
   consumerList: '$JS.API.CONSUMER.LIST.*',
   consumerNames: '$JS.API.CONSUMER.NAMES.*',
   next: '$JS.API.CONSUMER.MSG.NEXT.*.*',
@@ -203,8 +204,9 @@ export const servicePermissions: Record<NatsService, NatsPermissions> = {
       js.next,
       js.ack,
       js.flowControl,
-      // Applying a recorded ack floor purges the recipient's acked prefix (lib/queue ack-floors).
-      js.streamPurge,
+      // Applying a recorded ack floor moves a new consumer past it (lib/queue ack-floors); an
+      // edge deletes nothing from the queue.
+      js.consumerReset,
       kvKeys(CONNECTIONS_BUCKET),
       kvKeys('herald_queue_floors'),
       // Each device's proven position in its recipient's queue (per-device delivery).

@@ -45,6 +45,7 @@ function probes(account: string, other: string): string[] {
     '$JS.API.STREAM.MSG.DELETE.PROBE',
     '$JS.API.CONSUMER.CREATE.PROBE.c',
     '$JS.API.CONSUMER.DELETE.PROBE.c',
+    '$JS.API.CONSUMER.RESET.PROBE.c',
     '$JS.API.CONSUMER.MSG.NEXT.PROBE.c',
     '$JS.ACK.PROBE.c.1.1.1.1.0',
     '$KV.herald_probe.k',

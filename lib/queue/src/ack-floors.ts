@@ -9,13 +9,16 @@
  * once a drain has caught up, one acked event of the recipient at or below the consumer's ack
  * floor as the server reports it (a KV entry per recipient, one small append, where a file-state
  * consumer rewrites a state file up to 10 times a second while it drains); an edge that later
- * finds the recipient's consumer new deletes the events up to that one before consuming. What was
- * acked after the last record is delivered again: at least once, clients drop repeats by id.
+ * finds the recipient's consumer new moves it past that event before consuming (a consumer reset,
+ * nats-server 2.14+), so its ack floor is the recorded one again. Nothing is deleted: acked events
+ * stay stored until retention, which is the window in which the recipient's other devices catch
+ * up from their own positions. What was acked after the last record is delivered again: at least
+ * once, clients drop repeats by id.
  */
 
 import { ensureRecordBucket, isNotFound, jsApi, KvRecords, NatsRequester } from '@herald/nats';
 import { assertToken, EventHeaders, QueueAckFloor } from '@herald/proto';
-import type { JetStreamClient, JetStreamManager, NatsConnection } from 'nats';
+import type { ConsumerInfo, JetStreamClient, JetStreamManager, NatsConnection } from 'nats';
 
 /** The KV bucket of recorded floors, one key per recipient (stream `KV_herald_queue_floors`). */
 export const QUEUE_FLOOR_BUCKET = 'herald_queue_floors';
@@ -110,32 +113,47 @@ export class QueueFloors {
       memoryState: info.config?.mem_storage === true,
     };
   }
+
+  /**
+   * Resets a consumer's delivery state to `floor.seq + 1` (`CONSUMER.RESET`, nats-server 2.14+,
+   * ADR-60): as if created with `opt_start_seq` there, its ack floor then reads `floor.seq`, while
+   * its config (DeliverAll) stays the one every edge creates, so the next connect's create still
+   * matches it in one call. Answers the consumer's info after the reset. Refused, or no answer,
+   * is HeraldError `unavailable`; so is a consumer that does not exist (the reset subject is its
+   * leader's own subscription: nobody answers, and the call waits out its timeout).
+   */
+  async resumeAfter(
+    stream: string,
+    consumer: string,
+    floor: QueueAckFloor,
+  ): Promise<ConsumerInfo | undefined> {
+    return jsApi<ConsumerInfo & { reset_seq: number }>(
+      this.#requester,
+      `$JS.API.CONSUMER.RESET.${stream}.${consumer}`,
+      new TextEncoder().encode(JSON.stringify({ seq: floor.seq + 1 })),
+      this.#timeoutMs,
+    );
+  }
 }
 
 /**
- * Deletes the recipient's events up to a recorded floor, when the floor is of this stream: the
- * event at `floor.seq` must be there, on the recipient's subject, with the recorded id. A stream
- * deleted and made again reuses sequences, and a floor of its predecessor would otherwise delete
- * undelivered events; when that event is gone (retention deleted it, and everything before it
- * with it) there is nothing to delete. Returns how many events were deleted.
+ * Whether a recorded floor is of this stream: the event at `floor.seq` must be there, on the
+ * recipient's subject, with the recorded id. A stream deleted and made again reuses sequences,
+ * and a floor of its predecessor would otherwise skip undelivered events; when that event is gone
+ * (retention deleted it, and everything before it with it) there is nothing to skip.
  */
-export async function deleteUpToFloor(
+export async function floorStands(
   jsm: JetStreamManager,
   stream: string,
   subject: string,
   floor: QueueAckFloor,
-): Promise<number> {
-  if (floor.stream !== stream) return 0;
-  let at: Awaited<ReturnType<JetStreamManager['streams']['getMessage']>>;
+): Promise<boolean> {
+  if (floor.stream !== stream) return false;
   try {
-    at = await jsm.streams.getMessage(stream, { seq: floor.seq });
+    const at = await jsm.streams.getMessage(stream, { seq: floor.seq });
+    return at.subject === subject && at.header?.get(EventHeaders.id) === floor.id;
   } catch (err) {
-    if (isNotFound(err)) return 0;
+    if (isNotFound(err)) return false;
     throw err;
   }
-  if (at.subject !== subject || at.header?.get(EventHeaders.id) !== floor.id) return 0;
-  // A filtered purge keeps `seq` and above. Safe with a consumer delivering meanwhile on 2.10+
-  // (2.9 before 2.9.15 dropped its ack-pending set): everything purged was acked.
-  const { purged } = await jsm.streams.purge(stream, { filter: subject, seq: floor.seq + 1 });
-  return purged;
 }

@@ -1,6 +1,6 @@
 export {
-  deleteUpToFloor,
   ensureQueueFloorBucket,
+  floorStands,
   parseQueueFloorKey,
   QUEUE_FLOOR_BUCKET,
   type QueueFloorBucketOptions,

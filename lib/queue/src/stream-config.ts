@@ -76,8 +76,9 @@ export interface QueueConsumerOptions {
    * it: with thousands of recipients draining at once that was nats-server's largest cost
    * (docs/architecture-history.md, "Consumer state in memory: the measurement"). The cost: a
    * memory-state consumer does not survive a nats-server restart; the edge then creates it
-   * again, from the first stored event, so what it had acked and retention had not yet deleted is
-   * delivered again (at least once still holds; clients drop repeats by id). Default false.
+   * again and moves it past the recipient's recorded ack floor (ack-floors.ts), so what it had
+   * acked after that record is delivered again (at least once still holds; clients drop repeats
+   * by id). Default false.
    */
   memoryState?: boolean;
 }

@@ -85,6 +85,15 @@ describe('recorded ack floors (lib/queue ack-floors.ts, a real nats-server)', ()
     await first?.ackAck();
     expect(await floors.consumerFloor('FLOORS_T', 'c')).toEqual({ ackFloor: 1, memoryState: true });
     expect(await floors.consumerFloor('FLOORS_T', 'none')).toBeUndefined();
+    // Moved past a floor (a consumer reset): its ack floor reads the floor, its config is kept.
+    const floor = { v: 1 as const, stream: 'FLOORS_T', seq: 2, id: 'x' };
+    const reset = await floors.resumeAfter('FLOORS_T', 'c', floor);
+    expect(reset?.ack_floor.stream_seq).toBe(2);
+    expect(reset?.num_pending).toBe(1);
+    expect(reset?.config.deliver_policy).toBe('all');
+    expect((await consumer.next())?.seq).toBe(3);
+    // The reset subject is the consumer leader's own subscription: no consumer, no answer.
+    await expect(floors.resumeAfter('FLOORS_T', 'none', floor)).rejects.toThrow(/no answer/);
 
     const keys: string[] = [];
     for await (const key of await floors.keys()) keys.push(key);

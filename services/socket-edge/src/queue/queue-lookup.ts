@@ -2,7 +2,7 @@ import type { Logger } from '@herald/kit';
 import { isNotFound, type NatsRequester } from '@herald/nats';
 import { subjects } from '@herald/proto';
 import {
-  deleteUpToFloor,
+  floorStands,
   type QueueFloors,
   queueConsumerConfig,
   queueConsumerName,
@@ -42,8 +42,9 @@ export interface QueueLookupDeps {
   memoryState?: boolean;
   /**
    * Recorded ack floors (lib/queue ack-floors.ts): a memory-state consumer that has delivered
-   * nothing yet (new, or re-created after a nats-server restart) first has the events up to the
-   * recipient's recorded floor deleted. Without it such a consumer starts at the first stored event.
+   * nothing yet (new, or re-created after a nats-server restart) is first reset to start after the
+   * recipient's recorded floor (nothing is deleted). Without it such a consumer starts at the first
+   * stored event.
    */
   floors?: QueueFloors;
 }
@@ -121,7 +122,7 @@ export async function findQueueConsumer(deps: QueueLookupDeps): Promise<FoundCon
   // Nothing delivered yet: the consumer sequence, not the stream one (a new consumer reports
   // the stream's first sequence minus one there, which is 0 only while nothing was ever deleted).
   if (memoryState && deps.floors && info.delivered.consumer_seq === 0)
-    await skipRecordedFloor(deps, deps.floors, jsm, subject, name);
+    info = await resumeAfterRecordedFloor(deps, deps.floors, jsm, subject, info);
   return {
     consumer: js.consumers.getPullConsumerFor(info),
     ackPending: info.num_ack_pending,
@@ -130,29 +131,38 @@ export async function findQueueConsumer(deps: QueueLookupDeps): Promise<FoundCon
 }
 
 /**
- * Deletes what the recipient's recorded floor says was acked, before the new consumer delivers it
- * again. Best effort: when it fails, those events are delivered again (at least once holds).
+ * Moves a consumer that has delivered nothing yet past what the recipient's recorded floor says
+ * was acked, so that is not delivered again: a reset to the floor's next sequence (its ack floor
+ * then reads the recorded one, as for a consumer created with `opt_start_seq` there; its config
+ * stays DeliverAll, the one every create matches). Not a deletion: acked events stay stored until
+ * retention, for the recipient's other devices (per-device delivery reads the stream). Only
+ * forward (a floor at or below the consumer's own changes nothing), and only for a floor of this
+ * stream (floorStands). Best effort: when it fails, those events are delivered again (at least
+ * once holds). Answers the consumer's info, after the reset when there was one.
  */
-async function skipRecordedFloor(
+async function resumeAfterRecordedFloor(
   deps: QueueLookupDeps,
   floors: QueueFloors,
   jsm: JetStreamManager,
   subject: string,
-  name: string,
-): Promise<void> {
+  info: ConsumerInfo,
+): Promise<ConsumerInfo> {
   try {
     const floor = await floors.read(deps.account, deps.recipient);
-    if (!floor) return;
-    const deleted = await deleteUpToFloor(jsm, deps.stream, subject, floor);
-    if (deleted > 0)
-      deps.logger.info(
-        { consumer: name, deleted },
-        'acked events up to the recorded floor deleted',
-      );
+    if (!floor || floor.seq <= info.ack_floor.stream_seq) return info;
+    if (!(await floorStands(jsm, deps.stream, subject, floor))) return info;
+    const reset = await floors.resumeAfter(deps.stream, info.name, floor);
+    if (!reset) return info;
+    deps.logger.info(
+      { consumer: info.name, from: info.ack_floor.stream_seq, to: floor.seq },
+      'consumer moved past the recorded ack floor',
+    );
+    return reset;
   } catch (err) {
     deps.logger.warn(
-      { err: String(err), consumer: name },
+      { err: String(err), consumer: info.name },
       'recorded ack floor not applied: acked events may be delivered again',
     );
+    return info;
   }
 }
