@@ -81,6 +81,14 @@ export interface QueueConsumerOptions {
    * by id). Default false.
    */
   memoryState?: boolean;
+  /**
+   * JetStream's ack policy. Default `all` (AckAll): the edge acks the recipient's contiguous
+   * proven floor once per turn, one ack for a run of events, never past an unproven one
+   * (services/socket-edge queue/ack-floor.ts); a nak or redelivery is still per message. `explicit`
+   * is the policy of consumers made before (they keep it: the policy cannot be updated, so an
+   * edge uses such a consumer as it is, acking each event, until retention reaps it).
+   */
+  ackPolicy?: 'all' | 'explicit';
 }
 
 /**
@@ -99,7 +107,7 @@ export function queueConsumerConfig(
   return {
     durable_name: queueConsumerName(account, recipient),
     filter_subject: subjects.queue(account, recipient),
-    ack_policy: 'explicit',
+    ack_policy: opts.ackPolicy ?? 'all',
     ...start,
     ack_wait: (opts.ackWaitMs ?? 30_000) * NS_PER_MS,
     max_ack_pending: opts.maxAckPending ?? 64,

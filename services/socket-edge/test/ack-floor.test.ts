@@ -136,8 +136,9 @@ describe('recorded ack floors (QUEUE_CONSUMER_MEMORY, the default)', () => {
     const recipient = randomUUID();
     const stream = queueStreamOf(ACCOUNT_A, recipient);
     const { ids, seqs } = await queueMany(recipient, 3);
-    // Another session holds the first event unacked: the consumer, made as an edge makes it
-    // (30 s ack_wait, so it does not come back during the test), pulled by the test itself.
+    // Another session holds the first event unacked: the consumer, made as an edge of an earlier
+    // release made it (explicit acks; 30 s ack_wait, so it does not come back during the test),
+    // pulled by the test itself. An AckAll consumer's case: ackall-floor.test.ts.
     const slow = await startEdge(stack, { ACK_WAIT_MS: '30000' });
     try {
       await stack.jsm.consumers.add(
@@ -146,6 +147,7 @@ describe('recorded ack floors (QUEUE_CONSUMER_MEMORY, the default)', () => {
           ackWaitMs: 30_000,
           maxAckPending: 64,
           memoryState: true,
+          ackPolicy: 'explicit',
         }) as unknown as Partial<ConsumerConfig>,
       );
       const consumer = await stack.js.consumers.get(stream, `q_${ACCOUNT_A}_${recipient}`);

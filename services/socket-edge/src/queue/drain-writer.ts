@@ -1,13 +1,14 @@
 import type { JsMsg } from 'nats';
 import type { EdgeMetrics } from '../metrics.js';
 import type { EdgeSocket } from '../socket/edge-socket.js';
+import { AckFloor, type ConsumerPendingState } from './ack-floor.js';
 import type { DrainContext, DrainTarget } from './drain-context.js';
 import { FloorRecorder } from './floor-recorder.js';
 import { QueuePacer } from './queue-pacer.js';
 import { QueuedDeliveries } from './queued-deliveries.js';
 
 /** What the writing side uses of the drain's context. */
-export type DrainWriterContext = Pick<DrainContext, 'logger' | 'status' | 'floors'> & {
+export type DrainWriterContext = Pick<DrainContext, 'logger' | 'status' | 'floors' | 'jsm'> & {
   metrics: Pick<EdgeMetrics, 'queuedDeliveries'>;
 };
 
@@ -22,6 +23,9 @@ export class DrainWriter {
   readonly #deliveries: QueuedDeliveries;
   readonly #pacer: QueuePacer;
   readonly #floor: FloorRecorder | undefined;
+  /** The proven floor of an AckAll consumer, made at the first run on one. */
+  #ackFloor: AckFloor | undefined;
+  readonly #checkConsumer: () => Promise<ConsumerPendingState | undefined>;
   #keepAlive: NodeJS.Timeout | undefined;
 
   /**
@@ -57,10 +61,19 @@ export class DrainWriter {
     this.#deliveries = deliveries;
     this.#pacer = pacer;
     this.#floor = floor;
+    this.#checkConsumer = async () => {
+      const info = await (await ctx.jsm).consumers.info(stream, consumer);
+      return {
+        numAckPending: info.num_ack_pending,
+        deliveredSeq: info.delivered.consumer_seq,
+        ackFloor: info.ack_floor.stream_seq,
+      };
+    };
   }
 
   /** A delivery from the run: written when the sockets have room, in order. */
   offer(msg: JsMsg): void {
+    this.#deliveries.floor?.delivered(msg);
     this.#pacer.offer(msg);
   }
 
@@ -69,8 +82,17 @@ export class DrainWriter {
    * While it runs, what is in flight or waiting is kept from expiring with `working()` every third
    * of ack_wait, so only a dead edge's deliveries come back after it.
    */
-  running(memoryState: boolean, ackWaitMs: number): void {
-    if (this.#floor) this.#floor.memoryState = memoryState;
+  running(run: RunState, ackWaitMs: number): void {
+    if (this.#floor) this.#floor.memoryState = run.memoryState;
+    if (run.ackAll) {
+      const deliveries = this.#deliveries;
+      this.#ackFloor ??= new AckFloor(this.#checkConsumer, () => deliveries.flushAcks());
+      this.#ackFloor.start(run.deliveredSeq, run.ackPending);
+      deliveries.floor = this.#ackFloor;
+    } else {
+      this.#ackFloor?.clear();
+      this.#deliveries.floor = undefined;
+    }
     clearInterval(this.#keepAlive);
     this.#keepAlive = setInterval(
       () => {
@@ -104,6 +126,16 @@ export class DrainWriter {
     this.#deliveries.nakAll();
     return [...this.#deliveries.takeHeld(), ...this.#pacer.takeAll()];
   }
+}
+
+/** What a run's consumer said at its lookup (queue-lookup.ts FoundConsumer). */
+export interface RunState {
+  memoryState: boolean;
+  /** Its ack policy is AckAll: acked at the proven floor, not per delivery. */
+  ackAll: boolean;
+  /** Its last delivery sequence and its deliveries not acked, when looked up. */
+  deliveredSeq: number;
+  ackPending: number;
 }
 
 /** Whether every socket has room for the delivery (a drain paces itself to its slowest reader). */

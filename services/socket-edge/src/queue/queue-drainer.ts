@@ -177,7 +177,8 @@ export class QueueDrainer {
     });
   }
 
-  async #consume({ consumer, ackPending, memoryState }: FoundConsumer): Promise<void> {
+  async #consume(found: FoundConsumer): Promise<void> {
+    const { consumer, ackPending } = found;
     this.#state = 'consuming';
     this.#consumer = consumer;
     if (ackPending > 0 && this.#ctx.options.ackWaitMs <= ORPHAN_WAIT_MAX_MS) {
@@ -202,7 +203,7 @@ export class QueueDrainer {
     }
     this.#run = run;
     this.#ctx.metrics.activeDrainers.inc();
-    writer.running(memoryState, this.#ctx.options.ackWaitMs);
+    writer.running(found, this.#ctx.options.ackWaitMs);
     void this.#watch(run);
   }
 

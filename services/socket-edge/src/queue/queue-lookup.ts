@@ -55,6 +55,13 @@ export interface FoundConsumer {
   ackPending: number;
   /** Its state is in nats-server's memory (lost on a restart): the drain records its ack floor. */
   memoryState: boolean;
+  /**
+   * Its ack policy is AckAll (every consumer created since): acked once per run at the proven
+   * floor. A consumer made before keeps explicit acks (a policy cannot be updated).
+   */
+  ackAll: boolean;
+  /** Its last delivery sequence when found (a drain that then sees every next one holds all). */
+  deliveredSeq: number;
 }
 
 /**
@@ -127,6 +134,8 @@ export async function findQueueConsumer(deps: QueueLookupDeps): Promise<FoundCon
     consumer: js.consumers.getPullConsumerFor(info),
     ackPending: info.num_ack_pending,
     memoryState,
+    ackAll: (info.config.ack_policy as string) === 'all',
+    deliveredSeq: info.delivered.consumer_seq,
   };
 }
 

@@ -4,6 +4,7 @@ import { queuedEventOf } from '../socket/edge-event.js';
 import type { EdgeSocket } from '../socket/edge-socket.js';
 import { EventFrames } from '../socket/framing.js';
 import { corkForTick } from '../socket/tick-cork.js';
+import type { AckFloor } from './ack-floor.js';
 
 type Settle = (entry: InFlight, how: 'ack' | 'nak', device?: string) => void;
 
@@ -65,6 +66,12 @@ export class QueuedDeliveries {
   /** The device of the socket that proved each of {@link #ackedIds}, if it had one. */
   #ackedDevices: (string | undefined)[] = [];
   #ackFlush: NodeJS.Immediate | undefined;
+  /**
+   * The consumer's proven floor when its ack policy is AckAll: a proof marks the delivery there,
+   * and a flush sends one ack at the floor for every delivery it covers (set per run, by the
+   * consumer found: a consumer made before AckAll keeps explicit acks, one per delivery).
+   */
+  floor: AckFloor | undefined;
   readonly #settleEntry: Settle = (entry, how, device) =>
     this.#settle(entry.id, entry, how, device);
 
@@ -130,6 +137,10 @@ export class QueuedDeliveries {
   flushAcks(): void {
     if (this.#ackFlush) clearImmediate(this.#ackFlush);
     this.#ackFlush = undefined;
+    if (this.floor) {
+      this.#flushFloor(this.floor);
+      return;
+    }
     const msgs = this.#acks;
     const ids = this.#ackedIds;
     const devices = this.#ackedDevices;
@@ -148,6 +159,25 @@ export class QueuedDeliveries {
       this.#onAllAcked(msgs[msgs.length - 1] as JsMsg, ids[ids.length - 1] as string);
   }
 
+  /** One ack at the contiguous proven floor (AckAll): a run of proofs costs one write. */
+  #flushFloor(floor: AckFloor): void {
+    const taken = floor.take();
+    if (!taken) return;
+    try {
+      taken.msg.ack();
+    } catch {
+      return;
+    }
+    let last: string | undefined;
+    for (const { id, device } of taken.covered) {
+      if (id === undefined) continue;
+      this.#onAcked(id, device);
+      last = id;
+    }
+    if (this.#onAllAcked && this.#inFlight.size === 0 && floor.size === 0 && !this.#held)
+      this.#onAllAcked(taken.msg, last ?? `seq-${taken.msg.seq}`);
+  }
+
   /** Nakks (into the hold, if holding) everything still in flight. */
   nakAll(): void {
     for (const [id, entry] of [...this.#inFlight]) this.#settle(id, entry, 'nak');
@@ -157,32 +187,41 @@ export class QueuedDeliveries {
   takeHeld(): JsMsg[] {
     const held = this.#held ?? [];
     this.#held = undefined;
+    // Proven above an unproven one, so no ack could cover them: they come again, in order.
+    if (this.floor) held.push(...this.floor.takeProven());
     return held;
   }
 
   /** Forgets everything (the consumer is gone: its messages cannot be acked any more). */
   clear(): void {
     this.#inFlight.clear();
-    this.flushAcks();
+    if (this.floor) this.floor.clear();
+    else this.flushAcks();
   }
 
   /** Tells JetStream every delivery in flight is still being worked on, so ack_wait does not expire. */
   touch(): void {
     for (const entry of this.#inFlight.values()) for (const msg of entry.msgs) msg.working();
+    this.floor?.touch();
   }
 
   #settle(id: string, entry: InFlight, how: 'ack' | 'nak', device?: string): void {
     if (this.#inFlight.get(id) !== entry) return;
     this.#inFlight.delete(id);
-    if (how === 'ack') {
+    const floor = this.floor;
+    if (how === 'ack' && floor) {
+      for (let i = 0; i < entry.msgs.length; i++)
+        floor.proven(entry.msgs[i] as JsMsg, i === 0 ? id : undefined, device);
+      this.#ackFlush ??= setImmediate(() => this.flushAcks());
+    } else if (how === 'ack') {
       for (const msg of entry.msgs) this.#acks.push(msg);
       this.#ackedIds.push(id);
       this.#ackedDevices.push(device);
       this.#ackFlush ??= setImmediate(() => this.flushAcks());
-    } else if (this.#held) {
-      this.#held.push(...entry.msgs);
     } else {
-      for (const msg of entry.msgs) msg.nak();
+      if (floor) for (const msg of entry.msgs) floor.nakked(msg);
+      if (this.#held) this.#held.push(...entry.msgs);
+      else for (const msg of entry.msgs) msg.nak();
     }
     this.#onSettled();
   }
