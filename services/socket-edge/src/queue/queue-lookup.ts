@@ -78,7 +78,8 @@ export interface FoundConsumer {
  * lookup. Before, a storm of reconnects paid a consumer info (404), a create and a second info per
  * recipient (issue 11's reconnect storm). Only when the create is refused (a
  * consumer with another config: an edge of an earlier release, whose default ack_wait was 30 s, or
- * another max_ack_pending) does it fall back to info and, when ack_wait or max_ack_pending differ
+ * another max_ack_pending, or explicit acks, which a consumer keeps: the policy cannot be updated,
+ * so such a consumer pays the refused create and an info at each connect until retention reaps it) does it fall back to info and, when ack_wait or max_ack_pending differ
  * from this edge's, one update of both: the short ack_wait is what brings an edge crash's in-flight
  * events back within the reconnect contract, and after the update the next connect's create matches
  * again (without the update, after a change of MAX_ACK_PENDING every consumer made before would pay
