@@ -68,13 +68,12 @@ describe('AckAll recipient consumers', () => {
 
   it('never acks past an unproven event when two sockets prove out of order, and redelivers it after they close', async () => {
     const recipient = randomUUID();
-    const { ids, seqs } = await queueMany(recipient, 3);
     const a = openClient(stack, edge.port, { recipient, v1: true, autoAck: false });
-    await a.opened;
-    await waitUntil('three on the first socket', () => a.events.length === 3);
     const b = openClient(stack, edge.port, { recipient, v1: true, autoAck: false });
-    await b.opened;
-    await waitUntil('the unproven three on the second', () => b.events.length === 3);
+    await Promise.all([a.opened, b.opened]);
+    // Queued while both are connected (the notices kick the drain): each socket gets all three.
+    const { ids, seqs } = await queueMany(recipient, 3);
+    await waitUntil('three on each socket', () => a.events.length === 3 && b.events.length === 3);
     // The second socket proves the third event, the first the second: the first stays unproven.
     b.ack(ids[2] as string);
     a.ack(ids[1] as string);
@@ -135,6 +134,35 @@ describe('AckAll recipient consumers', () => {
       await closeClient(client);
     } finally {
       await slow.close();
+    }
+  });
+
+  it('drains past max_ack_pending while two edges consume one recipient at once', async () => {
+    const recipient = randomUUID();
+    const { ids, seqs } = await queueMany(recipient, 200);
+    const other = await startEdge(stack);
+    try {
+      const a = openClient(stack, edge.port, { recipient, v1: true });
+      const b = openClient(stack, other.port, { recipient, v1: true });
+      await Promise.all([a.opened, b.opened]);
+      // Each edge is sure of none of its deliveries (the other one pulls too): it acks its own
+      // proven run when the stored events from the consumer's floor up are its own.
+      await waitUntil(
+        'every event on one socket or the other',
+        () => new Set([...a.events, ...b.events].map((e) => e.id)).size === 200,
+        30_000,
+      );
+      expect([...new Set([...a.events, ...b.events].map((e) => e.id))].sort()).toEqual(
+        [...ids].sort(),
+      );
+      await waitUntil('everything acked', async () => {
+        const info = await consumerInfo(stack, ACCOUNT_A, recipient);
+        return info?.num_ack_pending === 0 && info.ack_floor.stream_seq === seqs[199];
+      });
+      await closeClient(a);
+      await closeClient(b);
+    } finally {
+      await other.close();
     }
   });
 

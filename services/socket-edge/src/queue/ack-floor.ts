@@ -41,8 +41,9 @@ export interface FloorAck {
  * made to another edge, which this drain cannot see. So it acks only while it is sure it holds
  * every pending delivery: it started with nothing pending and has received every delivery
  * sequence since (a gap is a delivery that went elsewhere). Otherwise it asks the consumer
- * (CONSUMER.INFO) until its own count and last delivery match the server's, and acks nothing
- * meanwhile.
+ * (CONSUMER.INFO) until its own count and last delivery match the server's, and meanwhile acks
+ * only as far as the stored events just above the consumer's ack floor are all its own, proven
+ * (two edges draining one recipient at once: each acks its own run when it is the lowest).
  *
  * nats-server applies an AckAll ack only when its delivery sequence is above the last one
  * acked, and a nak only when the nakked delivery's is (consumer.go, processAckMsg/processNak): a
@@ -63,16 +64,25 @@ export class AckFloor {
   #ackedDseq = 0;
   #verifying = false;
   #retry: NodeJS.Timeout | undefined;
+  /** While unsure: a check found every stored event up to this sequence held here and proven. */
+  #checkedUpTo = 0;
   readonly #check: () => Promise<ConsumerPendingState | undefined>;
-  readonly #onSure: () => void;
+  readonly #nextStored: (fromSeq: number) => Promise<number | undefined>;
+  readonly #onChecked: () => void;
 
   /**
    * @param check reads the consumer's state (CONSUMER.INFO)
-   * @param onSure a check found this drain holds everything pending: acks may go out now
+   * @param nextStored the stream sequence of the recipient's first stored event at or after one
+   * @param onChecked a check found something this drain may ack: acks may go out now
    */
-  constructor(check: () => Promise<ConsumerPendingState | undefined>, onSure: () => void) {
+  constructor(
+    check: () => Promise<ConsumerPendingState | undefined>,
+    nextStored: (fromSeq: number) => Promise<number | undefined>,
+    onChecked: () => void,
+  ) {
     this.#check = check;
-    this.#onSure = onSure;
+    this.#nextStored = nextStored;
+    this.#onChecked = onChecked;
   }
 
   /** Deliveries held and not yet covered by an ack. */
@@ -137,16 +147,18 @@ export class AckFloor {
     let proven = 0;
     while (proven < order.length && (order[proven] as Entry).state === PROVEN) proven++;
     if (proven === 0) return undefined;
+    let limit = Number.POSITIVE_INFINITY;
     if (!this.#sure) {
+      limit = this.#checkedUpTo;
+      this.#checkedUpTo = 0;
       this.#verify();
-      return undefined;
     }
     let minAbove = Number.POSITIVE_INFINITY;
     for (let i = order.length - 1; i >= proven; i--)
       minAbove = Math.min(minAbove, (order[i] as Entry).dseq);
     for (let i = proven - 1; i >= 0; i--) {
       const entry = order[i] as Entry;
-      if (entry.dseq < minAbove && entry.dseq > this.#ackedDseq) {
+      if (entry.sseq <= limit && entry.dseq < minAbove && entry.dseq > this.#ackedDseq) {
         this.#ackedDseq = entry.dseq;
         const covered = order.splice(0, i + 1);
         for (const e of covered) this.#bySeq.delete(e.sseq);
@@ -174,6 +186,7 @@ export class AckFloor {
     this.#order = [];
     this.#bySeq.clear();
     this.#sure = false;
+    this.#checkedUpTo = 0;
     this.#maxDseq = 0;
     this.#ackedDseq = 0;
     clearTimeout(this.#retry);
@@ -189,21 +202,12 @@ export class AckFloor {
   #verify(): void {
     if (this.#verifying || this.#retry) return;
     this.#verifying = true;
-    void this.#check()
-      .then((state) => {
-        if (!state) return false;
-        const acked = this.#order.findIndex((e) => e.sseq > state.ackFloor);
-        const drop = acked < 0 ? this.#order.length : acked;
-        for (const e of this.#order.splice(0, drop)) this.#bySeq.delete(e.sseq);
-        return state.numAckPending === this.#order.length && state.deliveredSeq === this.#maxDseq;
-      })
+    void this.#checkPending()
       .catch(() => false)
-      .then((sure) => {
+      .then((found) => {
         this.#verifying = false;
-        if (sure) {
-          this.#sure = true;
-          this.#expected = this.#maxDseq + 1;
-          this.#onSure();
+        if (found) {
+          this.#onChecked();
         } else if (this.#order.length > 0) {
           this.#retry = setTimeout(() => {
             this.#retry = undefined;
@@ -212,5 +216,35 @@ export class AckFloor {
           this.#retry.unref();
         }
       });
+  }
+
+  /**
+   * True when this drain holds everything pending (it is sure from now on) or, failing that, when
+   * the stored events just above the consumer's ack floor are held here and proven (#checkedUpTo).
+   * An AckAll consumer's pending deliveries are exactly its stored events above its ack floor and
+   * up to its last delivered one, so the walk, one direct get per event, finds how far an ack
+   * covers only what this drain proved, while another edge holds deliveries further up.
+   */
+  async #checkPending(): Promise<boolean> {
+    const state = await this.#check();
+    if (!state) return false;
+    const acked = this.#order.findIndex((e) => e.sseq > state.ackFloor);
+    const drop = acked < 0 ? this.#order.length : acked;
+    for (const e of this.#order.splice(0, drop)) this.#bySeq.delete(e.sseq);
+    if (state.numAckPending === this.#order.length && state.deliveredSeq === this.#maxDseq) {
+      this.#sure = true;
+      this.#expected = this.#maxDseq + 1;
+      return true;
+    }
+    let upTo = 0;
+    let from = state.ackFloor + 1;
+    // A copy: deliveries that arrive during the walk are not part of it.
+    for (const entry of [...this.#order]) {
+      if (entry.state !== PROVEN || (await this.#nextStored(from)) !== entry.sseq) break;
+      upTo = entry.sseq;
+      from = entry.sseq + 1;
+    }
+    this.#checkedUpTo = upTo;
+    return upTo > 0;
   }
 }

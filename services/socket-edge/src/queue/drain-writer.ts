@@ -1,4 +1,6 @@
-import type { JsMsg } from 'nats';
+import { isNoMessageFound } from '@herald/nats';
+import { subjects } from '@herald/proto';
+import type { JsMsg, MsgRequest } from 'nats';
 import type { EdgeMetrics } from '../metrics.js';
 import type { EdgeSocket } from '../socket/edge-socket.js';
 import { AckFloor, type ConsumerPendingState } from './ack-floor.js';
@@ -26,6 +28,7 @@ export class DrainWriter {
   /** The proven floor of an AckAll consumer, made at the first run on one. */
   #ackFloor: AckFloor | undefined;
   readonly #checkConsumer: () => Promise<ConsumerPendingState | undefined>;
+  readonly #nextStored: (fromSeq: number) => Promise<number | undefined>;
   #keepAlive: NodeJS.Timeout | undefined;
 
   /**
@@ -69,6 +72,17 @@ export class DrainWriter {
         ackFloor: info.ack_floor.stream_seq,
       };
     };
+    const subject = subjects.queue(account, recipient);
+    this.#nextStored = async (fromSeq) => {
+      try {
+        // nats.js types STREAM.MSG.GET without next_by_subj, which servers >= 2.9 accept.
+        const query = { next_by_subj: subject, seq: fromSeq } as unknown as MsgRequest;
+        return (await (await ctx.jsm).streams.getMessage(stream, query)).seq;
+      } catch (err) {
+        if (isNoMessageFound(err)) return undefined;
+        throw err;
+      }
+    };
   }
 
   /** A delivery from the run: written when the sockets have room, in order. */
@@ -86,7 +100,9 @@ export class DrainWriter {
     if (this.#floor) this.#floor.memoryState = run.memoryState;
     if (run.ackAll) {
       const deliveries = this.#deliveries;
-      this.#ackFloor ??= new AckFloor(this.#checkConsumer, () => deliveries.flushAcks());
+      this.#ackFloor ??= new AckFloor(this.#checkConsumer, this.#nextStored, () =>
+        deliveries.flushAcks(),
+      );
       this.#ackFloor.start(run.deliveredSeq, run.ackPending);
       deliveries.floor = this.#ackFloor;
     } else {
