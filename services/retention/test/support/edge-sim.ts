@@ -51,7 +51,10 @@ export class EdgeSim {
     recipient: string,
     opts: { consumer?: QueueConsumerOptions; pullExpiresMs?: number } = {},
   ) {
-    this.#consumerOpts = opts.consumer ?? {};
+    // It acks each delivery on its own, so its consumer has explicit acks (as one made before
+    // AckAll): an AckAll ack would cover an earlier delivery left unacked, which the edge's floor
+    // (socket-edge queue/ack-floor.ts, tested there) never does; retention reads the ack floor alike.
+    this.#consumerOpts = { ackPolicy: 'explicit', ...opts.consumer };
     this.#pullExpiresMs = opts.pullExpiresMs ?? 30_000;
     this.#nc = nc;
     this.#jsm = jsm;

@@ -99,9 +99,13 @@ export async function deliver(
 ): Promise<string[]> {
   const exists = await consumerExists(jsm, account, recipient);
   if (!exists) {
+    // Explicit acks, as EdgeSim's: it leaves deliveries unacked below acked ones.
     await jsm.consumers.add(
       queueStreamOf(account, recipient),
-      queueConsumerConfig(account, recipient, consumerOpts) as unknown as ConsumerConfig,
+      queueConsumerConfig(account, recipient, {
+        ackPolicy: 'explicit',
+        ...consumerOpts,
+      }) as unknown as ConsumerConfig,
     );
   }
   const consumer = await nc
