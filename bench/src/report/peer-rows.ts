@@ -141,8 +141,8 @@ export function peerRows(c: {
     },
     drainFirst: drainRate(14.1, 'first device', CLIENTS.sdk),
     drainSecond: drainRate(14.2, 'second device after the first', CLIENTS.sdk),
-    drainInboxFirst: drainRate(14.3, 'first device', CLIENTS.sdkInbox),
-    drainInboxSecond: drainRate(14.4, 'second device after the first', CLIENTS.sdkInbox),
+    drainInboxFirst: drainRate(14.3, "an inbox key's first device", CLIENTS.sdkInbox),
+    drainInboxSecond: drainRate(14.4, 'its second device after the first', CLIENTS.sdkInbox),
     drainCpu: {
       order: 15,
       label: `drain ${n(c.drainOne)}: server CPU per event`,

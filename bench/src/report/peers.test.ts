@@ -93,6 +93,11 @@ describe("issue 31's comparison", () => {
     expect(md.indexOf(rows.drain.label)).toBeLessThan(md.indexOf(rows.drainFirst.label));
   });
 
+  it('gives every line a label of its own, so no two rows share one median', () => {
+    const labels = Object.values(rows).map((r) => r.label);
+    expect(new Set(labels).size).toBe(labels.length);
+  });
+
   it('renders the lead table in the order of the issue, with every system and the split', () => {
     const a = new PeerCollector('4');
     a.line(
