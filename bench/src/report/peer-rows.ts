@@ -1,5 +1,4 @@
 import { CLIENTS, type PeerTarget } from './peer-line.js';
-import type { PeerCollector } from './peers.js';
 
 export interface PeerRow {
   order: number;
@@ -204,10 +203,4 @@ export function peerRows(c: {
       client: CLIENTS.sdk,
     },
   } satisfies Record<string, PeerRow>;
-}
-
-/** Declares a row of the table in a figure's collector. */
-export function declare(peers: PeerCollector, row: PeerRow, note?: string): string {
-  peers.line(row.order, row.label, row.unit, row.target, note, row.client);
-  return row.label;
 }

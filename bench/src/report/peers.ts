@@ -1,6 +1,7 @@
 import type { FigureId } from '../config.js';
 import { median } from '../stats.js';
 import type { PeerLine, PeerTarget, System } from './peer-line.js';
+import type { PeerRow } from './peer-rows.js';
 import { type Check, formatNumber, formatRatio } from './results.js';
 
 /**
@@ -111,4 +112,10 @@ export class PeerCollector {
   }
 }
 
-export { declare, type PeerRow, peerRows } from './peer-rows.js';
+export { type PeerRow, peerRows } from './peer-rows.js';
+
+/** Declares a row of the table in a figure's collector. */
+export function declare(peers: PeerCollector, row: PeerRow, note?: string): string {
+  peers.line(row.order, row.label, row.unit, row.target, note, row.client);
+  return row.label;
+}
