@@ -6,20 +6,11 @@ import { waitUntil } from '../load/pace.js';
 import { WsFleet } from '../load/ws-fleet.js';
 import { seqOf, seqOfValue } from '../payload.js';
 import { type BenchContext, type CentrifugoPeer, HANDSHAKE_TIMEOUT_MS } from './context.js';
+import { DrainCount } from './drain-count.js';
 import { ackFrame, connectUrl, rawWsUrl, sdkConnectUrl } from './herald-wire.js';
 import { queueLayout } from './queue-prep.js';
 
 /* Figure 4 (b)'s reconnect storms: Herald's, the design floor's and Centrifugo's, and the replay baseline. */
-
-/** Tracks one recipient's drain: distinct event ids seen and when the last expected one came. */
-export interface Drain {
-  ids: Set<string>;
-  doneAt: number;
-  /** When its socket opened; infinite if it never did. */
-  openAt: number;
-  /** The highest sequence number that arrived: the recipient's events are stored in that order. */
-  maxSeq: number;
-}
 
 export interface DrainOutcome {
   /** Per recipient: ms from the start until its last expected event (the time bound if it never came). */
@@ -172,43 +163,18 @@ export async function storm(
   each: number,
   makeFleet: (on: StormHandlers) => WsFleet,
 ): Promise<DrainOutcome> {
-  const drains: Drain[] = recipients.map(() => ({
-    ids: new Set(),
-    doneAt: Number.POSITIVE_INFINITY,
-    openAt: Number.POSITIVE_INFINITY,
-    maxSeq: -1,
-  }));
-  let complete = 0;
-  let delivered = 0;
-  let duplicates = 0;
-  let outOfOrder = 0;
-  const fleet = makeFleet({
-    onOpen: (i) => {
-      (drains[i] as Drain).openAt = performance.now();
-    },
-    onEvent: (i, id, seq) => {
-      const d = drains[i] as Drain;
-      if (d.ids.has(id)) {
-        duplicates++;
-        return;
-      }
-      d.ids.add(id);
-      if (seq < d.maxSeq) outOfOrder++;
-      else d.maxSeq = seq;
-      // Only what arrived within the time bound counts (the fleet may still be opening sockets
-      // past it: before, events of the late sockets were counted too).
-      if (performance.now() - start <= ctx.config.drainTimeoutMs) delivered++;
-      if (d.ids.size === each) {
-        d.doneAt = performance.now();
-        complete++;
-      }
-    },
-  });
+  const count = new DrainCount(
+    recipients.length,
+    each,
+    () => performance.now() - start <= ctx.config.drainTimeoutMs,
+  );
+  const { drains } = count;
+  const fleet = makeFleet({ onOpen: count.open, onEvent: count.event });
   const start = performance.now();
   try {
     const out = await fleet.grow(recipients.length);
     await waitUntil(
-      () => complete === recipients.length,
+      () => count.complete === recipients.length,
       ctx.config.drainTimeoutMs - (performance.now() - start),
       5,
     );
@@ -220,9 +186,9 @@ export async function storm(
       afterOpenTimes: drains
         .filter((d) => d.openAt - start < ctx.config.drainTimeoutMs)
         .map((d) => Math.min(d.doneAt, start + ctx.config.drainTimeoutMs) - d.openAt),
-      delivered,
-      duplicates,
-      outOfOrder,
+      delivered: count.delivered,
+      duplicates: count.duplicates,
+      outOfOrder: count.outOfOrder,
       failedConnects: out.failed,
       ...(out.firstError === undefined ? {} : { firstError: out.firstError }),
     };
