@@ -9,7 +9,7 @@ import {
   InboxClient as InboxStoreClient,
   StatusBatcher,
 } from '@herald/status-client';
-import type { JetStreamManager } from 'nats';
+import type { JetStreamManager, NatsConnection } from 'nats';
 import type { Registry } from 'prom-client';
 import { WebSocketServer } from 'ws';
 import { socketAdmitter } from './admit/admitter.js';
@@ -161,6 +161,7 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
       new RecipientSession(sessionContext, account, recipient, previous),
   );
   const feedFor = feedBuilder(config, {
+    nc,
     jsm,
     layout,
     inbox: inboxClient,
@@ -283,8 +284,12 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
  * delivery) or on the recipient's queue stream.
  */
 function feedBuilder(
-  config: Pick<EdgeConfig, 'INBOX_CATCH_UP_BATCH'>,
+  config: Pick<
+    EdgeConfig,
+    'INBOX_CATCH_UP_BATCH' | 'DEVICE_CATCH_UP_RUN' | 'MAX_UNPROVEN_BYTES' | 'NATS_REPLICAS'
+  >,
   deps: {
+    nc: NatsConnection;
     jsm: Promise<JetStreamManager>;
     layout: QueueLayout;
     inbox: InboxClient;
@@ -299,10 +304,16 @@ function feedBuilder(
     const source = inbox
       ? new InboxSource(deps.inbox, socket, deps.inboxPositions, config.INBOX_CATCH_UP_BATCH)
       : new QueueSource(
+          deps.nc,
           deps.jsm,
           deps.layout.streamOf(account, recipient),
           subjects.queue(account, recipient),
           deps.devicePositions,
+          {
+            run: config.DEVICE_CATCH_UP_RUN,
+            runBytes: config.MAX_UNPROVEN_BYTES,
+            replicated: config.NATS_REPLICAS > 1,
+          },
         );
     return new CatchUpFeed(socket, device, source, deps.feeds);
   };
