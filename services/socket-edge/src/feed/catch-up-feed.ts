@@ -58,7 +58,7 @@ export class CatchUpFeed implements SocketFeed {
   /** What the feed's writes report to, made at the first write. */
   #outcomes: WriteOutcomes | undefined;
   /** Ids of catch-up writes proven whose `delivered` records wait for their run's proof. */
-  #delivered: string[] = [];
+  #delivered: string[] | undefined;
 
   constructor(socket: EdgeSocket, device: string, source: FeedSource, ctx: FeedContext) {
     this.#socket = socket;
@@ -272,8 +272,8 @@ export class CatchUpFeed implements SocketFeed {
   /** The `delivered` records of the catch-up writes proven since the last flush. */
   #flushDelivered(): void {
     const ids = this.#delivered;
-    if (ids.length === 0) return;
-    this.#delivered = [];
+    if (!ids) return;
+    this.#delivered = undefined;
     const { account, recipient } = this.#socket;
     for (const id of ids) this.#ctx.status.delivered(account, recipient, id, this.#device);
   }
@@ -282,7 +282,10 @@ export class CatchUpFeed implements SocketFeed {
     return {
       // Kept until its run is proven (or the socket goes): a run's records leave in one turn,
       // so in one status message (StatusBatcher), not one message per proof.
-      delivered: (id) => this.#delivered.push(id),
+      delivered: (id) => {
+        this.#delivered ??= [];
+        this.#delivered.push(id);
+      },
       failed: (entry) => this.#entries.fail(entry),
       settled: () => {
         const room = this.#room;

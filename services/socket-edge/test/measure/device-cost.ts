@@ -56,7 +56,9 @@ for (let r = 0; r < ROUNDS; r++) {
 }
 const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)] ?? 0;
 const base = median(plain);
-console.log(`${BATCH ? 'batch=1, ' : ''}connect to ${N} queued events, median of ${ROUNDS} (ms, ratio to no device):`);
+console.log(
+  `${BATCH ? 'batch=1, ' : ''}connect to ${N} queued events, median of ${ROUNDS} (ms, ratio to no device):`,
+);
 console.log(`  no device (drain):                ${base.toFixed(0)}  1.00`);
 for (const [name, xs] of [
   ['first device (drain + catch-up)', first],

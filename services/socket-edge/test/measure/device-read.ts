@@ -81,7 +81,10 @@ async function orderedConsumer(): Promise<number> {
 
 const ways: [string, () => Promise<number>][] = [
   ['STREAM.MSG.GET one by one', msgGetOneByOne],
-  ...RUNS.map((run) => [`DIRECT.GET batch ${run}`, () => directBatches(run)] as [string, () => Promise<number>]),
+  ...RUNS.map(
+    (run) =>
+      [`DIRECT.GET batch ${run}`, () => directBatches(run)] as [string, () => Promise<number>],
+  ),
   ['ordered consumer', orderedConsumer],
 ];
 const times = new Map<string, number[]>(ways.map(([name]) => [name, []]));
@@ -96,7 +99,11 @@ for (let r = 0; r < ROUNDS; r++) {
 }
 const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)] ?? 0;
 const base = median(times.get('STREAM.MSG.GET one by one') ?? []);
-console.log(`read ${N} stored events of one subject (gaps between), median of ${ROUNDS} (ms, ratio):`);
+console.log(
+  `read ${N} stored events of one subject (gaps between), median of ${ROUNDS} (ms, ratio):`,
+);
 for (const [name, xs] of times)
-  console.log(`  ${name.padEnd(28)} ${median(xs).toFixed(1).padStart(8)}  ${(median(xs) / base).toFixed(3)}`);
+  console.log(
+    `  ${name.padEnd(28)} ${median(xs).toFixed(1).padStart(8)}  ${(median(xs) / base).toFixed(3)}`,
+  );
 await stack.stop();
