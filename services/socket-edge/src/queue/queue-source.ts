@@ -118,8 +118,12 @@ export class QueueSource implements FeedSource {
         const event = eventOf(directMsg(m));
         events.push(event);
         covered = event.position;
-        // An event stored with an empty payload reads as the sentinel: the run ends at it.
-        if (m.data.length === 0) return { events, covered, more: true };
+        // An event stored with an empty payload reads as the sentinel: the run ends at it. A
+        // server before 2.11 answers a batch with its first message alone, without
+        // Nats-Num-Pending (ADR-31): a run of one, not a wait for an EOB that never comes.
+        if (m.data.length === 0 || !m.headers?.has('Nats-Num-Pending')) {
+          return { events, covered, more: true };
+        }
         continue;
       }
       if (code === 404) return { events, covered, more: false };
