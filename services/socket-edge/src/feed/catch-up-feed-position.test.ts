@@ -25,6 +25,7 @@ function harness(opts: { recorded?: number; run?: number } = {}) {
   const reads: number[] = [];
   const delivered: string[] = [];
   let gate: Promise<void> = Promise.resolve();
+  let recordGate: Promise<void> = Promise.resolve();
   const socket = {
     open: true,
     framing: 'herald.v1',
@@ -41,6 +42,7 @@ function harness(opts: { recorded?: number; run?: number } = {}) {
       opts.recorded === undefined ? undefined : { stream: 'S', seq: opts.recorded },
     record: async (_a: string, _r: string, _d: string, p: { seq: number }) => {
       recorded.push(p.seq);
+      await recordGate;
     },
   } as unknown as DevicePositions;
   const source: FeedSource = {
@@ -74,7 +76,15 @@ function harness(opts: { recorded?: number; run?: number } = {}) {
     });
     return open;
   };
-  return { feed, stream, writes, recorded, reads, delivered, hold };
+  /** Records answer only once the returned function is called. */
+  const holdRecords = () => {
+    let open = () => {};
+    recordGate = new Promise<void>((r) => {
+      open = r;
+    });
+    return open;
+  };
+  return { feed, stream, writes, recorded, reads, delivered, hold, holdRecords };
 }
 
 function delivery(log: string[], name: string, live = false): Delivery {
@@ -218,5 +228,25 @@ describe('CatchUpFeed over a source read by position (the queue)', () => {
     await h.feed.stop();
     // The close records nothing more: the floor was recorded with the last run.
     expect(h.recorded).toEqual([3, 6, 7]);
+  });
+
+  it('records runs proven while a record is on its way in one write after it', async () => {
+    const h = harness({ run: 2 });
+    for (let seq = 1; seq <= 6; seq++) h.stream.push({ seq, id: `e${seq}` });
+    void h.feed.start();
+    await waitFor(() => h.writes.length === 6);
+    const answer = h.holdRecords();
+    h.writes[0]?.delivery.proven('phone');
+    h.writes[1]?.delivery.proven('phone');
+    await waitFor(() => h.recorded.length === 1);
+    // Two more runs proven while the first run's record waits for its answer.
+    for (const w of h.writes.slice(2)) w.delivery.proven('phone');
+    await tick();
+    expect(h.recorded).toEqual([2]);
+    answer();
+    await waitFor(() => h.recorded.length === 2);
+    await h.feed.stop();
+    expect(h.recorded).toEqual([2, 6]);
+    expect(h.delivered).toEqual(['e1', 'e2', 'e3', 'e4', 'e5', 'e6']);
   });
 });

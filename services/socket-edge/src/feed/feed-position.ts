@@ -36,6 +36,9 @@ export class FeedPosition {
   #runEnds: number[] | undefined;
   #timer: NodeJS.Timeout | undefined;
   #recording: Promise<void> | undefined;
+  /** A record is on its way; `#pending`: another is due once it is through. */
+  #inFlight = false;
+  #pending = false;
   #closed = false;
 
   constructor(init: FeedPositionInit) {
@@ -96,13 +99,31 @@ export class FeedPosition {
     let n = 0;
     while (n < ends.length && (ends[n] as number) <= this.#floor) n++;
     ends.splice(0, n);
-    if (this.#closed) return true;
-    const before = this.#recording;
-    this.#recording = (async () => {
-      await before;
-      await this.record();
-    })();
+    this.#recordNow();
     return true;
+  }
+
+  /**
+   * Records the floor now; while a record is on its way, once more after it (not once per call):
+   * runs proven faster than KV answers cost one write each round trip, not one each.
+   */
+  #recordNow(): void {
+    if (this.#closed) return;
+    if (this.#inFlight) {
+      this.#pending = true;
+      return;
+    }
+    this.#inFlight = true;
+    this.#recording = (async () => {
+      try {
+        do {
+          this.#pending = false;
+          await this.record();
+        } while (this.#pending && !this.#closed);
+      } finally {
+        this.#inFlight = false;
+      }
+    })();
   }
 
   /** Moves the floor over the leading run of proven events; over all it covered when all are. */
@@ -125,7 +146,7 @@ export class FeedPosition {
     if (this.#closed || this.#timer) return;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
-      this.#recording = this.record();
+      this.#recordNow();
     }, RECORD_DELAY_MS);
     this.#timer.unref();
   }
