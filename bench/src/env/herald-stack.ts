@@ -30,9 +30,10 @@ export interface HeraldStack {
   apiKey: string;
   /**
    * One more account with a mobile key of its own (figure 7's, whose webhooks are on); with
-   * `pushAfterMs`, the key is opted in to the push fallback (`--push-after-ms`, figure 8's).
+   * `pushAfterMs`, the key is opted in to the push fallback (`--push-after-ms`, figure 8's); with
+   * `inboxDays`, it is an inbox key (`--inbox-days`, figure 4's inbox device rows).
    */
-  createTenant(opts?: { pushAfterMs?: number }): Promise<Tenant>;
+  createTenant(opts?: { pushAfterMs?: number; inboxDays?: number }): Promise<Tenant>;
   /**
    * A Pusher app (issue 41) of the stack's account, bound to its key, with `--user-ids uuid`: a
    * signed-in user id is the recipient itself (figure 9's).
@@ -159,13 +160,16 @@ export async function startHeraldStack(opts: HeraldStackOptions): Promise<Herald
       (args) => admin(args, adminEnv),
       () => Promise.reject(new Error('the bench reads the admin CLI as JSON only')),
     );
-    const createTenant = async (pushAfterMs?: number): Promise<Tenant> => {
+    const createTenant = async (
+      o: { pushAfterMs?: number; inboxDays?: number } = {},
+    ): Promise<Tenant> => {
       const { id } = await api.createAccount({ email: `bench-${randomUUID()}@bench.herald` });
       const key = await api.createKey({
         account: id,
         kind: 'test',
         client: 'mobile',
-        ...(pushAfterMs === undefined ? {} : { push: { afterMs: pushAfterMs } }),
+        ...(o.pushAfterMs === undefined ? {} : { push: { afterMs: o.pushAfterMs } }),
+        ...(o.inboxDays === undefined ? {} : { inboxDays: o.inboxDays }),
       });
       return { account: id, apiKey: key.key, keyId: key.id };
     };
@@ -178,7 +182,7 @@ export async function startHeraldStack(opts: HeraldStackOptions): Promise<Herald
       certs,
       account: tenant.account,
       apiKey: tenant.apiKey,
-      createTenant: (o) => createTenant(o?.pushAfterMs),
+      createTenant: (o) => createTenant(o),
       async createPusherApp() {
         const app = await api.createPusherApp({
           account: tenant.account,

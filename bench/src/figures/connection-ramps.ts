@@ -1,8 +1,5 @@
 import { performance } from 'node:perf_hooks';
 import { openFilesLimit } from '../env/fd-limit.js';
-import { centrifugoFleet } from '../load/centrifugo-fleet.js';
-import { SioFleet } from '../load/sio-fleet.js';
-import { WsFleet } from '../load/ws-fleet.js';
 import { declare, PeerCollector, peerRows } from '../report/peers.js';
 import {
   type Check,
@@ -12,17 +9,11 @@ import {
   ratioAtMost,
   ratioBelow,
 } from '../report/results.js';
-import { type BenchContext, HANDSHAKE_TIMEOUT_MS } from './context.js';
-import { centrifugoProcesses, centrifugoSystem, PROCESSES } from './cpu-meter.js';
-import { connectUrl, notifyBody, pushBody, rawWsUrl } from './herald-wire.js';
-import { type RampSubject, ramp, rampLevels } from './ramp.js';
+import type { BenchContext } from './context.js';
+import { ramp, rampLevels } from './ramp.js';
+import { rampSubjects, SUBJECTS } from './ramp-subjects.js';
 
-export const SUBJECTS = {
-  herald: 'Herald socket-edge',
-  raw: 'baseline: raw ws server',
-  socketIo: 'baseline: Socket.IO server',
-  centrifugo: (engine: string) => `baseline: Centrifugo (${engine} engine)`,
-} as const;
+export { SUBJECTS } from './ramp-subjects.js';
 
 /** What issue 31's memory line holds, at the level it is read. */
 const memoryNote = (level: number) =>
@@ -59,101 +50,16 @@ export async function connectionRamps(ctx: BenchContext): Promise<FigureResult[]
     );
   }
   const memoryLevels = want5 ? config.memoryLevels.filter((l) => l <= capacityMax) : [];
-  const fleetOpts = {
-    tls: ctx.tls,
-    addresses: ctx.addresses,
-    concurrency: config.connectConcurrency,
-    handshakeTimeoutMs: HANDSHAKE_TIMEOUT_MS,
-  };
-  const subjectsToRun: RampSubject[] = [
-    {
-      name: SUBJECTS.herald,
-      role: 'herald',
-      system: 'herald',
-      inspectPort: ctx.stack.edge().inspectPort,
-      alsoGrowing: ctx.servers.filter((p) => p.name === 'nats-server').map((p) => p.pid),
-      port: ctx.stack.edge().port,
-      processes: PROCESSES.herald,
-      fleet: (rs) =>
-        new WsFleet({ ...fleetOpts, url: (i) => connectUrl(ctx.stack, rs[i] as string) }),
-      probe: {
-        url: (r) => connectUrl(ctx.stack, r),
-        http: ctx.http.ingress,
-        path: '/notify',
-        body: (r, p) => notifyBody(ctx.stack, r, p),
-      },
-    },
-    {
-      name: SUBJECTS.raw,
-      role: 'baseline',
-      system: 'rawWs',
-      inspectPort: ctx.baselines.rawWs.inspectPort,
-      port: ctx.baselines.rawWs.port,
-      processes: PROCESSES.rawWs,
-      fleet: (rs) =>
-        new WsFleet({
-          ...fleetOpts,
-          url: (i) => rawWsUrl(ctx.baselines.rawWsOrigin, rs[i] as string),
-        }),
-      probe: {
-        url: (r) => rawWsUrl(ctx.baselines.rawWsOrigin, r),
-        http: ctx.http.rawWs,
-        path: '/push',
-        body: pushBody,
-      },
-    },
-    ...(want5
-      ? [
-          {
-            name: SUBJECTS.socketIo,
-            role: 'baseline' as const,
-            system: 'socketIo' as const,
-            inspectPort: ctx.baselines.socketIo.inspectPort,
-            port: ctx.baselines.socketIo.port,
-            processes: PROCESSES.socketIo,
-            fleet: (rs: string[]) =>
-              new SioFleet({
-                ...fleetOpts,
-                origin: ctx.baselines.socketIoOrigin,
-                recipient: (i) => rs[i] as string,
-              }),
-          },
-          ...ctx.centrifugo.map(
-            (peer): RampSubject => ({
-              name: SUBJECTS.centrifugo(peer.engine),
-              role: 'baseline',
-              system: centrifugoSystem(peer.engine),
-              inspectPort: undefined,
-              pid: peer.server.process.pid,
-              alsoGrowing: peer.server.processes
-                .filter((p) => p.pid !== peer.server.process.pid)
-                .map((p) => p.pid),
-              port: peer.server.process.port,
-              processes: centrifugoProcesses(peer.engine),
-              fleet: (rs: string[]) =>
-                centrifugoFleet({
-                  ...fleetOpts,
-                  server: peer.server,
-                  recipient: (i) => rs[i] as string,
-                  recover: false,
-                }),
-            }),
-          ),
-        ]
-      : []),
-  ];
+  const subjectsToRun = rampSubjects(ctx, want5);
 
   for (let run = 0; run < config.rampRuns; run++) {
     for (const subject of subjectsToRun) {
       ctx.checkDeadline();
-      const top = want6 && subject.probe ? capacityMax : (memoryLevels.at(-1) ?? 0);
+      const levels5 = subject.firstLevelOnly ? memoryLevels.slice(0, 1) : memoryLevels;
+      const top = want6 && subject.probe ? capacityMax : (levels5.at(-1) ?? 0);
       if (top === 0) continue;
-      const levels = rampLevels(
-        memoryLevels,
-        want6 && subject.probe ? config.capacityStep : 0,
-        top,
-      );
-      const outcome = await ramp(ctx, subject, levels, memoryLevels, want6);
+      const levels = rampLevels(levels5, want6 && subject.probe ? config.capacityStep : 0, top);
+      const outcome = await ramp(ctx, subject, levels, levels5, want6);
       if (want5) {
         mem.add(
           'server CPU per connection (connect)',
@@ -162,6 +68,13 @@ export async function connectionRamps(ctx: BenchContext): Promise<FigureResult[]
           'µs',
           1e6 * outcome.cpuPerAccept,
         );
+        if (subject.name === SUBJECTS.heraldDevice)
+          peers.add(
+            declare(peers, row.connectDevice),
+            'herald',
+            1e6 * outcome.cpuPerAccept,
+            outcome.cpuSplitUs,
+          );
         if (subject.system) {
           peers.add(
             declare(peers, row.connect),
@@ -169,6 +82,13 @@ export async function connectionRamps(ctx: BenchContext): Promise<FigureResult[]
             1e6 * outcome.cpuPerAccept,
             outcome.cpuSplitUs,
           );
+          // Issue 42's line: the SDK's default client, beside the same run's peers.
+          if (subject.system !== 'herald')
+            peers.add(
+              declare(peers, row.connectDevice),
+              subject.system,
+              1e6 * outcome.cpuPerAccept,
+            );
           const top = outcome.memory.get(memoryLevels.at(-1) ?? -1);
           if (top)
             peers.add(

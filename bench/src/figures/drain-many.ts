@@ -5,7 +5,14 @@ import { formatNumber } from '../report/results.js';
 import { percentile } from '../stats.js';
 import type { BenchContext, CentrifugoPeer } from './context.js';
 import { meterCpu, PROCESSES } from './cpu-meter.js';
-import { type DrainRun, NO_STORE, processesOf, SUBJECTS, systemOf } from './drain-rows.js';
+import {
+  countRows,
+  type DrainRun,
+  NO_STORE,
+  processesOf,
+  SUBJECTS,
+  systemOf,
+} from './drain-rows.js';
 import { metered, natsRssBytes, publishMany } from './drain-store.js';
 import {
   centrifugoReconnect,
@@ -19,8 +26,9 @@ import { queueEvents, resetQueue } from './queue-prep.js';
 
 /**
  * Figure 4 (b): many recipients reconnecting at once, each with a few queued events, through
- * every system, and what nats-server holds and spends per queued recipient for Herald. Leaves
- * the queue empty. The run's log line for (b).
+ * every system (Herald's without a device, and with the SDK's default client: every socket with a
+ * device, issue 42), and what nats-server holds and spends per queued recipient for Herald.
+ * Leaves the queue empty. The run's log line for (b).
  */
 export async function drainMany(ctx: BenchContext, out: DrainRun): Promise<string> {
   const { config } = ctx;
@@ -61,6 +69,16 @@ export async function drainMany(ctx: BenchContext, out: DrainRun): Promise<strin
     floorReconnect(ctx, many, each, heraldQueue(ctx)),
   );
   phase('design floor drain');
+  // The SDK's default client: fresh recipients, each socket a first device of its recipient.
+  await resetQueue(ctx);
+  const withDevice = Array.from({ length: m }, () => randomUUID());
+  await queueEvents(ctx, withDevice, each, seq.next);
+  seq.next += m * each;
+  phase('queue again');
+  const deviceMany = await metered(ctx, PROCESSES.herald, () =>
+    reconnect(ctx, withDevice, each, { device: `phone-${randomUUID()}` }),
+  );
+  phase('Herald drain with devices');
   // Centrifugo: the same storm against each engine, the events published beforehand.
   const centrifugoMany: Array<[CentrifugoPeer, Awaited<ReturnType<typeof metered>>]> = [];
   for (const peer of ctx.centrifugo) {
@@ -75,9 +93,11 @@ export async function drainMany(ctx: BenchContext, out: DrainRun): Promise<strin
   rows.add(metric.natsCpu, SUBJECTS.herald, 'herald', 'ms', (1000 * cpuSeconds) / m);
   if (rssBefore !== undefined && rssAfter !== undefined)
     rows.add(metric.natsRss, SUBJECTS.herald, 'herald', 'KB', (rssAfter - rssBefore) / 1024 / m);
+  const deviceSubject = SUBJECTS.heraldDevice('every socket a first device');
   for (const [subject, role, r, system] of [
     [SUBJECTS.raw, 'baseline', rawMany, undefined],
     [SUBJECTS.herald, 'herald', heraldMany, 'herald'],
+    [deviceSubject, 'herald', deviceMany, undefined],
     [SUBJECTS.floor, 'baseline', floorMany, 'designFloor'],
     ...centrifugoMany.map(
       ([peer, r]) =>
@@ -86,15 +106,24 @@ export async function drainMany(ctx: BenchContext, out: DrainRun): Promise<strin
   ] as const) {
     rows.add(metric.manyP50, subject, role, 'ms', percentile(r.times, 50));
     rows.add(metric.manyP99, subject, role, 'ms', percentile(r.times, 99));
-    rows.add(metric.manyDelivered, subject, role, '%', (100 * r.delivered) / (m * each));
+    // Centrifugo's history was filled by batches in flight at once: no order to hold it to.
+    countRows(out, 'many', subject, role, r, m * each, !subject.startsWith('baseline: Centrifugo'));
     rows.add(metric.manyCpu, subject, role, 'µs', r.cpuPerEventUs);
     if (system) {
       peers.add(declare(peers, row.storm, NO_STORE), system, percentile(r.times, 99));
       peers.add(declare(peers, row.stormCpu), system, r.cpuPerEventUs, r.split);
     }
+    // The device line: Herald's storm with devices beside the same run's peers.
+    const device = system === 'herald' ? deviceMany : r;
+    if (system && system !== 'designFloor') {
+      peers.add(declare(peers, row.stormDevice, NO_STORE), system, percentile(device.times, 99));
+      const split = system === 'herald' ? device.split : undefined;
+      peers.add(declare(peers, row.stormDeviceCpu), system, device.cpuPerEventUs, split);
+    }
   }
   for (const [subject, role, r] of [
     [SUBJECTS.herald, 'herald', heraldMany],
+    [deviceSubject, 'herald', deviceMany],
     [SUBJECTS.floor, 'baseline', floorMany],
   ] as const) {
     if (r.openTimes) {
@@ -112,5 +141,5 @@ export async function drainMany(ctx: BenchContext, out: DrainRun): Promise<strin
   rows.add(metric.openP99, SUBJECTS.connects, 'baseline', 'ms', percentile(rawOpens, 99));
   await resetQueue(ctx);
   phase('cleanup');
-  return `(b) Herald p99 ${formatNumber(percentile(heraldMany.times, 99))} ms, ${heraldMany.delivered}/${m * each} delivered, design floor p99 ${formatNumber(percentile(floorMany.times, 99))} ms${centrifugoMany.map(([peer, r]) => `, ${peer.server.name} p99 ${formatNumber(percentile(r.times, 99))} ms`).join('')} (${phases.join(', ')})`;
+  return `(b) Herald p99 ${formatNumber(percentile(heraldMany.times, 99))} ms, ${heraldMany.delivered}/${m * each} delivered, with devices p99 ${formatNumber(percentile(deviceMany.times, 99))} ms, ${deviceMany.delivered}/${m * each} delivered (${deviceMany.duplicates} twice, ${deviceMany.outOfOrder} out of order), design floor p99 ${formatNumber(percentile(floorMany.times, 99))} ms${centrifugoMany.map(([peer, r]) => `, ${peer.server.name} p99 ${formatNumber(percentile(r.times, 99))} ms`).join('')} (${phases.join(', ')})`;
 }

@@ -4,21 +4,30 @@ import { declare, type System } from '../report/peers.js';
 import { publishBody } from './centrifugo-wire.js';
 import type { BenchContext } from './context.js';
 import { PROCESSES } from './cpu-meter.js';
-import { type DrainRun, NO_STORE, processesOf, SUBJECTS, systemOf } from './drain-rows.js';
+import { drainDevices, type PeerValue } from './drain-devices.js';
+import {
+  countRows,
+  type DrainRun,
+  NO_STORE,
+  processesOf,
+  SUBJECTS,
+  systemOf,
+} from './drain-rows.js';
 import { metered, type StoreOutcome, storeOne } from './drain-store.js';
 import { centrifugoReconnect, floorReconnect, reconnect, replay } from './drain-storm.js';
 import { notifyBody } from './herald-wire.js';
-import { resetQueue } from './queue-prep.js';
 
 /**
  * Figure 4 (a): one deep queue, stored through each system's own API (issue 31's store row), then
- * drained on connect by each. Leaves the queue and the design floor's stream empty. The drain
- * rates, events/s, for the run's log line.
+ * drained on connect by each, then by the SDK's default client (drain-devices.ts). Leaves the
+ * queue and the design floor's stream empty. The drain rates, events/s, for the run's log line.
+ * Every drain through a socket counts its ids; none counts order, the stores having had 64
+ * requests in flight.
  */
 export async function drainOne(
   ctx: BenchContext,
   out: DrainRun,
-): Promise<{ herald: number; raw: number; floor: number }> {
+): Promise<{ herald: number; raw: number; floor: number; devices: string }> {
   const { config } = ctx;
   const { rows, peers, row, notes, metric, run } = out;
   const n = config.drainOne;
@@ -77,13 +86,17 @@ export async function drainOne(
   const heraldRate = heraldOne.delivered / ((heraldOne.times[0] ?? Number.NaN) / 1000);
   rows.add(metric.oneMetric, SUBJECTS.herald, 'herald', 'events/s', heraldRate);
   rows.add(metric.oneCpu, SUBJECTS.herald, 'herald', 'µs', heraldOne.cpuPerEventUs);
+  countRows(out, 'one', SUBJECTS.herald, 'herald', heraldOne, n, false);
   peers.add(declare(peers, row.drain, NO_STORE), 'herald', heraldRate);
   peers.add(declare(peers, row.drainCpu), 'herald', heraldOne.cpuPerEventUs, heraldOne.split);
+  const peersOfRun: PeerValue[] = [];
   for (const peer of ctx.centrifugo) {
     const c = await metered(ctx, processesOf(peer), () => centrifugoReconnect(ctx, peer, [one], n));
     const rate = c.delivered / ((c.times[0] ?? Number.NaN) / 1000);
     rows.add(metric.oneMetric, SUBJECTS.centrifugo(peer.engine), 'baseline', 'events/s', rate);
     rows.add(metric.oneCpu, SUBJECTS.centrifugo(peer.engine), 'baseline', 'µs', c.cpuPerEventUs);
+    countRows(out, 'one', SUBJECTS.centrifugo(peer.engine), 'baseline', c, n, false);
+    peersOfRun.push({ system: systemOf(peer), rate, cpuPerEventUs: c.cpuPerEventUs });
     peers.add(declare(peers, row.drain), systemOf(peer), rate);
     peers.add(declare(peers, row.drainCpu), systemOf(peer), c.cpuPerEventUs);
     if (c.delivered < n)
@@ -102,9 +115,10 @@ export async function drainOne(
   const floorRate = floorOne.delivered / ((floorOne.times[0] ?? Number.NaN) / 1000);
   rows.add(metric.oneMetric, SUBJECTS.floor, 'baseline', 'events/s', floorRate);
   rows.add(metric.oneCpu, SUBJECTS.floor, 'baseline', 'µs', floorOne.cpuPerEventUs);
+  countRows(out, 'one', SUBJECTS.floor, 'baseline', floorOne, n, false);
   peers.add(declare(peers, row.drain), 'designFloor', floorRate);
   peers.add(declare(peers, row.drainCpu), 'designFloor', floorOne.cpuPerEventUs);
-  await resetQueue(ctx);
   await ctx.jsm.streams.purge(KOA_STREAM);
-  return { herald: heraldRate, raw: rawRate, floor: floorRate };
+  const devices = await drainDevices(ctx, out, peersOfRun);
+  return { herald: heraldRate, raw: rawRate, floor: floorRate, devices };
 }

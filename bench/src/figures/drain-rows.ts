@@ -1,11 +1,17 @@
 import type { BenchConfig } from '../config.js';
+import type { Tenant } from '../env/herald-stack.js';
 import type { PeerCollector, peerRows, System } from '../report/peers.js';
-import type { RowCollector } from '../report/results.js';
+import type { Role, RowCollector } from '../report/results.js';
 import type { CentrifugoPeer } from './context.js';
 import { centrifugoProcesses, centrifugoSystem } from './cpu-meter.js';
 
 export const SUBJECTS = {
-  herald: 'Herald socket-edge (herald.v1, client acks)',
+  herald: 'Herald socket-edge, no device (herald.v1, batch=1, list acks)',
+  /** Issue 42: the SDK's default client, whose `device` has the edge feed it from a position. */
+  heraldDevice: (which: string) =>
+    `Herald socket-edge, SDK default client (herald.v1, batch=1, list acks, device): ${which}`,
+  heraldInboxDevice: (which: string) =>
+    `Herald socket-edge, SDK default client, inbox key (herald.v1, batch=1, list acks, device): ${which}`,
   raw: 'baseline: nats.js ordered-consumer replay',
   /** (b)'s sockets alone: the same load generator opening as many TLS WebSockets at once. */
   connects: 'baseline: raw ws server, the same connects (no events)',
@@ -36,6 +42,11 @@ export function drainMetrics(config: BenchConfig) {
     manyP50: `(b) p50 time to caught up, ${m.toLocaleString('en-US')} × ${each}`,
     manyP99: `(b) p99 time to caught up, ${m.toLocaleString('en-US')} × ${each}`,
     manyDelivered: `(b) delivered / expected, ${m.toLocaleString('en-US')} × ${each}`,
+    manyDuplicates: `(b) events delivered twice, ${m.toLocaleString('en-US')} × ${each}`,
+    manyOutOfOrder: `(b) events out of order, ${m.toLocaleString('en-US')} × ${each}`,
+    oneDelivered: `(a) delivered / expected, 1 recipient × ${n.toLocaleString('en-US')}`,
+    oneDuplicates: `(a) events delivered twice, 1 recipient × ${n.toLocaleString('en-US')}`,
+    oneOutOfOrder: `(a) events out of order, 1 recipient × ${n.toLocaleString('en-US')}`,
     natsCpu: '(b) nats-server CPU per queued recipient, Herald drain',
     natsRss: '(b) nats-server RSS growth per queued recipient (events + consumer)',
     oneCpu: '(a) server CPU per delivered event',
@@ -60,4 +71,31 @@ export interface DrainRun {
   run: number;
   /** The payload sequence numbers used so far: each part takes the next ones. */
   seq: { next: number };
+  /** The inbox key's tenant (`--inbox-days`), for the inbox device rows. */
+  inbox: Tenant;
+}
+
+/**
+ * Every id counted (issue 42): the share of the expected events that arrived, the arrivals of an
+ * event already received, and, when `ordered` (the events were stored in the order of their
+ * sequence numbers: not so for stores of 64 requests in flight), the first arrivals that came
+ * after a later-stored event.
+ */
+export function countRows(
+  out: DrainRun,
+  part: 'one' | 'many',
+  subject: string,
+  role: Role,
+  r: { delivered: number; duplicates: number; outOfOrder: number },
+  expected: number,
+  ordered = true,
+): void {
+  const { rows, metric } = out;
+  const [delivered, twice, order] =
+    part === 'one'
+      ? [metric.oneDelivered, metric.oneDuplicates, metric.oneOutOfOrder]
+      : [metric.manyDelivered, metric.manyDuplicates, metric.manyOutOfOrder];
+  rows.add(delivered, subject, role, '%', (100 * r.delivered) / expected);
+  rows.add(twice, subject, role, 'events', r.duplicates);
+  if (ordered) rows.add(order, subject, role, 'events', r.outOfOrder);
 }

@@ -6,18 +6,11 @@ import { waitUntil } from '../load/pace.js';
 import { WsFleet } from '../load/ws-fleet.js';
 import { seqOf, seqOfValue } from '../payload.js';
 import { type BenchContext, type CentrifugoPeer, HANDSHAKE_TIMEOUT_MS } from './context.js';
-import { ackFrame, connectUrl, rawWsUrl } from './herald-wire.js';
+import { DrainCount } from './drain-count.js';
+import { ackFrame, connectUrl, rawWsUrl, sdkConnectUrl } from './herald-wire.js';
 import { queueLayout } from './queue-prep.js';
 
 /* Figure 4 (b)'s reconnect storms: Herald's, the design floor's and Centrifugo's, and the replay baseline. */
-
-/** Tracks one recipient's drain: distinct event ids seen and when the last expected one came. */
-export interface Drain {
-  ids: Set<string>;
-  doneAt: number;
-  /** When its socket opened; infinite if it never did. */
-  openAt: number;
-}
 
 export interface DrainOutcome {
   /** Per recipient: ms from the start until its last expected event (the time bound if it never came). */
@@ -27,6 +20,10 @@ export interface DrainOutcome {
   /** Per opened socket: ms from its open until its last expected event, or until the time bound. */
   afterOpenTimes?: number[];
   delivered: number;
+  /** Arrivals of an event (by id) that had already arrived. */
+  duplicates: number;
+  /** First arrivals numbered below one that came before them to the same recipient. */
+  outOfOrder: number;
   failedConnects: number;
   firstError?: string;
 }
@@ -44,30 +41,45 @@ export function stormSettings(ctx: BenchContext, sockets: number) {
 /** What a storm's fleet reports: socket i opened, socket i received the event with this id. */
 export interface StormHandlers {
   onOpen: (i: number) => void;
-  onEvent: (i: number, id: string) => void;
+  onEvent: (i: number, id: string, seq: number) => void;
+}
+
+/**
+ * Which client Herald's sockets are: without `device`, herald.v1 `batch=1` with no device (the
+ * recipient's durable consumer feeds it); with one, the SDK's default client, fed from that
+ * device's position. `apiKey`: another tenant's key (an inbox key's).
+ */
+export interface HeraldClient {
+  device?: string;
+  apiKey?: string;
 }
 
 /**
  * Opens one herald.v1 socket per recipient, all at once, with `batch=1`, acking every event as the
- * SDK does (an `events` frame with one list ack).
+ * SDK does (an `events` frame with one list ack); with `client.device`, as the SDK's default client.
  */
 export function reconnect(
   ctx: BenchContext,
   recipients: string[],
   each: number,
+  client: HeraldClient = {},
 ): Promise<DrainOutcome> {
+  const { device, apiKey } = client;
   return storm(
     ctx,
     recipients,
     each,
     (on) =>
       new WsFleet({
-        url: (i) => connectUrl(ctx.stack, recipients[i] as string, true),
+        url: (i) =>
+          device === undefined
+            ? connectUrl(ctx.stack, recipients[i] as string, true)
+            : sdkConnectUrl(ctx.stack, recipients[i] as string, device, apiKey),
         protocols: [SUBPROTOCOL],
         ...stormSettings(ctx, recipients.length),
         onOpen: on.onOpen,
         onMessage: (i, data, ws) => {
-          for (const id of ackFrame(data, (ack) => ws.send(ack))) on.onEvent(i, id);
+          for (const e of ackFrame(data, (ack) => ws.send(ack))) on.onEvent(i, e.id, e.seq);
         },
       }),
   );
@@ -108,7 +120,7 @@ export function floorReconnect(
         onOpen: on.onOpen,
         onMessage: (i, data) => {
           const seq = seqOf(data.toString('utf8'));
-          if (seq >= 0) on.onEvent(i, String(seq));
+          if (seq >= 0) on.onEvent(i, String(seq), seq);
         },
       }),
   );
@@ -132,14 +144,18 @@ export function centrifugoReconnect(
       recover: true,
       ...stormSettings(ctx, recipients.length),
       onOpen: on.onOpen,
-      onPublication: (i, data) => on.onEvent(i, String(seqOfValue(data))),
+      onPublication: (i, data) => {
+        const seq = seqOfValue(data);
+        on.onEvent(i, String(seq), seq);
+      },
     }),
   );
 }
 
 /**
  * Opens one socket per recipient, all at once, and times each recipient until `each` distinct
- * events (by the id its fleet reports) have arrived.
+ * events (by the id its fleet reports) have arrived; every arrival is counted, a second one of an
+ * id as a duplicate, a first one numbered below an earlier arrival as out of order.
  */
 export async function storm(
   ctx: BenchContext,
@@ -147,35 +163,18 @@ export async function storm(
   each: number,
   makeFleet: (on: StormHandlers) => WsFleet,
 ): Promise<DrainOutcome> {
-  const drains: Drain[] = recipients.map(() => ({
-    ids: new Set(),
-    doneAt: Number.POSITIVE_INFINITY,
-    openAt: Number.POSITIVE_INFINITY,
-  }));
-  let complete = 0;
-  let delivered = 0;
-  const fleet = makeFleet({
-    onOpen: (i) => {
-      (drains[i] as Drain).openAt = performance.now();
-    },
-    onEvent: (i, id) => {
-      const d = drains[i] as Drain;
-      if (d.ids.has(id)) return;
-      d.ids.add(id);
-      // Only what arrived within the time bound counts (the fleet may still be opening sockets
-      // past it: before, events of the late sockets were counted too).
-      if (performance.now() - start <= ctx.config.drainTimeoutMs) delivered++;
-      if (d.ids.size === each) {
-        d.doneAt = performance.now();
-        complete++;
-      }
-    },
-  });
+  const count = new DrainCount(
+    recipients.length,
+    each,
+    () => performance.now() - start <= ctx.config.drainTimeoutMs,
+  );
+  const { drains } = count;
+  const fleet = makeFleet({ onOpen: count.open, onEvent: count.event });
   const start = performance.now();
   try {
     const out = await fleet.grow(recipients.length);
     await waitUntil(
-      () => complete === recipients.length,
+      () => count.complete === recipients.length,
       ctx.config.drainTimeoutMs - (performance.now() - start),
       5,
     );
@@ -187,7 +186,9 @@ export async function storm(
       afterOpenTimes: drains
         .filter((d) => d.openAt - start < ctx.config.drainTimeoutMs)
         .map((d) => Math.min(d.doneAt, start + ctx.config.drainTimeoutMs) - d.openAt),
-      delivered,
+      delivered: count.delivered,
+      duplicates: count.duplicates,
+      outOfOrder: count.outOfOrder,
       failedConnects: out.failed,
       ...(out.firstError === undefined ? {} : { firstError: out.firstError }),
     };
@@ -228,6 +229,8 @@ export async function replay(
 ): Promise<DrainOutcome> {
   const start = performance.now();
   let delivered = 0;
+  let duplicates = 0;
+  let outOfOrder = 0;
   const times = await Promise.all(
     recipients.map(async (r) => {
       let consumer: Consumer | undefined;
@@ -237,8 +240,18 @@ export async function replay(
         });
         const messages = await consumer.consume({ max_messages: Math.min(each, 1000) });
         let got = 0;
+        let maxSeq = -1;
+        const seen = new Set<number>();
         const timer = setTimeout(() => messages.stop(), ctx.config.drainTimeoutMs);
-        for await (const _m of messages) {
+        for await (const m of messages) {
+          const seq = seqOf(m.string());
+          if (seen.has(seq)) {
+            duplicates++;
+            continue;
+          }
+          seen.add(seq);
+          if (seq < maxSeq) outOfOrder++;
+          else maxSeq = seq;
           delivered++;
           if (++got === each) break;
         }
@@ -249,5 +262,5 @@ export async function replay(
       }
     }),
   );
-  return { times, delivered, failedConnects: 0 };
+  return { times, delivered, duplicates, outOfOrder, failedConnects: 0 };
 }

@@ -40,14 +40,16 @@ export async function drain(ctx: BenchContext): Promise<FigureResult> {
     name: KOA_STREAM,
     subjects: [KOA_SUBJECTS],
   } as Parameters<typeof ctx.jsm.streams.add>[0]);
+  // The inbox device rows' key (issue 42): an inbox key's device catches up from the inbox store.
+  const inbox = await ctx.stack.createTenant({ inboxDays: 1 });
   try {
     for (let run = 0; run < config.runs; run++) {
       ctx.checkDeadline();
-      const out: DrainRun = { rows, peers, row, notes, metric, run, seq };
+      const out: DrainRun = { rows, peers, row, notes, metric, run, seq, inbox };
       const one = await drainOne(ctx, out);
       const many = await drainMany(ctx, out);
       ctx.log(
-        `figure 4: run ${run + 1}/${config.runs}: (a) Herald ${formatNumber(one.herald)}/s vs raw ${formatNumber(one.raw)}/s, design floor ${formatNumber(one.floor)}/s; ${many}`,
+        `figure 4: run ${run + 1}/${config.runs}: (a) Herald ${formatNumber(one.herald)}/s vs raw ${formatNumber(one.raw)}/s, design floor ${formatNumber(one.floor)}/s, SDK default client ${one.devices}; ${many}`,
       );
     }
   } finally {
@@ -89,6 +91,26 @@ export async function drain(ctx: BenchContext): Promise<FigureResult> {
         SUBJECTS.raw,
       ),
       rows.ratio(`${oneMetric}: Herald ÷ design floor`, oneMetric, SUBJECTS.herald, SUBJECTS.floor),
+      // Issue 42: the SDK's default client against the device-less socket of the same run.
+      ...[
+        SUBJECTS.heraldDevice('first device'),
+        SUBJECTS.heraldDevice('second device'),
+        SUBJECTS.heraldInboxDevice('first device'),
+        SUBJECTS.heraldInboxDevice('second device'),
+      ].map((subject) =>
+        rows.ratio(
+          `${oneMetric}: ${subject.replace('Herald socket-edge, ', '')} ÷ no device`,
+          oneMetric,
+          subject,
+          SUBJECTS.herald,
+        ),
+      ),
+      rows.ratio(
+        `${manyP99}: every socket with a device ÷ no device`,
+        manyP99,
+        SUBJECTS.heraldDevice('every socket a first device'),
+        SUBJECTS.herald,
+      ),
     ],
     peers: peers.lines(),
     notes,

@@ -1,5 +1,6 @@
 import { CONNECT_PATH, subjects } from '@herald/proto';
 import type { HeraldStack } from '../env/herald-stack.js';
+import { seqOfValue } from '../payload.js';
 
 /**
  * How the load generator speaks to Herald, in one place: the notify body with the payload's text
@@ -21,23 +22,46 @@ export function connectUrl(stack: HeraldStack, recipient: string, batch = false)
 }
 
 /**
- * Acks a herald.v1 server frame as the SDK does and returns the event ids it carried (none for a
+ * The SDK's default client (clients/sdk/src/herald.ts `subscribe`): herald.v1 framing, `batch=1`,
+ * and the installation's `device` id, so the edge feeds the socket from the device's position.
+ * `apiKey`: another tenant's key (the inbox key's rows); default the stack's.
+ */
+export function sdkConnectUrl(
+  stack: HeraldStack,
+  recipient: string,
+  device: string,
+  apiKey = stack.apiKey,
+): string {
+  const q = new URLSearchParams({ api_key: apiKey, recipient, client: 'mobile', batch: '1' });
+  q.set('device', device);
+  return `${stack.wsUrl}${CONNECT_PATH}?${q}`;
+}
+
+/** One event a herald.v1 frame carried: its id and its payload's sequence number (-1 if none). */
+export interface FrameEvent {
+  id: string;
+  seq: number;
+}
+
+/**
+ * Acks a herald.v1 server frame as the SDK does and returns the events it carried (none for a
  * frame that is not an event): `event` gets `{"type":"ack","id":…}`, `events` one list ack.
  */
-export function ackFrame(data: Buffer, send: (ack: string) => void): string[] {
+export function ackFrame(data: Buffer, send: (ack: string) => void): FrameEvent[] {
   const frame = JSON.parse(data.toString('utf8')) as {
     type: string;
     id?: string;
-    events?: Array<{ id: string }>;
+    payload?: unknown;
+    events?: Array<{ id: string; payload?: unknown }>;
   };
   if (frame.type === 'event' && frame.id !== undefined) {
     send(`{"type":"ack","id":${JSON.stringify(frame.id)}}`);
-    return [frame.id];
+    return [{ id: frame.id, seq: seqOfValue(frame.payload) }];
   }
   if (frame.type !== 'events' || !frame.events) return [];
   const ids = frame.events.map((e) => e.id);
   send(`{"type":"ack","ids":${JSON.stringify(ids)}}`);
-  return ids;
+  return frame.events.map((e) => ({ id: e.id, seq: seqOfValue(e.payload) }));
 }
 
 export function dispatchSubject(stack: HeraldStack): string {
@@ -53,13 +77,17 @@ export function rawWsUrl(origin: string, recipient: string): string {
   return `${origin.replace(/^https:/, 'wss:')}/ws/connect?recipient=${recipient}`;
 }
 
-/** The batch body of `POST /notify/batch`: one event per recipient, payload text verbatim. */
+/**
+ * The batch body of `POST /notify/batch`: one event per recipient, payload text verbatim, with
+ * the stack's key or `apiKey` (another tenant's).
+ */
 export function notifyBatchBody(
   stack: HeraldStack,
   events: ReadonlyArray<{ recipient: string; payloadJson: string }>,
+  apiKey = stack.apiKey,
 ): string {
   const list = events.map((e) => `{"recipient":"${e.recipient}","payload":${e.payloadJson}}`);
-  return `{"api_key":"${stack.apiKey}","client":"mobile","events":[${list.join(',')}]}`;
+  return `{"api_key":"${apiKey}","client":"mobile","events":[${list.join(',')}]}`;
 }
 
 /** The baselines' batch body (`POST /push/batch`): the same events, without a key. */

@@ -80,7 +80,7 @@ export async function drainRun(
             ...stormSettings(ctx, 1),
             handshake: pusherHandshake(app, () => user),
             onOpen: on.onOpen,
-            onMessage: pusherFrames((i, s) => on.onEvent(i, String(s))),
+            onMessage: pusherFrames((i, s) => on.onEvent(i, String(s), s)),
           }),
       ),
     );

@@ -39,6 +39,8 @@ export interface RampSubject {
   fleet(recipients: string[]): WsFleet | SioFleet;
   /** The system in issue 31's table. */
   system?: System;
+  /** Ramp only to figure 5's first memory level (a second client of a server already ramped). */
+  firstLevelOnly?: boolean;
   /** The 1 msg/s probe: absent for Socket.IO, which figure 6 does not measure. */
   probe?: {
     url: (recipient: string) => string;

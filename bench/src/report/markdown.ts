@@ -86,17 +86,18 @@ const HERALD_PROCESSES = [
 
 /**
  * The lead of the report (issue 31): every figure for every system, Herald ÷ Centrifugo with the
- * Redis engine as the median of same-run ratios, each target met or missed; then Herald's server
- * CPU per event split by process.
+ * Redis engine as the median of same-run ratios, each target met or missed, with the client
+ * Herald's side used (issue 42: the SDK's default client beside the device-less one); then
+ * Herald's server CPU per event split by process.
  */
 export function peerSection(lines: PeerLine[]): string[] {
   if (lines.length === 0) return [];
   const sorted = [...lines].sort((a, b) => a.order - b.order);
   const out = ['#### Herald against Centrifugo (issue 31)', ''];
   out.push(
-    `| figure | ${SYSTEMS.map((s) => SYSTEM_NAMES[s]).join(' | ')} | Herald ÷ Centrifugo-Redis | target | result |`,
+    `| figure | Herald's client | ${SYSTEMS.map((s) => SYSTEM_NAMES[s]).join(' | ')} | Herald ÷ Centrifugo-Redis | target | result |`,
   );
-  out.push(`|---|${SYSTEMS.map(() => '---').join('|')}|---|---|---|`);
+  out.push(`|---|---|${SYSTEMS.map(() => '---').join('|')}|---|---|---|`);
   for (const line of sorted) {
     const cells = SYSTEMS.map((s) => {
       const v = medianOf(line, s);
@@ -112,7 +113,7 @@ export function peerSection(lines: PeerLine[]): string[] {
           ? 'met'
           : '**missed**';
     out.push(
-      `| ${line.label} | ${cells.join(' | ')} | ${Number.isFinite(ratio) ? `${ratio.toFixed(2)}×` : '–'} | ${line.target?.text ?? ''} | ${verdict} |`,
+      `| ${line.label} | ${line.client ?? '–'} | ${cells.join(' | ')} | ${Number.isFinite(ratio) ? `${ratio.toFixed(2)}×` : '–'} | ${line.target?.text ?? ''} | ${verdict} |`,
     );
   }
   out.push('');

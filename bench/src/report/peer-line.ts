@@ -20,6 +20,19 @@ export const SYSTEM_NAMES: Record<System, string> = {
   designFloor: 'design floor',
 };
 
+/**
+ * Which client a line's Herald sockets (or requests) were, as the Results table names it: issue
+ * 42's point is that the drain and storm used to be measured only without a device, a client the
+ * SDK does not ship by default.
+ */
+export const CLIENTS = {
+  http: 'HTTP API',
+  plain: 'ws, plain framing, no device',
+  noDevice: 'herald.v1, batch=1, no device',
+  sdk: 'SDK default (herald.v1, batch=1, device)',
+  sdkInbox: 'SDK default (herald.v1, batch=1, device), inbox key',
+} as const;
+
 /** A target of issue 31: Herald ÷ Centrifugo-Redis against k, or Herald's own value against k. */
 export interface PeerTarget {
   kind: 'ratio' | 'value';
@@ -44,4 +57,6 @@ export interface PeerLine {
   target?: PeerTarget;
   /** Why a system has no value (e.g. no offline store). */
   note?: string;
+  /** Which client Herald's side used (CLIENTS). */
+  client?: string;
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { peerSection } from './markdown.js';
 import {
+  declare,
   heraldOverCentrifugo,
   PeerCollector,
   type PeerLine,
@@ -75,9 +76,38 @@ describe("issue 31's comparison", () => {
     expect(() => peers.add('nope', 'herald', 1)).toThrow(/never declared/);
   });
 
+  it("names each line's client, the SDK's default beside the device-less rows", () => {
+    const peers = new PeerCollector('4');
+    for (const r of [rows.drain, rows.drainFirst]) {
+      declare(peers, r);
+      peers.add(r.label, 'herald', 5000);
+      peers.add(r.label, 'centrifugoRedis', 20_000);
+    }
+    const md = peerSection(peers.lines()).join('\n');
+    expect(md).toContain(
+      `| ${rows.drain.label} | herald.v1, batch=1, no device | 5,000 events/s | 20,000 events/s |`,
+    );
+    expect(md).toContain(
+      `| ${rows.drainFirst.label} | SDK default (herald.v1, batch=1, device) | 5,000 events/s |`,
+    );
+    expect(md.indexOf(rows.drain.label)).toBeLessThan(md.indexOf(rows.drainFirst.label));
+  });
+
+  it('gives every line a label of its own, so no two rows share one median', () => {
+    const labels = Object.values(rows).map((r) => r.label);
+    expect(new Set(labels).size).toBe(labels.length);
+  });
+
   it('renders the lead table in the order of the issue, with every system and the split', () => {
     const a = new PeerCollector('4');
-    a.line(rows.store.order, rows.store.label, rows.store.unit, rows.store.target, 'no store');
+    a.line(
+      rows.store.order,
+      rows.store.label,
+      rows.store.unit,
+      rows.store.target,
+      'no store',
+      rows.store.client,
+    );
     a.add(rows.store.label, 'herald', 5000);
     a.add(rows.store.label, 'centrifugoRedis', 10_000);
     const b = new PeerCollector('2');
@@ -87,7 +117,7 @@ describe("issue 31's comparison", () => {
     const md = peerSection([...a.lines(), ...b.lines()]).join('\n');
     expect(md.indexOf(rows.onlineCpu.label)).toBeLessThan(md.indexOf(rows.store.label));
     expect(md).toContain(
-      '| store 10,000 for one offline recipient: events/s | 5,000 events/s | 10,000 events/s | – | – | – | – | 0.50× | ≥ 1.0× | **missed** |',
+      '| store 10,000 for one offline recipient: events/s | HTTP API | 5,000 events/s | 10,000 events/s | – | – | – | – | 0.50× | ≥ 1.0× | **missed** |',
     );
     expect(md).toContain('| online publish: server CPU per event | 100 (33%) | 200 (67%) | – |');
     expect(md).toContain('- store 10,000 for one offline recipient: events/s: no store.');

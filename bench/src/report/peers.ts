@@ -1,6 +1,7 @@
 import type { FigureId } from '../config.js';
 import { median } from '../stats.js';
 import type { PeerLine, PeerTarget, System } from './peer-line.js';
+import type { PeerRow } from './peer-rows.js';
 import { type Check, formatNumber, formatRatio } from './results.js';
 
 /**
@@ -8,7 +9,14 @@ import { type Check, formatNumber, formatRatio } from './results.js';
  * with the Redis engine (the peer a team would self-host for Herald's job, scaled out the way
  * Herald is), each target judged on the median of same-run ratios.
  */
-export { type PeerLine, type PeerTarget, SYSTEM_NAMES, SYSTEMS, type System } from './peer-line.js';
+export {
+  CLIENTS,
+  type PeerLine,
+  type PeerTarget,
+  SYSTEM_NAMES,
+  SYSTEMS,
+  type System,
+} from './peer-line.js';
 
 /** The median of the same-run ratios Herald ÷ Centrifugo (Redis engine); NaN when either is missing. */
 export function heraldOverCentrifugo(line: PeerLine): number {
@@ -56,7 +64,14 @@ export class PeerCollector {
   }
 
   /** Declares a line (once); later `add`s fill it. */
-  line(order: number, label: string, unit: string, target?: PeerTarget, note?: string): void {
+  line(
+    order: number,
+    label: string,
+    unit: string,
+    target?: PeerTarget,
+    note?: string,
+    client?: string,
+  ): void {
     if (this.#lines.has(label)) return;
     this.#lines.set(label, {
       figure: this.#figure,
@@ -66,6 +81,7 @@ export class PeerCollector {
       runs: {},
       ...(target ? { target } : {}),
       ...(note ? { note } : {}),
+      ...(client ? { client } : {}),
     });
   }
 
@@ -96,130 +112,10 @@ export class PeerCollector {
   }
 }
 
-export interface PeerRow {
-  order: number;
-  label: string;
-  unit: string;
-  target?: PeerTarget;
-}
-
-const atLeast = (k: number): PeerTarget => ({
-  kind: 'ratio',
-  op: '>=',
-  k,
-  text: `≥ ${k.toFixed(1)}×`,
-});
-const atMost = (k: number): PeerTarget => ({
-  kind: 'ratio',
-  op: '<=',
-  k,
-  text: `≤ ${k.toFixed(1)}×`,
-});
-
-/**
- * Issue 31's table, row by row, with its targets: each figure fills the rows it measures. The
- * sizes in the labels are the run's own (BENCH_CONCURRENCY, BENCH_BATCH_SIZE, ...).
- */
-export function peerRows(c: {
-  concurrency: number;
-  batchSize: number;
-  batchConcurrency: number;
-  latencyRate: number;
-  drainOne: number;
-  drainMany: number;
-  drainEach: number;
-}) {
-  const n = (v: number) => v.toLocaleString('en-US');
-  const batch = (inFlight: number) => `batch of ${c.batchSize}, ${inFlight} in flight`;
-  const overload = batch(c.concurrency);
-  return {
-    online: {
-      order: 1,
-      label: `online publish, ${c.concurrency} in flight: events/s`,
-      unit: 'events/s',
-      target: atLeast(1),
-    },
-    onlineCpu: {
-      order: 2,
-      label: 'online publish: server CPU per event',
-      unit: 'µs',
-      target: atMost(1),
-    },
-    batch: {
-      order: 3,
-      label: `${batch(c.batchConcurrency)}: events/s`,
-      unit: 'events/s',
-      target: atLeast(1.5),
-    },
-    batchCpu: { order: 4, label: `${batch(c.batchConcurrency)}: server CPU per event`, unit: 'µs' },
-    overload: { order: 5, label: `${overload}: events/s`, unit: 'events/s', target: atLeast(1.5) },
-    overloadCpu: { order: 6, label: `${overload}: server CPU per event`, unit: 'µs' },
-    duplicates: {
-      order: 7,
-      label: `${overload}: events delivered twice`,
-      unit: '%',
-      target: { kind: 'value', op: '<=', k: 1, text: '≤ 1% of events delivered twice' },
-    },
-    answered202: {
-      order: 8,
-      label: `${overload}: events to connected, reading recipients answered 202`,
-      unit: 'events',
-      target: { kind: 'value', op: '<=', k: 0, text: 'none answered 202' },
-    },
-    latencyP50: { order: 9, label: `latency at ${n(c.latencyRate)} events/s: p50`, unit: 'ms' },
-    latencyP99: {
-      order: 10,
-      label: `latency at ${n(c.latencyRate)} events/s: p99`,
-      unit: 'ms',
-      target: { kind: 'value', op: '<=', k: 2, text: 'p99 ≤ 2 ms' },
-    },
-    latencyCpu: {
-      order: 11,
-      label: `latency at ${n(c.latencyRate)} events/s: server CPU per event`,
-      unit: 'µs',
-    },
-    store: {
-      order: 12,
-      label: `store ${n(c.drainOne)} for one offline recipient: events/s`,
-      unit: 'events/s',
-      target: atLeast(1),
-    },
-    storeCpu: { order: 13, label: `store ${n(c.drainOne)}: server CPU per event`, unit: 'µs' },
-    drain: {
-      order: 14,
-      label: `drain those ${n(c.drainOne)} on connect: events/s`,
-      unit: 'events/s',
-      target: atLeast(0.5),
-    },
-    drainCpu: { order: 15, label: `drain ${n(c.drainOne)}: server CPU per event`, unit: 'µs' },
-    storm: {
-      order: 16,
-      label: `${n(c.drainMany)} recipients × ${n(c.drainEach)} queued, all reconnect: p99 to last event`,
-      unit: 'ms',
-      target: atMost(1),
-    },
-    stormCpu: {
-      order: 17,
-      label: `${n(c.drainMany)} × ${n(c.drainEach)} reconnect: server CPU per event`,
-      unit: 'µs',
-    },
-    memory: {
-      order: 18,
-      label: 'idle connections: memory (RSS) per connection',
-      unit: 'KB',
-      target: atMost(0.6),
-    },
-    connect: {
-      order: 19,
-      label: 'connect: server CPU per connection',
-      unit: 'µs',
-      target: atMost(1),
-    },
-  } satisfies Record<string, PeerRow>;
-}
+export { type PeerRow, peerRows } from './peer-rows.js';
 
 /** Declares a row of the table in a figure's collector. */
 export function declare(peers: PeerCollector, row: PeerRow, note?: string): string {
-  peers.line(row.order, row.label, row.unit, row.target, note);
+  peers.line(row.order, row.label, row.unit, row.target, note, row.client);
   return row.label;
 }

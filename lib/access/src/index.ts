@@ -20,11 +20,11 @@ export {
   bodyMd5,
   bodyMd5Digest,
   channelAuthOk,
+  hexEqual,
   pusherRecipient,
   requestDigest,
   requestSignature,
   stringsEqual,
-  hexEqual,
   userAuthOk,
 } from './pusher-sign.js';
 export { checkRecipientToken, type TokenPolicy } from './recipient-token.js';

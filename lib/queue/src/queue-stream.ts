@@ -56,6 +56,7 @@ const MUTABLE = [
   'max_age',
   'num_replicas',
   'duplicate_window',
+  'allow_direct',
 ] as const;
 
 /**

@@ -42,6 +42,9 @@ export function queueStreamConfig(
     max_age: 0,
     num_replicas: opts.replicas ?? 1,
     duplicate_window: (opts.duplicateWindowMs ?? 120_000) * NS_PER_MS,
+    // A device's catch-up reads its recipient's events in runs, one batched DIRECT.GET each
+    // (socket-edge's queue-source.ts); without it the stream has no direct get responder.
+    allow_direct: true,
   } as const;
 }
 

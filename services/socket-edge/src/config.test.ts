@@ -15,6 +15,7 @@ describe('loadConfig', () => {
       MAX_CLIENT_FRAME_BYTES: 8192,
       INBOX_QUERY_TIMEOUT_MS: 2000,
       INBOX_CATCH_UP_BATCH: 100,
+      DEVICE_CATCH_UP_RUN: 256,
       INBOX_DEDUPE_IDS: 1000,
       INBOX_REQUESTS_PER_S: 5,
       INBOX_REQUEST_BURST: 10,
@@ -115,6 +116,7 @@ describe('loadConfig', () => {
     const bounds = {
       INBOX_QUERY_TIMEOUT_MS: [100, 60_000],
       INBOX_CATCH_UP_BATCH: [1, 1000],
+      DEVICE_CATCH_UP_RUN: [1, 1000],
       INBOX_DEDUPE_IDS: [10, 1_000_000],
       INBOX_REQUESTS_PER_S: [1, 10_000],
       INBOX_REQUEST_BURST: [1, 10_000],

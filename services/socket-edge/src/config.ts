@@ -58,6 +58,14 @@ export const Env = CommonEnv.extend({
   /** Inbox events a device's catch-up asks the store for per request (inbox keys). Default 100. */
   INBOX_CATCH_UP_BATCH: envInt(100, 1, 1000),
   /**
+   * Most stored events a queue device's catch-up reads at once: one batched direct get, written
+   * to the socket together (`events` frames of up to QUEUE_FRAME_EVENTS on a `batch=1` socket),
+   * its position recorded once the run is proven. A run waits for room on the socket as the drain
+   * does, and one read asks for at most MAX_UNPROVEN_BYTES, so it bounds what a feed holds read
+   * and unwritten. Default 256.
+   */
+  DEVICE_CATCH_UP_RUN: envInt(256, 1, 1000),
+  /**
    * Event ids an inbox device socket remembers so that a second copy (live and caught up, or
    * queued and caught up) is not written to it again; proven ids beyond it are forgotten, oldest
    * first, so it bounds what each such socket holds. Default 1000.

@@ -2,14 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { KeyVerifier } from '@herald/access';
 import { AuthFailureLimiter, createRegistry, type Service, type ServiceDeps } from '@herald/kit';
 import { NatsRequester, TurnPublisher } from '@herald/nats';
-import { type CredentialKind, subjects } from '@herald/proto';
+import type { CredentialKind } from '@herald/proto';
 import { DevicePositions, INBOX_POSITION_SPACE, QueueFloors, QueueLayout } from '@herald/queue';
 import {
   createStatusAcks,
   InboxClient as InboxStoreClient,
   StatusBatcher,
 } from '@herald/status-client';
-import type { JetStreamManager } from 'nats';
 import type { Registry } from 'prom-client';
 import { WebSocketServer } from 'ws';
 import { socketAdmitter } from './admit/admitter.js';
@@ -23,26 +22,20 @@ import { watchRevocations } from './admit/revocation.js';
 import { SocketBudget } from './admit/socket-budget.js';
 import { createUpgradeHandler } from './admit/upgrade-handler.js';
 import { type EdgeConfig, queueFrameLimits } from './config.js';
-import { CatchUpFeed, type FeedContext } from './feed/catch-up-feed.js';
-import { DirectFeed } from './feed/direct-feed.js';
+import { feedBuilder } from './feed-builder.js';
 import { InboxClient } from './inbox/inbox-client.js';
-import type { InboxSocket } from './inbox/inbox-socket.js';
-import { InboxSource } from './inbox/inbox-source.js';
 import { createEdgeMetrics } from './metrics.js';
 import { createPusherDoor } from './pusher/pusher-door.js';
 import { PUSHER_PATH } from './pusher/pusher-upgrade.js';
 import { queueCheckLimiter } from './queue/check-limiter.js';
 import type { DrainContext } from './queue/drain-context.js';
 import { QueueDrainer } from './queue/queue-drainer.js';
-import { QueueSource } from './queue/queue-source.js';
 import { natsReadiness } from './readiness.js';
 import { edgeService, type Shutdown } from './service.js';
 import { RecipientRegistry } from './session/connection-registry.js';
 import { RecipientSession } from './session/recipient-session.js';
 import type { SessionContext } from './session/session-context.js';
-import type { EdgeSocket } from './socket/edge-socket.js';
 import { selectProtocol } from './socket/framing.js';
-import type { SocketFeed } from './socket/socket-feed.js';
 
 /** The NATS connection is the caller's: it drains it after close(). */
 export interface EdgeDeps extends ServiceDeps {
@@ -161,6 +154,7 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
       new RecipientSession(sessionContext, account, recipient, previous),
   );
   const feedFor = feedBuilder(config, {
+    nc,
     jsm,
     layout,
     inbox: inboxClient,
@@ -274,36 +268,5 @@ export function createEdge(config: EdgeConfig, deps: EdgeDeps): Edge {
     id,
     connectionsSeen: (account, kind = 'live') =>
       counts?.total(poolOf({ account_id: account, kind })),
-  };
-}
-
-/**
- * How a socket is fed, by its connect: without a device, directly; with one, through a catch-up
- * feed on the inbox store (a herald.v1 socket of an inbox key: the inbox catch-up owns its
- * delivery) or on the recipient's queue stream.
- */
-function feedBuilder(
-  config: Pick<EdgeConfig, 'INBOX_CATCH_UP_BATCH'>,
-  deps: {
-    jsm: Promise<JetStreamManager>;
-    layout: QueueLayout;
-    inbox: InboxClient;
-    devicePositions: DevicePositions;
-    inboxPositions: DevicePositions;
-    feeds: FeedContext;
-  },
-): (socket: EdgeSocket, inbox: InboxSocket | undefined) => SocketFeed {
-  return (socket, inbox) => {
-    const { device, account, recipient } = socket;
-    if (device === undefined) return new DirectFeed(socket);
-    const source = inbox
-      ? new InboxSource(deps.inbox, socket, deps.inboxPositions, config.INBOX_CATCH_UP_BATCH)
-      : new QueueSource(
-          deps.jsm,
-          deps.layout.streamOf(account, recipient),
-          subjects.queue(account, recipient),
-          deps.devicePositions,
-        );
-    return new CatchUpFeed(socket, device, source, deps.feeds);
   };
 }

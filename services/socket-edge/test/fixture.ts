@@ -254,7 +254,11 @@ export async function startEdge(
  * socket-edge as its own process on the stack, as main.ts runs it, so kill -9 gives it no chance
  * to clean up; on `port` to restart one where it was.
  */
-export async function startEdgeProcess(stack: Stack, port?: number): Promise<ServiceProcess> {
+export async function startEdgeProcess(
+  stack: Stack,
+  port?: number,
+  env: Record<string, string> = {},
+): Promise<ServiceProcess> {
   return startServiceProcess(
     'socket-edge',
     port ?? (await freePort()),
@@ -262,6 +266,7 @@ export async function startEdgeProcess(stack: Stack, port?: number): Promise<Ser
       ...stack.nats.env('socket-edge'),
       TLS_CERT_FILE: stack.certs.certFile,
       TLS_KEY_FILE: stack.certs.keyFile,
+      ...env,
     },
     stack.certs.ca,
   );

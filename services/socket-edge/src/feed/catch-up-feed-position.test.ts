@@ -13,17 +13,19 @@ const utf8 = new TextEncoder();
 const frames = (id: string) => new EventFrames({ id, ts: 1, data: utf8.encode(`"${id}"`) });
 
 /**
- * The feed's own logic over a source read by position, as the queue's is (one event per read;
+ * The feed's own logic over a source read by position, as the queue's is (runs of `run` events;
  * its stream reads against a real nats-server are test/e2e/devices.test.ts and
  * services/socket-edge/test/batch-frames.test.ts): a socket that records writes, a stream held
  * in memory, a position store that records.
  */
-function harness(opts: { recorded?: number } = {}) {
+function harness(opts: { recorded?: number; run?: number } = {}) {
   const stream: { seq: number; id: string }[] = [];
   const writes: { id: string; delivery: Delivery }[] = [];
   const recorded: number[] = [];
   const reads: number[] = [];
+  const delivered: string[] = [];
   let gate: Promise<void> = Promise.resolve();
+  let recordGate: Promise<void> = Promise.resolve();
   const socket = {
     open: true,
     framing: 'herald.v1',
@@ -40,6 +42,7 @@ function harness(opts: { recorded?: number } = {}) {
       opts.recorded === undefined ? undefined : { stream: 'S', seq: opts.recorded },
     record: async (_a: string, _r: string, _d: string, p: { seq: number }) => {
       recorded.push(p.seq);
+      await recordGate;
     },
   } as unknown as DevicePositions;
   const source: FeedSource = {
@@ -47,7 +50,7 @@ function harness(opts: { recorded?: number } = {}) {
     wakesOn: 'queued',
     keyedBy: 'position',
     positions: { store, stream: 'S' },
-    run: 1,
+    run: opts.run ?? 1,
     async read(after: number, max: number): Promise<FeedRun> {
       reads.push(after);
       await gate;
@@ -56,12 +59,12 @@ function harness(opts: { recorded?: number } = {}) {
         .slice(0, max)
         .map((e) => ({ position: e.seq, frames: frames(e.id) }));
       const last = events.at(-1)?.position;
-      return { events, covered: last ?? after, more: last !== undefined };
+      return { events, covered: last ?? after, more: events.length === max };
     },
   };
   const feed = new CatchUpFeed(socket, 'phone', source, {
     logger: createLogger('test', 'silent'),
-    status: { delivered: () => {} },
+    status: { delivered: (_a, _r, id) => delivered.push(id) },
     limitChecks: (check) => check(),
     dedupeIds: 100,
     maxHeld: { events: 100, bytes: 1 << 20 },
@@ -73,7 +76,15 @@ function harness(opts: { recorded?: number } = {}) {
     });
     return open;
   };
-  return { feed, stream, writes, recorded, reads, hold };
+  /** Records answer only once the returned function is called. */
+  const holdRecords = () => {
+    let open = () => {};
+    recordGate = new Promise<void>((r) => {
+      open = r;
+    });
+    return open;
+  };
+  return { feed, stream, writes, recorded, reads, delivered, hold, holdRecords };
 }
 
 function delivery(log: string[], name: string, live = false): Delivery {
@@ -184,5 +195,58 @@ describe('CatchUpFeed over a source read by position (the queue)', () => {
     await tick();
     expect(log).toEqual(['e9 lost']);
     expect(h.writes).toEqual([]);
+  });
+
+  it('records the position once per proven run, and sends its delivered records together', async () => {
+    const h = harness({ run: 3 });
+    for (let seq = 1; seq <= 7; seq++) h.stream.push({ seq, id: `e${seq}` });
+    void h.feed.start();
+    await waitFor(() => h.writes.length === 7);
+    // Runs of 3, 3 and 1 (short: the last), each one read.
+    expect(h.reads).toEqual([0, 3, 6]);
+    const prove = (n: number) => h.writes[n - 1]?.delivery.proven('phone');
+    prove(1);
+    prove(2);
+    await tick();
+    expect(h.recorded).toEqual([]);
+    expect(h.delivered).toEqual([]);
+    prove(3);
+    await waitFor(() => h.recorded.length === 1);
+    expect(h.recorded).toEqual([3]);
+    expect(h.delivered).toEqual(['e1', 'e2', 'e3']);
+    // Proven out of order: the floor waits for e4, then passes the second run's end.
+    prove(5);
+    prove(6);
+    await tick();
+    expect(h.recorded).toEqual([3]);
+    prove(4);
+    await waitFor(() => h.recorded.length === 2);
+    expect(h.recorded).toEqual([3, 6]);
+    expect(h.delivered).toEqual(['e1', 'e2', 'e3', 'e5', 'e6', 'e4']);
+    prove(7);
+    await waitFor(() => h.recorded.length === 3);
+    await h.feed.stop();
+    // The close records nothing more: the floor was recorded with the last run.
+    expect(h.recorded).toEqual([3, 6, 7]);
+  });
+
+  it('records runs proven while a record is on its way in one write after it', async () => {
+    const h = harness({ run: 2 });
+    for (let seq = 1; seq <= 6; seq++) h.stream.push({ seq, id: `e${seq}` });
+    void h.feed.start();
+    await waitFor(() => h.writes.length === 6);
+    const answer = h.holdRecords();
+    h.writes[0]?.delivery.proven('phone');
+    h.writes[1]?.delivery.proven('phone');
+    await waitFor(() => h.recorded.length === 1);
+    // Two more runs proven while the first run's record waits for its answer.
+    for (const w of h.writes.slice(2)) w.delivery.proven('phone');
+    await tick();
+    expect(h.recorded).toEqual([2]);
+    answer();
+    await waitFor(() => h.recorded.length === 2);
+    await h.feed.stop();
+    expect(h.recorded).toEqual([2, 6]);
+    expect(h.delivered).toEqual(['e1', 'e2', 'e3', 'e4', 'e5', 'e6']);
   });
 });

@@ -57,6 +57,8 @@ export class CatchUpFeed implements SocketFeed {
   #uncovered = 0;
   /** What the feed's writes report to, made at the first write. */
   #outcomes: WriteOutcomes | undefined;
+  /** Ids of catch-up writes proven whose `delivered` records wait for their run's proof. */
+  #delivered: string[] | undefined;
 
   constructor(socket: EdgeSocket, device: string, source: FeedSource, ctx: FeedContext) {
     this.#socket = socket;
@@ -116,6 +118,7 @@ export class CatchUpFeed implements SocketFeed {
     this.#room?.();
     for (const entry of this.#entries.held(false)) this.#entries.fail(entry);
     await this.#position.close();
+    this.#flushDelivered();
     if (this.#uncovered > 0) await this.#coverWritten();
     await this.#position.record();
   }
@@ -157,18 +160,25 @@ export class CatchUpFeed implements SocketFeed {
           // is through. A socket that goes meanwhile drops the run, and stop() covers them instead.
           const uncovered = this.#uncovered;
           const run = await this.#read();
+          // The run's writes happen in this tick while the socket has room (an await only when it
+          // has none): a batch=1 socket gets them as `events` frames (socket/queue-frame.ts),
+          // a plain one in one corked write with one proof ping.
           for (const event of run.events) {
             if (this.#stopped) return;
             if (event.position <= this.#position.covered) continue;
-            if (!(await this.#catchUpOn(event))) return;
+            const frames = this.#framesFor(event);
+            if (frames && !this.#hasRoom(frames)) await this.#roomFor(frames);
+            if (this.#stopped || !this.#catchUpOn(event)) return;
           }
           this.#position.coverTo(run.covered);
+          this.#position.endRun(run.covered);
           this.#uncovered -= uncovered;
           if (!run.more) break;
         }
       } while (this.#again && !this.#stopped);
-      this.#position.advance();
-      if (this.#position.unrecorded) this.#position.recordSoon();
+      // What the runs wrote may all be proven already (copies the drain wrote, or the device had).
+      if (this.#position.proven()) this.#flushDelivered();
+      else if (this.#position.unrecorded) this.#position.recordSoon();
     } catch (err) {
       this.#position.warn(err, 'catch-up failed: the rest comes at the next notice or connect');
     } finally {
@@ -178,16 +188,17 @@ export class CatchUpFeed implements SocketFeed {
     }
   }
 
+  /** The frames a catch-up write of `event` would send; undefined when a copy was written already. */
+  #framesFor(event: FeedEvent): EventFrames | undefined {
+    const known = this.#entries.get(this.#keyOf(event));
+    return known ? known.held : event.frames;
+  }
+
   /** Writes a stored event unless a copy of it was written already; false when the socket refused it. */
-  async #catchUpOn(event: FeedEvent): Promise<boolean> {
+  #catchUpOn(event: FeedEvent): boolean {
     const key = this.#keyOf(event);
+    // A copy may have come while the socket had no room.
     let known = this.#entries.get(key);
-    if (!known || known.held) {
-      await this.#roomFor(known?.held ?? event.frames);
-      if (this.#stopped) return false;
-      // A copy may have come while the socket had no room.
-      known = this.#entries.get(key);
-    }
     if (known?.held) {
       if (!this.#writeHeld(known)) return false;
     } else if (!known) {
@@ -240,10 +251,13 @@ export class CatchUpFeed implements SocketFeed {
     return false;
   }
 
+  #hasRoom(frames: EventFrames): boolean {
+    return this.#socket.hasRoomFor(frames.frameFor(this.#socket.framing).bytes);
+  }
+
   /** Waits until the socket's unproven writes leave room (the drain's own pacing rule). */
   async #roomFor(frames: EventFrames): Promise<void> {
-    const bytes = frames.frameFor(this.#socket.framing).bytes;
-    while (!this.#stopped && !this.#socket.hasRoomFor(bytes)) {
+    while (!this.#stopped && !this.#hasRoom(frames)) {
       await new Promise<void>((resolve) => {
         this.#room = resolve;
       });
@@ -255,17 +269,29 @@ export class CatchUpFeed implements SocketFeed {
     return this.#socket.write(frames, new FeedWrite(entry, frames.event.id, this.#outcomes));
   }
 
-  #newOutcomes(): WriteOutcomes {
-    const { status } = this.#ctx;
+  /** The `delivered` records of the catch-up writes proven since the last flush. */
+  #flushDelivered(): void {
+    const ids = this.#delivered;
+    if (!ids) return;
+    this.#delivered = undefined;
     const { account, recipient } = this.#socket;
+    for (const id of ids) this.#ctx.status.delivered(account, recipient, id, this.#device);
+  }
+
+  #newOutcomes(): WriteOutcomes {
     return {
-      delivered: (id, device) => status.delivered(account, recipient, id, device),
+      // Kept until its run is proven (or the socket goes): a run's records leave in one turn,
+      // so in one status message (StatusBatcher), not one message per proof.
+      delivered: (id) => {
+        this.#delivered ??= [];
+        this.#delivered.push(id);
+      },
       failed: (entry) => this.#entries.fail(entry),
       settled: () => {
         const room = this.#room;
         this.#room = undefined;
         room?.();
-        this.#position.recordSoon();
+        if (this.#position.proven()) this.#flushDelivered();
       },
     };
   }

@@ -2,7 +2,7 @@ import type { Logger } from '@herald/kit';
 import type { Entry, FeedEntries } from './feed-entries.js';
 import type { PositionSpace } from './feed-source.js';
 
-/** Delay before a proven position is recorded, so a burst of proofs is one KV write, ms. */
+/** Delay before a position proven outside a run's end is recorded (one KV write for a burst), ms. */
 const RECORD_DELAY_MS = 50;
 
 export interface FeedPositionInit {
@@ -19,9 +19,11 @@ export interface FeedPositionInit {
 
 /**
  * One device's position in a source: everything up to the floor is proven by the device. The
- * catch-up covers what it read (in order, with the entry written for it); the floor moves over
- * the leading run of proven ones only, never past an unproven event, and is recorded 50 ms after
- * a proof (one KV write for a burst) and at the close. A device that connects again starts after it.
+ * catch-up covers what it read (in order, with the entry written for it) and marks where each of
+ * its runs (one read) ended; the floor moves over the leading proven events only, never past an
+ * unproven one, and is recorded once it passed a run's end (one KV write per proven run), 50 ms
+ * after a catch-up that found everything proven already, and at the close. A device that
+ * connects again starts after it.
  */
 export class FeedPosition {
   readonly #init: FeedPositionInit;
@@ -30,8 +32,13 @@ export class FeedPosition {
   #recorded = 0;
   /** What the catch-up covered above the floor, in order, until proven. */
   #read: { position: number; entry: Entry }[] | undefined;
+  /** Where the catch-up's runs ended, ascending, until the floor passed them. */
+  #runEnds: number[] | undefined;
   #timer: NodeJS.Timeout | undefined;
   #recording: Promise<void> | undefined;
+  /** A record is on its way; `#pending`: another is due once it is through. */
+  #inFlight = false;
+  #pending = false;
   #closed = false;
 
   constructor(init: FeedPositionInit) {
@@ -75,6 +82,50 @@ export class FeedPosition {
     if (position > this.#covered) this.#covered = position;
   }
 
+  /** A run of the catch-up (one read) ended at `position`: the floor's passing it is recorded at once. */
+  endRun(position: number): void {
+    this.#runEnds ??= [];
+    if (position > (this.#runEnds.at(-1) ?? this.#floor)) this.#runEnds.push(position);
+  }
+
+  /**
+   * Something was proven: advances, and when the floor passed a run's end, records it now (the
+   * run is proven). True when it did: what waited on the run's proof may go too.
+   */
+  proven(): boolean {
+    this.advance();
+    const ends = this.#runEnds;
+    if (!ends || ends.length === 0 || (ends[0] as number) > this.#floor) return false;
+    let n = 0;
+    while (n < ends.length && (ends[n] as number) <= this.#floor) n++;
+    ends.splice(0, n);
+    this.#recordNow();
+    return true;
+  }
+
+  /**
+   * Records the floor now; while a record is on its way, once more after it (not once per call):
+   * runs proven faster than KV answers cost one write each round trip, not one each.
+   */
+  #recordNow(): void {
+    if (this.#closed) return;
+    if (this.#inFlight) {
+      this.#pending = true;
+      return;
+    }
+    this.#inFlight = true;
+    this.#recording = (async () => {
+      try {
+        do {
+          this.#pending = false;
+          await this.record();
+        } while (this.#pending && !this.#closed);
+      } finally {
+        this.#inFlight = false;
+      }
+    })();
+  }
+
   /** Moves the floor over the leading run of proven events; over all it covered when all are. */
   advance(): void {
     const read = this.#read ?? [];
@@ -95,7 +146,7 @@ export class FeedPosition {
     if (this.#closed || this.#timer) return;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
-      this.#recording = this.record();
+      this.#recordNow();
     }, RECORD_DELAY_MS);
     this.#timer.unref();
   }

@@ -1,6 +1,8 @@
 // Measurement (docs/architecture-history.md, "Per-device delivery"); run from the repository root
 // with
 //   N=200 DEVICES=200 node --conditions=herald-source --import tsx services/socket-edge/test/measure/device-cost.ts
+// BATCH=1 connects as the SDK does by default (herald.v1 with `batch=1`: `events` frames, list
+// acks); DEVICES=0 skips the storage step.
 // On one real nats-server and edge (the test fixture): the KV bytes a device position costs, and
 // the time from a connect to its N-th queued event for the recipient's first socket without a
 // device (the durable consumer's drain, as before), a first device (drain and catch-up at once),
@@ -22,6 +24,7 @@ import {
 const N = Number(process.env.N ?? 200);
 const DEVICES = Number(process.env.DEVICES ?? 200);
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
+const BATCH = process.env.BATCH === '1';
 
 const stack: Stack = await startStack();
 const edge = await startEdge(stack);
@@ -29,6 +32,7 @@ const edge = await startEdge(stack);
 async function timeToAll(recipient: string, device?: string): Promise<number> {
   const q = new URLSearchParams({ api_key: keys.mobileA, recipient, client: 'mobile' });
   if (device) q.set('device', device);
+  if (BATCH) q.set('batch', '1');
   const t0 = performance.now();
   const c = openClient(stack, edge.port, { query: q.toString(), v1: true });
   await waitUntil('every event', () => c.events.length >= N, 60_000);
@@ -52,7 +56,9 @@ for (let r = 0; r < ROUNDS; r++) {
 }
 const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)] ?? 0;
 const base = median(plain);
-console.log(`connect to ${N} queued events, median of ${ROUNDS} (ms, ratio to no device):`);
+console.log(
+  `${BATCH ? 'batch=1, ' : ''}connect to ${N} queued events, median of ${ROUNDS} (ms, ratio to no device):`,
+);
 console.log(`  no device (drain):                ${base.toFixed(0)}  1.00`);
 for (const [name, xs] of [
   ['first device (drain + catch-up)', first],
@@ -60,6 +66,11 @@ for (const [name, xs] of [
 ] as const)
   console.log(`  ${name.padEnd(33)} ${median(xs).toFixed(0)}  ${(median(xs) / base).toFixed(2)}`);
 
+if (DEVICES === 0) {
+  await edge.close();
+  await stack.stop();
+  process.exit(0);
+}
 // Storage: DEVICES devices of one recipient, each proving one event, each recording a position.
 const kvStream = `KV_${DEVICE_POSITION_BUCKET}`;
 const before = await stack.jsm.streams.info(kvStream);
