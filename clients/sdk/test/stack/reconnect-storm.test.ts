@@ -146,7 +146,7 @@ describe('1,000 SDK clients reconnecting after an edge kill, under CONNECT_RATE_
       );
       const line = metrics
         .split('\n')
-        .find((l) => l.startsWith('herald_socket_rejections_total{code="too_many_connects"}'));
+        .find((l) => l.startsWith('herald_socket_rejections_total{code="too_many_connects"'));
       const shortestHint = Math.min(...tally.hintGaps.map((g) => g.gapMs - g.retryAfterS * 1000));
       console.log(
         JSON.stringify({
