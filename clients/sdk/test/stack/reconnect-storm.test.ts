@@ -35,6 +35,8 @@ interface Tally {
   droppedAtAccept: number;
   /** The edge was not listening (killed, not yet back): not a refusal. */
   noEdge: number;
+  /** Given up by the SDK after connectTimeoutMs (a loaded machine): retried, not a refusal. */
+  timedOut: number;
   /** Any other failure before open (reported, to explain a failure of this test). */
   other: Map<string, number>;
   /** The shortest time from a 4429 to that client's next attempt, against the hint it carried. */
@@ -71,7 +73,11 @@ function countingRuntime(ca: string, tally: Tally) {
       this.on('error', (err: NodeJS.ErrnoException) => {
         if (opened) return;
         if (err.code === 'ECONNREFUSED') tally.noEdge++;
-        else if (err.code === 'ECONNRESET' || /socket hang up|disconnected/.test(err.message))
+        else if (/closed before the connection was established/.test(err.message)) tally.timedOut++;
+        else if (
+          ['ECONNRESET', 'EPIPE'].includes(err.code ?? '') ||
+          /socket hang up|disconnected/.test(err.message)
+        )
           tally.droppedAtAccept++;
         else tally.other.set(err.message, (tally.other.get(err.message) ?? 0) + 1);
       });
@@ -86,6 +92,7 @@ const newTally = (): Tally => ({
   closed4429: 0,
   droppedAtAccept: 0,
   noEdge: 0,
+  timedOut: 0,
   other: new Map(),
   hintGaps: [],
 });
@@ -160,6 +167,7 @@ describe('1,000 SDK clients reconnecting after an edge kill, under CONNECT_RATE_
           closed4429: tally.closed4429,
           droppedAtAccept: tally.droppedAtAccept,
           noEdge: tally.noEdge,
+          timedOut: tally.timedOut,
           other: Object.fromEntries(tally.other),
           refusals,
           edgeRejectionsTooManyConnects: line?.split(' ')[1],
