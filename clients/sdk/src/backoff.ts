@@ -2,7 +2,10 @@
 export interface BackoffOptions {
   /** First retry waits up to this long (ms); each failure doubles it. Default 1000. */
   baseMs?: number;
-  /** Longest wait between attempts (ms). Default 60000. A 4429 refusal waits between cap/2 and cap. */
+  /**
+   * Longest wait between attempts (ms), at most one day. Default 60000. A 4429 `connection_limit`
+   * without a hint waits between cap/2 and cap; a refusal's `retry_after` is honoured up to cap.
+   */
   capMs?: number;
   /** A connection open at least this long (ms) resets the schedule to `baseMs`. Default 10000. */
   stableMs?: number;
@@ -18,7 +21,24 @@ export function backoffDelay(attempt: number, b: Backoff, random: () => number):
   return Math.floor(random() * Math.min(b.capMs, b.baseMs * 2 ** attempt));
 }
 
-/** The wait after a 4429 (connection cap): the account is full, so come back late and spread. */
-export function limitedDelay(b: Backoff, random: () => number): number {
-  return Math.floor(b.capMs / 2 + (random() * b.capMs) / 2);
+/**
+ * The wait before attempt `attempt + 1`, after `refusal` (none: a drop, a timeout, a socket that
+ * never opened). A refusal that says how long (`retry_after` of 4429 `too_many_connects`) is
+ * waited out, plus this attempt's full-jitter window, so a fleet refused together (an edge
+ * restarting under its connect rate) spreads out rather than coming back in the same instant; at
+ * most capMs. A 4429 `connection_limit` without one (the account is full: a slot frees only when
+ * another socket closes) comes back late, between cap/2 and cap. Anything else: full jitter.
+ */
+export function retryDelay(
+  attempt: number,
+  b: Backoff,
+  random: () => number,
+  refusal?: { code: string; retryAfter?: number | undefined },
+): number {
+  if (refusal?.retryAfter !== undefined) {
+    return Math.min(b.capMs, refusal.retryAfter * 1000 + backoffDelay(attempt, b, random));
+  }
+  if (refusal?.code === 'connection_limit')
+    return Math.floor(b.capMs / 2 + (random() * b.capMs) / 2);
+  return backoffDelay(attempt, b, random);
 }

@@ -1,5 +1,5 @@
 import { SUBPROTOCOL } from '@herald/proto/wire';
-import { backoffDelay, limitedDelay } from './backoff.js';
+import { retryDelay } from './backoff.js';
 import { closeAction } from './close-action.js';
 import { Outage } from './diagnose.js';
 import { HeraldError } from './errors.js';
@@ -255,11 +255,7 @@ export class Connection {
     if (error) this.#emitError(error);
     // A listener may have unsubscribed, or the network may be back already (wake).
     if (this.#phase !== 'waiting' || this.#timer !== undefined) return;
-    const { backoff } = this.#deps.options;
-    const delay =
-      action === 'wait'
-        ? limitedDelay(backoff, this.#deps.random)
-        : backoffDelay(this.#attempt++, backoff, this.#deps.random);
+    const delay = retryDelay(this.#attempt++, this.#deps.options.backoff, this.#deps.random, error);
     this.#log('debug', 'herald: reconnecting', { delayMs: delay });
     this.#timer = setTimeout(() => void this.#connect(), delay);
   }

@@ -58,7 +58,11 @@ export class HeraldError extends Error {
   readonly field: string | undefined;
   /** The HTTP status of a `notify` answer; 0 when there was none. */
   readonly httpStatus: number;
-  /** Seconds to wait before retrying (`rate_limited`; `unavailable` while Herald cannot reach NATS), from `Retry-After`. */
+  /**
+   * Seconds to wait before retrying, from `Retry-After` (`rate_limited`; `unavailable` while Herald
+   * cannot reach NATS) or a socket's close reason (4429 `too_many_connects`); the SDK's reconnect
+   * honours it.
+   */
   readonly retryAfter: number | undefined;
   /** The close code of a refused socket (4400, 4401, 4403, 4429, ...). */
   readonly closeCode: number | undefined;

@@ -110,27 +110,30 @@ export function errorDetail(value: unknown): ErrorDetail | undefined {
 
 /**
  * The error of a socket the edge closed with a Herald code (4000 + HTTP status): the error frame
- * when one came, else the close reason `{"code":"..."}`.
+ * when one came, else the close reason `{"code":"..."}`. The reason's `retry_after` (seconds, the
+ * refusal's Retry-After, which a browser cannot read from the upgrade) becomes `retryAfter`.
  */
 export function closeError(
   detail: ErrorDetail | undefined,
   closeCode: number,
   reason: string,
 ): HeraldError {
-  let d = detail;
-  if (!d) {
-    try {
-      d = errorDetail(JSON.parse(reason));
-    } catch {
-      d = undefined;
-    }
+  // biome-ignore lint/suspicious/noExplicitAny: checked field by field below
+  let r: any;
+  try {
+    r = JSON.parse(reason);
+  } catch {
+    // Not JSON: no code, no hint.
   }
+  const d = detail ?? errorDetail(r);
+  const wait = r?.retry_after;
   return new HeraldError(
     d?.code ?? 'unexpected_response',
     d?.message ?? `socket closed with code ${closeCode}`,
     {
       field: d?.field,
       closeCode,
+      retryAfter: typeof wait === 'number' && wait >= 0 ? wait : undefined,
     },
   );
 }

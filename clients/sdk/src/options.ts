@@ -125,9 +125,10 @@ export function resolveOptions(o: HeraldOptions): Resolved {
     capMs: positive(b.capMs, DEFAULTS.backoff.capMs, 'options.backoff.capMs', 1),
     stableMs: positive(b.stableMs, DEFAULTS.backoff.stableMs, 'options.backoff.stableMs', 0),
   };
-  if (backoff.capMs < backoff.baseMs) {
+  // At most a day: setTimeout fires at once past 2^31-1 ms, which would make every wait none.
+  if (backoff.capMs < backoff.baseMs || backoff.capMs > 86_400_000) {
     throw new TypeError(
-      `Herald: options.backoff.capMs (${backoff.capMs}) must be at least options.backoff.baseMs (${backoff.baseMs})`,
+      `Herald: options.backoff.capMs (${backoff.capMs}) must be at least options.backoff.baseMs (${backoff.baseMs}) and at most 86400000 (a day)`,
     );
   }
   if (o.logger !== undefined && (typeof o.logger !== 'object' || o.logger === null)) {

@@ -27,9 +27,13 @@ export interface Stack extends Tenants {
   ports: Record<ServiceName, number>;
   /** Each running service's plain-HTTP ops port on 127.0.0.1 (/metrics, /readyz with its checks). */
   opsPorts: Record<ServiceName, number>;
-  startService(name: ServiceName): Promise<void>;
+  /** Starts a service; `env` overrides the stack's environment for this start only. */
+  startService(name: ServiceName, env?: Record<string, string>): Promise<void>;
   stopService(name: ServiceName, signal?: NodeJS.Signals): Promise<void>;
-  restart(name: ServiceName, opts?: { signal?: NodeJS.Signals }): Promise<void>;
+  restart(
+    name: ServiceName,
+    opts?: { signal?: NodeJS.Signals; env?: Record<string, string> },
+  ): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -68,9 +72,9 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     ...opts.env?.[name],
   });
   const everStarted = new Set<ServiceName>();
-  const startService = async (name: ServiceName) => {
+  const startService = async (name: ServiceName, extra: Record<string, string> = {}) => {
     const launch = async (port: number, opsPort: number) => {
-      const env = { OPS_PORT: String(opsPort), ...baseEnv(name) };
+      const env = { OPS_PORT: String(opsPort), ...baseEnv(name), ...extra };
       const proc = await startServiceProcess(name, port, env, certs.ca);
       ports[name] = port;
       opsPorts[name] = Number(env.OPS_PORT);
@@ -95,7 +99,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   try {
     // auth migrates the database; the others need it answering rt.auth.verify.
     if (wanted.includes('auth')) await startService('auth');
-    await Promise.all(wanted.filter((n) => n !== 'auth').map(startService));
+    await Promise.all(wanted.filter((n) => n !== 'auth').map((n) => startService(n)));
   } catch (err) {
     await cleanup();
     throw err;
@@ -130,7 +134,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     stopService,
     async restart(name, o = {}) {
       await stopService(name, o.signal ?? 'SIGTERM');
-      await startService(name);
+      await startService(name, o.env);
     },
     stop: cleanup,
   };

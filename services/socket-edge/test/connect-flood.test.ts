@@ -106,7 +106,7 @@ describe('/ws/connect under a flood of bad keys from one address', () => {
     expect(limited.every((o) => Number(o.retryAfter) >= 1)).toBe(true);
   });
 
-  it('closes a herald.v1 connect from a flooding address with 4429 and the JSON reason', async () => {
+  it('closes a herald.v1 connect from a flooding address with 4429 and the JSON reason with retry_after', async () => {
     // herald.v1 connects with bad keys until the address is over its rate: each is closed 4401
     // (looked up) until one is refused before the lookup. The bound is far past BURST + refills.
     let close: { code: number; reason: string } | undefined;
@@ -116,6 +116,9 @@ describe('/ws/connect under a flood of bad keys from one address', () => {
       if (outcome.status === 101) expect([4401, 4429]).toContain(close?.code);
     }
     expect(close?.code).toBe(4429);
-    expect(JSON.parse(close?.reason ?? '{}')).toMatchObject({ code: 'too_many_connects' });
+    // The Retry-After seconds in-band, where a browser can read them (it cannot read headers).
+    const reason = JSON.parse(close?.reason ?? '{}');
+    expect(reason).toEqual({ code: 'too_many_connects', retry_after: reason.retry_after });
+    expect(Number.isInteger(reason.retry_after) && reason.retry_after >= 1).toBe(true);
   });
 });

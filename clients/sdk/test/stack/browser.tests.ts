@@ -18,7 +18,7 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const BUNDLE = join(HERE, '..', '..', 'dist', 'browser.js');
 
 /** A tiny HTTPS origin serving the test page and the built browser bundle. */
-async function servePage(): Promise<{ origin: string; close: () => Promise<void> }> {
+export async function servePage(): Promise<{ origin: string; close: () => Promise<void> }> {
   const certs = await makeCerts();
   const files: Record<string, [string, string]> = {
     '/': ['text/html; charset=utf-8', join(HERE, 'fixtures', 'page.html')],

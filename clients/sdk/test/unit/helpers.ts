@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Herald, type HeraldOptions } from '@herald/sdk';
-import { vi } from 'vitest';
+import { expect, vi } from 'vitest';
 import { type FakeSocket, fakeWebSocket } from './fake-websocket.js';
 
 export const KEY = 'hk_test_unit-test-secret-key-0123456789';
@@ -33,4 +33,13 @@ export function setup(extra: Partial<HeraldOptions> = {}) {
 export async function accept(sock: FakeSocket): Promise<void> {
   sock.open();
   await settle();
+}
+
+/** Asserts the next socket appears exactly `delay` ms after now (fake timers), not a ms before. */
+export async function expectRetryAfter(sockets: unknown[], delay: number): Promise<void> {
+  const before = sockets.length;
+  if (delay > 0) await vi.advanceTimersByTimeAsync(delay - 1);
+  expect(sockets.length, `no retry before ${delay} ms`).toBe(before);
+  await vi.advanceTimersByTimeAsync(1);
+  expect(sockets.length, `a retry at ${delay} ms`).toBe(before + 1);
 }

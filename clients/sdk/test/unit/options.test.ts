@@ -46,9 +46,19 @@ describe('options', () => {
       /options.backoff.baseMs must be an integer >= 1/,
     ],
     [
+      'backoff.capMs over a day (setTimeout would fire at once)',
+      { backoff: { capMs: 86_400_001 } },
+      /options.backoff.capMs \(86400001\) must be at least options.backoff.baseMs \(1000\) and at most 86400000/,
+    ],
+    [
+      'backoff.baseMs over a day (so over capMs)',
+      { backoff: { baseMs: 86_400_001, capMs: 86_400_000 } },
+      /capMs \(86400000\) must be at least options.backoff.baseMs \(86400001\)/,
+    ],
+    [
       'backoff.capMs below baseMs',
       { backoff: { baseMs: 500, capMs: 499 } },
-      /capMs \(499\) must be at least options.backoff.baseMs \(500\)/,
+      /capMs \(499\) must be at least options.backoff.baseMs \(500\) and at most 86400000/,
     ],
     [
       'a fractional stableMs',
@@ -82,6 +92,10 @@ describe('options', () => {
         dedupCapacity: 1,
       }),
     ).not.toThrow();
+  });
+
+  it('accepts a backoff of one day at most', () => {
+    expect(make({ backoff: { baseMs: 86_400_000, capMs: 86_400_000 } })).not.toThrow();
   });
 
   it('allows plain http/ws on loopback only (a local stack with TLS_DISABLED)', () => {

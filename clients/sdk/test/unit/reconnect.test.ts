@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { accept, settle, setup, uuid } from './helpers.js';
+import { accept, expectRetryAfter, settle, setup, uuid } from './helpers.js';
 
 // backoff in helpers: base 100 ms, cap 800 ms, stable after 5000 ms.
 describe('reconnect schedule (fake timers)', () => {
@@ -10,15 +10,6 @@ describe('reconnect schedule (fake timers)', () => {
     vi.useRealTimers();
     vi.restoreAllMocks();
   });
-
-  /** Asserts the next socket appears exactly `delay` ms after now, not a millisecond before. */
-  async function expectRetryAfter(sockets: unknown[], delay: number): Promise<void> {
-    const before = sockets.length;
-    if (delay > 0) await vi.advanceTimersByTimeAsync(delay - 1);
-    expect(sockets.length, `no retry before ${delay} ms`).toBe(before);
-    await vi.advanceTimersByTimeAsync(1);
-    expect(sockets.length, `a retry at ${delay} ms`).toBe(before + 1);
-  }
 
   it('doubles the window on each failure up to the cap, with full jitter', async () => {
     vi.spyOn(Math, 'random').mockReturnValue(0.5);
