@@ -33,17 +33,22 @@ describe('loadSoakConfig', () => {
     ['SOAK_MAX_SLOPE_MB_PER_H', 1, 10_000],
     ['SOAK_SLOPE_MIN_WINDOW_MIN', 1, 720],
     ['SOAK_DRAIN_TIMEOUT_S', 10, 3600],
-  ])('%s takes %i..%i and refuses a value past either bound, naming the field', (name, min, max) => {
-    expect(() => loadSoakConfig({ [name]: String(min) })).not.toThrow();
-    expect(() => loadSoakConfig({ [name]: String(max) })).not.toThrow();
-    expect(() => loadSoakConfig({ [name]: String(max + 1) })).toThrow(
-      new RegExp(`${name} \\("${max + 1}"\\): must be at most ${max}: set it to ${min}\\.\\.${max}`),
-    );
-    expect(() => loadSoakConfig({ [name]: String(min - 1) })).toThrow(
-      new RegExp(`${name} \\("${min - 1}"\\): must be at least ${min}`),
-    );
-    expect(() => loadSoakConfig({ [name]: '2.5' })).toThrow(new RegExp(`${name}.*integer`));
-  });
+  ])(
+    '%s takes %i..%i and refuses a value past either bound, naming the field',
+    (name, min, max) => {
+      expect(() => loadSoakConfig({ [name]: String(min) })).not.toThrow();
+      expect(() => loadSoakConfig({ [name]: String(max) })).not.toThrow();
+      expect(() => loadSoakConfig({ [name]: String(max + 1) })).toThrow(
+        new RegExp(
+          `${name} \\("${max + 1}"\\): must be at most ${max}: set it to ${min}\\.\\.${max}`,
+        ),
+      );
+      expect(() => loadSoakConfig({ [name]: String(min - 1) })).toThrow(
+        new RegExp(`${name} \\("${min - 1}"\\): must be at least ${min}`),
+      );
+      expect(() => loadSoakConfig({ [name]: '2.5' })).toThrow(new RegExp(`${name}.*integer`));
+    },
+  );
 
   it('refuses the compose target, which is not built yet', () => {
     expect(() => loadSoakConfig({ SOAK_TARGET: 'compose' })).toThrow(

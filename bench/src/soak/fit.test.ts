@@ -34,7 +34,14 @@ describe('pooledSlope', () => {
   });
 
   it('has no slope under 3 points or without spread in time', () => {
-    expect(pooledSlope([[{ t: 0, y: 1 }, { t: 1, y: 2 }]]).slope).toBeUndefined();
+    expect(
+      pooledSlope([
+        [
+          { t: 0, y: 1 },
+          { t: 1, y: 2 },
+        ],
+      ]).slope,
+    ).toBeUndefined();
     expect(pooledSlope([[0, 0, 0].map((t) => ({ t, y: t }))]).slope).toBeUndefined();
     expect(pooledSlope([]).slope).toBeUndefined();
   });
@@ -45,7 +52,8 @@ describe('rssSlope', () => {
     const samples: Sample[] = [];
     // Life 1: 100 MB jumping at warm-up, then 10 MB/h over 0.5 h; life 2 starts at 50 MB.
     for (let t = 0; t <= 1800; t += 60) samples.push(sample(t, t < 300 ? 300 : 100 + t / 360));
-    for (let t = 1860; t <= 3600; t += 60) samples.push(sample(t, t < 2160 ? 5 : 50 + t / 360, '2'));
+    for (let t = 1860; t <= 3600; t += 60)
+      samples.push(sample(t, t < 2160 ? 5 : 50 + t / 360, '2'));
     samples.push(sample(0, 999, 'x', 'auth'));
     const fit = rssSlope(samples, 'edge', 300_000);
     expect(fit.mbPerHour).toBeCloseTo(10, 6);

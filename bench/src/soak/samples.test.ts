@@ -4,7 +4,14 @@ import { processesOf, samplesCsv } from './samples.js';
 describe('samplesCsv', () => {
   it('writes a header and one row per sample, empty cells for missing values', () => {
     const csv = samplesCsv([
-      { t: 0, process: 'auth', life: '1700000000', rssBytes: 1000, heapUsedBytes: 500, openFds: 30 },
+      {
+        t: 0,
+        process: 'auth',
+        life: '1700000000',
+        rssBytes: 1000,
+        heapUsedBytes: 500,
+        openFds: 30,
+      },
       { t: 10.04, process: 'nats-server', life: '42', rssBytes: 2000, openFds: 12, consumers: 3 },
     ]);
     expect(csv).toBe(
