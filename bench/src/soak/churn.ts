@@ -23,6 +23,8 @@ export interface ChurnCounts {
  */
 export class Churn {
   readonly counts: ChurnCounts = { opened: 0, refused: 0, closed: 0, dropped: 0 };
+  /** Every recipient a churned socket connected as (none may keep a subscription at the end). */
+  readonly recipients = new Set<string>();
   readonly #open = new Set<WebSocket>();
   #timer: NodeJS.Timeout | undefined;
   #n = 0;
@@ -55,7 +57,9 @@ export class Churn {
 
   #one(kind: Kind): void {
     const { wsUrl, ca, apiKey } = this.opts;
-    const q = new URLSearchParams({ api_key: apiKey, recipient: randomUUID(), client: 'mobile' });
+    const recipient = randomUUID();
+    this.recipients.add(recipient);
+    const q = new URLSearchParams({ api_key: apiKey, recipient, client: 'mobile' });
     const ws = new WebSocket(`${wsUrl}/ws/connect?${q}`, kind === 'silent' ? [] : ['herald.v1'], {
       ca,
       autoPong: kind !== 'silent',

@@ -2,7 +2,14 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SoakConfig } from './config.js';
 import type { DeviceClient } from './device-client.js';
-import { type NatsHoldings, natsHoldings, settled, socketCountKeys } from './leftovers.js';
+import {
+  type NatsHoldings,
+  natsHoldings,
+  recipientSubscriptions,
+  settled,
+  socketCountKeys,
+  subscriptionSubjects,
+} from './leftovers.js';
 import type { DeliveryLedger } from './ledger.js';
 import { type Restart, type Sample, samplesCsv } from './samples.js';
 import type { SoakStack } from './soak-stack.js';
@@ -35,6 +42,8 @@ export interface FinishInput {
   baseline: NatsHoldings;
   restarts: Restart[];
   devices: { held: DeviceClient[]; away: DeviceClient[] };
+  /** Recipients the churn's sockets connected as. */
+  churned: ReadonlySet<string>;
   notes: string[];
 }
 
@@ -89,6 +98,7 @@ export async function finish(i: FinishInput): Promise<SoakResult> {
   const samples = await i.sampler.stop();
   const all = [...i.devices.held, ...i.devices.away];
   await Promise.all(all.map((d) => d.release()));
+  const recipients = new Set([...all.map((d) => d.opts.recipient), ...i.churned]);
   const { nc } = i.env;
   const holdings = () => natsHoldings(i.env.monitorUrl);
   const leftovers = [
@@ -106,13 +116,18 @@ export async function finish(i: FinishInput): Promise<SoakResult> {
       i.baseline.consumers + all.length,
       SETTLE_MS,
     ),
+    // A recipient's subscriptions (its live subject, its queue notices, its inbox count) belong
+    // to its sockets: with every socket closed, none may be left on any connection.
     await settled(
-      'NATS subscriptions (idle baseline, every socket closed)',
-      async () => (await holdings()).subscriptions,
-      i.baseline.subscriptions,
+      "NATS subscriptions naming a recipient (every recipient's sockets closed)",
+      async () =>
+        (await recipientSubscriptions(await subscriptionSubjects(i.env.monitorUrl), recipients))
+          .length,
+      0,
       SETTLE_MS,
     ),
   ];
+  const end = await holdings();
   const opens = all.reduce((a, d) => a + d.opens, 0);
   const inboxAnswers = all.reduce((a, d) => a + d.inboxAnswers, 0);
   const inboxErrors = all.reduce((a, d) => a + d.inboxErrors, 0);
@@ -134,6 +149,7 @@ export async function finish(i: FinishInput): Promise<SoakResult> {
     restarts: i.restarts,
     notes: [
       ...i.notes,
+      `NATS subscriptions in all: ${i.baseline.subscriptions} idle before the load, ${end.subscriptions} at the end (services' own, per account and key, included; not judged).`,
       `Device connects: ${opens}; inbox answers ${inboxAnswers}, inbox errors ${inboxErrors}.`,
       webhookTally(i),
       `Samples: ${samples.length} every ${i.cfg.sampleMs / 1000} s (samples.csv); plot: memory.svg.`,
@@ -151,5 +167,8 @@ export async function finish(i: FinishInput): Promise<SoakResult> {
   const missing = i.ledger.missing();
   if (missing.length > 0)
     writeFileSync(join(dir, 'missing.json'), JSON.stringify(missing, null, 2));
+  // What holds every subscription, per connection, for the record (and a leftover's diagnosis).
+  const connz = await fetch(`${i.env.monitorUrl}/connz?subs=1&limit=100000`).then((r) => r.text());
+  writeFileSync(join(dir, 'connz.json'), connz);
   return { dir, passed: failures(report).length === 0, markdown };
 }

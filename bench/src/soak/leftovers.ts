@@ -21,6 +21,23 @@ export async function natsHoldings(monitorUrl: string): Promise<NatsHoldings> {
   return { consumers: jsz.consumers ?? 0, subscriptions: subsz.num_subscriptions ?? 0 };
 }
 
+/** Every subscription nats-server holds, by subject (`/connz?subs=1`, each connection's list). */
+export async function subscriptionSubjects(monitorUrl: string): Promise<string[]> {
+  const res = await fetch(`${monitorUrl}/connz?subs=1&limit=100000`, {
+    signal: AbortSignal.timeout(5000),
+  });
+  const body = (await res.json()) as { connections?: Array<{ subscriptions_list?: string[] }> };
+  return (body.connections ?? []).flatMap((c) => c.subscriptions_list ?? []);
+}
+
+/** The subscriptions whose subject names one of `recipients` (a token of it). */
+export function recipientSubscriptions(
+  subjects: readonly string[],
+  recipients: ReadonlySet<string>,
+): string[] {
+  return subjects.filter((s) => s.split('.').some((token) => recipients.has(token)));
+}
+
 /** Keys of the connections bucket that count sockets (every pool's `<pool>.<edgeId>`). */
 export async function socketCountKeys(nc: NatsConnection): Promise<string[]> {
   const kv = await nc.jetstream().views.kv(CONNECTIONS_BUCKET, { bindOnly: true });

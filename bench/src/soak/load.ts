@@ -45,6 +45,17 @@ interface Answer {
   results?: Array<{ http_status: number; id?: string }>;
 }
 
+const costOf = (op: Op) => (op === 'batch' ? BATCH_EVENTS : 1);
+
+function pickOp(): Op {
+  let r = Math.random() * MIX.reduce((a, [, w]) => a + w, 0);
+  for (const [op, w] of MIX) {
+    r -= w;
+    if (r < 0) return op;
+  }
+  return 'live';
+}
+
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(Math.random() * xs.length)] as T;
 
 /**
@@ -57,6 +68,7 @@ export class Load {
   readonly #o: LoadOptions;
   #timer: NodeJS.Timeout | undefined;
   #budget = 0;
+  #next: Op = 'live';
   #inFlight = new Set<Promise<void>>();
   /** Requests not sent because MAX_IN_FLIGHT were waiting. */
   skipped = 0;
@@ -76,10 +88,14 @@ export class Load {
   }
 
   #tick(): void {
-    this.#budget = Math.min(this.#budget + (this.#o.rate * TICK_MS) / 1000, this.#o.rate);
-    while (this.#budget >= 1) {
-      const op = this.#pickOp(this.#budget);
-      this.#budget -= op === 'batch' ? BATCH_EVENTS : 1;
+    // At most a second's worth saved up (a batch's worth at a rate below it).
+    const cap = Math.max(this.#o.rate, BATCH_EVENTS);
+    this.#budget = Math.min(this.#budget + (this.#o.rate * TICK_MS) / 1000, cap);
+    // The op drawn waits for its budget (a batch for five events'), so the mix holds at any rate.
+    for (let cost = costOf(this.#next); this.#budget >= cost; cost = costOf(this.#next)) {
+      const op = this.#next;
+      this.#next = pickOp();
+      this.#budget -= cost;
       if (this.#inFlight.size >= MAX_IN_FLIGHT) {
         this.skipped++;
         continue;
@@ -88,16 +104,6 @@ export class Load {
       this.#inFlight.add(p);
       void p.finally(() => this.#inFlight.delete(p));
     }
-  }
-
-  #pickOp(budget: number): Op {
-    const ops = MIX.filter(([op]) => op !== 'batch' || budget >= BATCH_EVENTS);
-    let r = Math.random() * ops.reduce((a, [, w]) => a + w, 0);
-    for (const [op, w] of ops) {
-      r -= w;
-      if (r < 0) return op;
-    }
-    return 'live';
   }
 
   async #send(op: Op): Promise<void> {

@@ -116,6 +116,7 @@ export async function runSoak(cfg: SoakConfig): Promise<SoakResult> {
       baseline,
       restarts,
       devices: { held: [...connected, ...inboxDevices], away },
+      churned: churn.recipients,
       notes: [
         `Load: ${cfg.rate} events/s offered (live and queued POST /notify, /notify/batch of 5, rt.dispatch, an inbox key); ${load.skipped} requests skipped at 64 in flight.`,
         `Devices: ${CONNECTED} held open (${SLOW} slow readers), ${AWAY} visiting ${VISIT_MS / 1000} s in turn every ${VISIT_EVERY_MS / 1000} s, ${INBOX} of the inbox key asking for history and marking read every ${INBOX_ASK_MS / 1000} s.`,

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { type ServiceName, type Stack, startStack, WebhookReceiver } from '@herald/testkit';
 import { connect, type NatsConnection } from 'nats';
 import { pidListeningOn } from '../env/pinning.js';
@@ -48,7 +48,14 @@ export async function startSoakStack(): Promise<SoakStack> {
     stack = await startStack({
       services: SERVICES,
       natsMonitor: true,
-      env: { status: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_CA_FILE: receiver.caFile } },
+      env: {
+        status: {
+          WEBHOOK_ALLOW_PRIVATE: 'true',
+          WEBHOOK_CA_FILE: receiver.caFile,
+          // Seals the endpoint's signing secret at rest, as the operator's deploy does.
+          WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
+        },
+      },
     });
     const s = stack;
     const monitorUrl = s.nats.monitorUrl;
