@@ -149,7 +149,7 @@ export async function finish(i: FinishInput): Promise<SoakResult> {
     restarts: i.restarts,
     notes: [
       ...i.notes,
-      `NATS subscriptions in all: ${i.baseline.subscriptions} idle before the load, ${end.subscriptions} at the end (services' own, per account and key, included; not judged).`,
+      `NATS subscriptions in all: ${i.baseline.subscriptions} idle before the load, ${end.subscriptions} at the end (JetStream's internal ones per stream and consumer, and the services' own, included; not judged).`,
       `Device connects: ${opens}; inbox answers ${inboxAnswers}, inbox errors ${inboxErrors}.`,
       webhookTally(i),
       `Samples: ${samples.length} every ${i.cfg.sampleMs / 1000} s (samples.csv); plot: memory.svg.`,

@@ -4,7 +4,7 @@ import { Churn } from './churn.js';
 import type { SoakConfig } from './config.js';
 import { DeviceClient } from './device-client.js';
 import { finish, type SoakResult } from './finish.js';
-import { natsHoldings } from './leftovers.js';
+import { natsHoldings, recipientSubscriptions, subscriptionSubjects } from './leftovers.js';
 import { DeliveryLedger } from './ledger.js';
 import { Load } from './load.js';
 import type { Restart } from './samples.js';
@@ -101,6 +101,11 @@ export async function runSoak(cfg: SoakConfig): Promise<SoakResult> {
     log(`restarting nats-server at ${restarts.at(-1)?.t.toFixed(0)} s`);
     await stack.nats.restart();
     await at(cfg.minutes * 60_000);
+    // The recipient subscriptions while the devices are held: what the end's check must see go.
+    const recipients = new Set(
+      [...connected, ...away, ...inboxDevices].map((d) => d.opts.recipient),
+    );
+    const heldSubs = recipientSubscriptions(await subscriptionSubjects(env.monitorUrl), recipients);
     log(
       `load stopped after ${((Date.now() - t0) / 1000).toFixed(0)} s; ${ledger.counts().accepted} events accepted`,
     );
@@ -120,6 +125,7 @@ export async function runSoak(cfg: SoakConfig): Promise<SoakResult> {
       notes: [
         `Load: ${cfg.rate} events/s offered (live and queued POST /notify, /notify/batch of 5, rt.dispatch, an inbox key); ${load.skipped} requests skipped at 64 in flight.`,
         `Devices: ${CONNECTED} held open (${SLOW} slow readers), ${AWAY} visiting ${VISIT_MS / 1000} s in turn every ${VISIT_EVERY_MS / 1000} s, ${INBOX} of the inbox key asking for history and marking read every ${INBOX_ASK_MS / 1000} s.`,
+        `Subscriptions naming a device's recipient just before the load stopped: ${heldSubs.length} (the end's check sees them go).`,
         `Churn: ${JSON.stringify(churn.counts)} (${cfg.churnPerS}/s: readers, silent, slow readers; every third dropped).`,
       ],
     });
