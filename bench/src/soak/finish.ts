@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SoakConfig } from './config.js';
 import type { DeviceClient } from './device-client.js';
+import type { DeliveryLedger } from './ledger.js';
 import {
   type NatsHoldings,
   natsHoldings,
@@ -10,7 +11,6 @@ import {
   socketCountKeys,
   subscriptionSubjects,
 } from './leftovers.js';
-import type { DeliveryLedger } from './ledger.js';
 import { type Restart, type Sample, samplesCsv } from './samples.js';
 import type { SoakStack } from './soak-stack.js';
 import { WEBHOOK_PATH } from './soak-stack.js';

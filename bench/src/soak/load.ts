@@ -125,7 +125,8 @@ export class Load {
       const res = await o.http.post('/notify/batch', JSON.stringify(body));
       if (res.status !== 200) return o.ledger.refuse(res.status);
       const answer = JSON.parse(res.text) as Answer;
-      answer.results?.forEach((r, i) => this.#record(r, to[i] as string, 'batch'));
+      for (const [i, r] of (answer.results ?? []).entries())
+        this.#record(r, to[i] as string, 'batch');
       return;
     }
     const key = op === 'inbox' ? o.inbox : o.main;

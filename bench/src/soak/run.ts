@@ -4,11 +4,11 @@ import { Churn } from './churn.js';
 import type { SoakConfig } from './config.js';
 import { DeviceClient } from './device-client.js';
 import { finish, type SoakResult } from './finish.js';
-import { natsHoldings, recipientSubscriptions, subscriptionSubjects } from './leftovers.js';
 import { DeliveryLedger } from './ledger.js';
+import { natsHoldings, recipientSubscriptions, subscriptionSubjects } from './leftovers.js';
 import { Load } from './load.js';
-import type { Restart } from './samples.js';
 import { startSampler } from './sampler.js';
+import type { Restart } from './samples.js';
 import { startSoakStack } from './soak-stack.js';
 
 /** Recipients of each kind: devices held open, devices that visit, inbox devices. */
