@@ -33,8 +33,9 @@ describe('processRows', () => {
     for (let m = 0; m <= 31; m++)
       samples.push({ t: m * 60, process: 'a', life: '1', rssBytes: (100 + m) * MB });
     samples.push(
-      { t: 0, process: 'b', life: '1', rssBytes: MB },
-      { t: 60, process: 'b', life: '2', rssBytes: 2 * MB },
+      { t: 0, process: 'b', life: '1', rssBytes: MB, openFds: 20 },
+      { t: 60, process: 'b', life: '2', rssBytes: 2 * MB, openFds: 24 },
+      { t: 70, process: 'b', life: '2', rssBytes: 2 * MB },
     );
     const rows = processRows(samples, {
       warmupMs: 60_000,
@@ -45,11 +46,17 @@ describe('processRows', () => {
       process: 'a',
       startRssBytes: 100 * MB,
       endRssBytes: 131 * MB,
+      fds: {},
       lives: 1,
       verdict: 'too steep',
     });
     expect(rows[0]?.fit.mbPerHour).toBeCloseTo(60, 6);
-    expect(rows[1]).toMatchObject({ process: 'b', lives: 2, verdict: 'not judged' });
+    expect(rows[1]).toMatchObject({
+      process: 'b',
+      fds: { start: 20, end: 24 },
+      lives: 2,
+      verdict: 'not judged',
+    });
   });
 });
 
@@ -65,6 +72,7 @@ describe('failures', () => {
       process: 'socket-edge',
       startRssBytes: 0,
       endRssBytes: 0,
+      fds: {},
       lives: 2,
       verdict: 'too steep' as const,
       fit: { mbPerHour: 80, points: 100, windowMs: 2_000_000 },
@@ -96,13 +104,14 @@ describe('summaryMarkdown', () => {
       process: 'auth',
       startRssBytes: 100 * MB,
       endRssBytes: 110 * MB,
+      fds: { start: 30, end: 31 },
       lives: 1,
       verdict: 'not judged' as const,
       fit: { mbPerHour: 12.34, points: 10, windowMs: 120_000 },
     };
     const md = summaryMarkdown(report({ rows: [row] }));
     expect(md).toContain('# Soak 2026-11-29T16:00:00Z: passed');
-    expect(md).toContain('| auth | 100.0 | 110.0 | 1 | 12.3 | 2.0 | not judged |');
+    expect(md).toContain('| auth | 100.0 | 110.0 | 30 → 31 | 1 | 12.3 | 2.0 | not judged |');
     expect(md).toContain('| accepted (200/202) | 1 (notify 1, batch 0, rt.dispatch 0) |');
     expect(md).toContain('| consumers | 3 | 3 |');
     expect(md).toContain('Restarts: socket-edge at 1.2 min.');

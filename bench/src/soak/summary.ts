@@ -8,6 +8,8 @@ export interface ProcessRow {
   process: string;
   startRssBytes: number;
   endRssBytes: number;
+  /** Open descriptors in the first and the last sample that had them. */
+  fds: { start?: number; end?: number };
   /** Lives the process had (1: never restarted). */
   lives: number;
   fit: SlopeFit;
@@ -46,10 +48,14 @@ export function processRows(
   return processesOf(samples).map((process) => {
     const own = samples.filter((s) => s.process === process);
     const fit = rssSlope(samples, process, opts.warmupMs);
+    const withFds = own.filter((s) => s.openFds !== undefined);
+    const start = withFds[0]?.openFds;
+    const end = withFds.at(-1)?.openFds;
     return {
       process,
       startRssBytes: own[0]?.rssBytes ?? 0,
       endRssBytes: own.at(-1)?.rssBytes ?? 0,
+      fds: { ...(start === undefined ? {} : { start }), ...(end === undefined ? {} : { end }) },
       lives: new Set(own.map((s) => s.life)).size,
       fit,
       verdict: judgeSlope(fit, opts),
@@ -93,11 +99,11 @@ export function summaryMarkdown(r: SoakReport): string {
       `Slope: least squares over each life's samples from ${min(r.warmupMs)} min after it started; ` +
       `judged at most ${r.maxSlopeMbPerH} MB/h only over at least ${min(r.slopeMinWindowMs)} min of such samples, else reported.`,
     '',
-    '| process | start RSS MB | end RSS MB | lives | slope MB/h | fit window min | verdict |',
-    '| ------- | -----------: | ---------: | ----: | ---------: | -------------: | ------- |',
+    '| process | start RSS MB | end RSS MB | open fds start → end | lives | slope MB/h | fit window min | verdict |',
+    '| ------- | -----------: | ---------: | -------------------: | ----: | ---------: | -------------: | ------- |',
     ...r.rows.map(
       (p) =>
-        `| ${p.process} | ${mb(p.startRssBytes)} | ${mb(p.endRssBytes)} | ${p.lives} | ${p.fit.mbPerHour === undefined ? 'n/a' : p.fit.mbPerHour.toFixed(1)} | ${min(p.fit.windowMs)} | ${p.verdict} |`,
+        `| ${p.process} | ${mb(p.startRssBytes)} | ${mb(p.endRssBytes)} | ${p.fds.start ?? '?'} → ${p.fds.end ?? '?'} | ${p.lives} | ${p.fit.mbPerHour === undefined ? 'n/a' : p.fit.mbPerHour.toFixed(1)} | ${min(p.fit.windowMs)} | ${p.verdict} |`,
     ),
     '',
     '| events | count |',
