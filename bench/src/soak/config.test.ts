@@ -25,13 +25,13 @@ describe('loadSoakConfig', () => {
   });
 
   it.each([
-    ['SOAK_MINUTES', 1, 720],
+    ['SOAK_MINUTES', 1, 240],
     ['SOAK_SAMPLE_S', 1, 300],
     ['SOAK_RATE', 1, 500],
     ['SOAK_CHURN_PER_S', 0, 50],
     ['SOAK_WARMUP_S', 0, 3600],
     ['SOAK_MAX_SLOPE_MB_PER_H', 1, 10_000],
-    ['SOAK_SLOPE_MIN_WINDOW_MIN', 1, 720],
+    ['SOAK_SLOPE_MIN_WINDOW_MIN', 1, 240],
     ['SOAK_DRAIN_TIMEOUT_S', 10, 3600],
   ])(
     '%s takes %i..%i and refuses a value past either bound, naming the field',

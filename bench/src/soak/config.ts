@@ -15,8 +15,11 @@ const int = (min: number, max: number, fallback: number) =>
  * (10 minutes, a sample every 10 s); CI runs `SOAK_MINUTES=3`.
  */
 export const SoakEnv = z.object({
-  /** How long the load runs, minutes (the end's delivery wait comes after). Default 10. */
-  SOAK_MINUTES: int(1, 720, 10),
+  /**
+   * How long the load runs, minutes (the end's delivery wait comes after). Default 10; at most
+   * 4 hours, as the run keeps every id and every webhook it got in memory until its checks.
+   */
+  SOAK_MINUTES: int(1, 240, 10),
   /** Where the load goes: `dev`, the test kit's whole stack (`make dev`'s processes). */
   SOAK_TARGET: z
     .enum(['dev'], {
@@ -40,7 +43,7 @@ export const SoakEnv = z.object({
    * The slope is judged only over at least this many minutes of post-warm-up samples (a short
    * run's fit is GC noise: it is reported, not judged). Default 20.
    */
-  SOAK_SLOPE_MIN_WINDOW_MIN: int(1, 720, 20),
+  SOAK_SLOPE_MIN_WINDOW_MIN: int(1, 240, 20),
   /** After the load stops, how long every accepted event may take to arrive, seconds. Default 240. */
   SOAK_DRAIN_TIMEOUT_S: int(10, 3600, 240),
   /** Where the results go (a `soak-<timestamp>/` folder under it). Default bench/results. */
