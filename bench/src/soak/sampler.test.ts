@@ -1,5 +1,6 @@
+import { eventually } from '@herald/testkit';
 import { describe, expect, it } from 'vitest';
-import { metricValue, openFds, postgresProbe } from './sampler.js';
+import { metricValue, openFds, type Probe, postgresProbe, startSampler } from './sampler.js';
 
 describe('metricValue', () => {
   const text = [
@@ -23,5 +24,28 @@ describe('reading /proc', () => {
     const r = await postgresProbe(process.pid).read();
     expect(r?.life).toBe(String(process.pid));
     expect(r?.rssBytes).toBeGreaterThan(1024 * 1024);
+  });
+});
+
+describe('startSampler', () => {
+  it('keeps sampling after a probe throws or has nothing, and takes one last sample on stop', async () => {
+    let calls = 0;
+    const flaky: Probe = {
+      process: 'flaky',
+      async read() {
+        calls++;
+        if (calls === 1) throw new Error('half-written answer');
+        if (calls === 2) return undefined;
+        return { life: '1', rssBytes: calls };
+      },
+    };
+    const steady: Probe = { process: 'steady', read: async () => ({ life: 'a', rssBytes: 7 }) };
+    const sampler = startSampler([flaky, steady], 10, Date.now());
+    await eventually(() => calls >= 4, 'four rounds');
+    const samples = await sampler.stop();
+    const flakyValues = samples.filter((s) => s.process === 'flaky').map((s) => s.rssBytes);
+    expect(flakyValues.slice(0, 2)).toEqual([3, 4]);
+    expect(flakyValues.at(-1)).toBe(calls);
+    expect(samples.filter((s) => s.process === 'steady').length).toBe(calls);
   });
 });

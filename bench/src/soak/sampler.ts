@@ -135,7 +135,8 @@ export function startSampler(probes: readonly Probe[], periodMs: number, startMs
   const samples: Sample[] = [];
   const round = async () => {
     const t = (Date.now() - startMs) / 1000;
-    const read = await Promise.all(probes.map((p) => p.read()));
+    // A probe that throws (a half-written answer mid-restart) misses this sample, never the next.
+    const read = await Promise.all(probes.map((p) => p.read().catch(() => undefined)));
     read.forEach((r, i) => {
       if (r) samples.push({ t, process: probes[i]?.process ?? '?', ...r });
     });
