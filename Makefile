@@ -7,7 +7,7 @@ SHELL := bash
 .NOTPARALLEL:
 .DEFAULT_GOAL := help
 
-.PHONY: help deps deps-browser deps-bench dev stop test lint typecheck build bench clean compose-up compose-down test-deploy cluster-up cluster-down test-cluster
+.PHONY: help deps deps-browser deps-bench dev stop test lint typecheck build bench soak clean compose-up compose-down test-deploy cluster-up cluster-down test-cluster
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
@@ -51,6 +51,11 @@ bench: deps deps-bench ## run the benchmarks against Centrifugo and the baseline
 	@# Every connection is a descriptor: raise the soft limit to the hard one. QUICK=1: the smoke run CI runs.
 	@ulimit -n "$$(ulimit -Hn)" 2>/dev/null || true; \
 	  node --conditions=herald-source --import tsx bench/run.ts
+
+soak: deps ## the whole stack for SOAK_MINUTES (10) under churn, restarts and steady load: every event delivered, memory slopes (bench/results/soak-*/)
+	@# Every socket is a descriptor: raise the soft limit to the hard one.
+	@ulimit -n "$$(ulimit -Hn)" 2>/dev/null || true; \
+	  node --conditions=herald-source --import tsx bench/soak.ts
 
 compose-up: deps ## run the docker compose stack (deploy/): engine, images, certificates, demo key; prints HERALD_* lines
 	@scripts/compose.sh up

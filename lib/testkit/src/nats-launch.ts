@@ -6,18 +6,21 @@ import { PortTakenError, readIfExists, waitFor } from './ports.js';
 export interface LaunchedNats {
   proc: ChildProcess;
   port: number;
+  /** The monitoring port (`/varz`, `/jsz`), when one was asked for. */
+  monitorPort?: number;
 }
 
 /**
  * Spawns nats-server on 127.0.0.1 and resolves with the port it listens on. By default the server
  * picks a free port itself (`-p -1`), so no other process can take it first; the port is read from
  * the ports file the server writes into `portsDir` once it is listening. With `port` (a restart on
- * the same address) a bind failure rejects with PortTakenError.
+ * the same address) a bind failure rejects with PortTakenError. `monitorPort`: serve nats-server's
+ * HTTP monitoring on 127.0.0.1 too, on that port (`-1`: one the server picks, read likewise).
  */
 export async function launchNats(
   bin: string,
   args: string[],
-  opts: { portsDir: string; port?: number; env?: Record<string, string> },
+  opts: { portsDir: string; port?: number; monitorPort?: number; env?: Record<string, string> },
 ): Promise<LaunchedNats> {
   const requested = opts.port ?? -1;
   // HERALD_TEST_NATS_LOG=<dir>: each server logs there (permission violations name the user).
@@ -32,6 +35,7 @@ export async function launchNats(
       '127.0.0.1',
       '-p',
       String(requested),
+      ...(opts.monitorPort === undefined ? [] : ['-m', String(opts.monitorPort)]),
       '--ports_file_dir',
       opts.portsDir,
     ],
@@ -44,21 +48,27 @@ export async function launchNats(
   proc.stderr?.on('data', (chunk: string) => {
     tail = (tail + chunk).slice(-2000);
   });
-  const port = await waitFor(
+  const ports = await waitFor(
     proc,
     () => {
       const file = readdirSync(opts.portsDir).find((f) => f.endsWith(`_${proc.pid}.ports`));
       const text = file && readIfExists(join(opts.portsDir, file));
       if (!text) return undefined;
-      const url = (JSON.parse(text) as { nats?: string[] }).nats?.[0];
-      return url ? Number(new URL(url).port) : undefined;
+      const written = JSON.parse(text) as { nats?: string[]; monitoring?: string[] };
+      const url = written.nats?.[0];
+      const monitor = written.monitoring?.[0];
+      return url ? { port: Number(new URL(url).port), monitor } : undefined;
     },
     () =>
       opts.port
         ? new PortTakenError(opts.port, ` (nats-server exited with ${proc.exitCode})`)
         : new Error(`nats-server exited with ${proc.exitCode} before listening: ${tail.trim()}`),
   );
-  return { proc, port };
+  return {
+    proc,
+    port: ports.port,
+    ...(ports.monitor ? { monitorPort: Number(new URL(ports.monitor).port) } : {}),
+  };
 }
 
 /** SIGTERM, then SIGKILL after 3 s; resolves once the process has exited. */

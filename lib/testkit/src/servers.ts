@@ -19,6 +19,10 @@ export interface NatsServer {
   stop(opts?: { keepStore?: boolean }): Promise<void>;
   /** Restarts on the same port and store (simulates a broker restart). */
   restart(): Promise<void>;
+  /** The HTTP monitoring endpoint's base URL (started with `monitor`; the local binary only). */
+  monitorUrl?: string;
+  /** The server process's current pid (the local binary only; a restart changes it). */
+  pid?: () => number | undefined;
 }
 
 /** A NatsServer from its address, its users and how to stop and restart it. */

@@ -14,6 +14,8 @@ export interface StackOptions {
   plans?: unknown;
   /** Extra environment per service (limits, timeouts). */
   env?: Partial<Record<ServiceName, Record<string, string>>>;
+  /** Serve nats-server's HTTP monitoring (`stack.nats.monitorUrl`): the soak samples it. */
+  natsMonitor?: boolean;
 }
 
 export interface Stack extends Tenants {
@@ -44,7 +46,11 @@ export interface Stack extends Tenants {
  */
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const wanted = opts.services ?? ['auth', 'ingress-api', 'socket-edge'];
-  const [nats, pg, certs] = await Promise.all([startNatsServer(), startPostgres(), makeCerts()]);
+  const [nats, pg, certs] = await Promise.all([
+    startNatsServer(opts.natsMonitor ? { monitor: true } : {}),
+    startPostgres(),
+    makeCerts(),
+  ]);
   const plansFile = writePlans(certs.dir, opts.plans);
   // Seals keys' signing secrets at rest (auth and the admin CLI share it).
   const secretKey = randomBytes(32).toString('base64');
