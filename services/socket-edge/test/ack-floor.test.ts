@@ -7,7 +7,7 @@ import {
   queueStreamOf,
 } from '@herald/queue';
 import type { ConsumerConfig } from 'nats';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   ACCOUNT_A,
   consumerInfo,
@@ -17,7 +17,7 @@ import {
   type Stack,
   sleep,
   startEdge,
-  startStack,
+  useEdgeStack,
   waitUntil,
 } from './fixture.js';
 
@@ -29,14 +29,8 @@ import {
 let stack: Stack;
 let edge: RunningEdge;
 
-beforeAll(async () => {
-  stack = await startStack();
-  edge = await startEdge(stack);
-});
-
-afterAll(async () => {
-  await edge?.close();
-  await stack?.stop();
+useEdgeStack((started) => {
+  ({ stack, edge } = started);
 });
 
 const queueMany = (recipient: string, count: number, from = 0) =>

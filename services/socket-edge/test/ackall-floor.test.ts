@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { queueConsumerConfig, queueConsumerName, queueStreamOf } from '@herald/queue';
 import type { ConsumerConfig } from 'nats';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   ACCOUNT_A,
   consumerInfo,
@@ -10,8 +10,8 @@ import {
   type RunningEdge,
   type Stack,
   startEdge,
-  startStack,
   type TestClient,
+  useEdgeStack,
   waitUntil,
 } from './fixture.js';
 
@@ -24,14 +24,8 @@ import {
 let stack: Stack;
 let edge: RunningEdge;
 
-beforeAll(async () => {
-  stack = await startStack();
-  edge = await startEdge(stack);
-});
-
-afterAll(async () => {
-  await edge?.close();
-  await stack?.stop();
+useEdgeStack((started) => {
+  ({ stack, edge } = started);
 });
 
 const queueMany = (recipient: string, count: number, from = 0) =>

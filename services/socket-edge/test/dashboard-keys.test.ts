@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { dashboardRecipient, type VerifiedKey } from '@herald/proto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   expectRefusal,
   openClient,
@@ -8,9 +8,8 @@ import {
   type RunningEdge,
   type Stack,
   sendLive,
-  startEdge,
-  startStack,
   type TestClient,
+  useEdgeStack,
   verified,
   WEB_ORIGIN,
   waitUntil,
@@ -25,15 +24,12 @@ import {
 let stack: Stack;
 let edge: RunningEdge;
 
-beforeAll(async () => {
-  stack = await startStack();
-  edge = await startEdge(stack, { KEY_CACHE_TTL_MS: '0' });
-});
-
-afterAll(async () => {
-  await edge?.close();
-  await stack?.stop();
-});
+useEdgeStack(
+  (started) => {
+    ({ stack, edge } = started);
+  },
+  { KEY_CACHE_TTL_MS: '0' },
+);
 
 /** A new account with a dashboard listener (and sender) and a Live key, as auth would verify them. */
 function account(

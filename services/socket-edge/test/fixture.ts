@@ -38,6 +38,7 @@ import {
   type NatsConnection,
   type StreamConfig,
 } from 'nats';
+import { afterAll, beforeAll } from 'vitest';
 import WebSocket from 'ws';
 import { createEdge, type Edge, type EdgeDeps, loadConfig } from '../src/index.js';
 
@@ -248,6 +249,33 @@ export async function startEdge(
       await nc.drain().catch(() => undefined);
     },
   };
+}
+
+/** What a test file runs against: its stack and one edge. */
+export interface EdgeStack {
+  stack: Stack;
+  edge: RunningEdge;
+}
+
+/**
+ * A test file's stack and edge (with `env`), started before its tests and handed to `ready`,
+ * stopped after them (the stack also when the edge did not start).
+ */
+export function useEdgeStack(
+  ready: (started: EdgeStack) => void,
+  env: Record<string, string> = {},
+): void {
+  let stack: Stack | undefined;
+  let edge: RunningEdge | undefined;
+  beforeAll(async () => {
+    stack = await startStack();
+    edge = await startEdge(stack, env);
+    ready({ stack, edge });
+  });
+  afterAll(async () => {
+    await edge?.close();
+    await stack?.stop();
+  });
 }
 
 /**

@@ -1,19 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import https from 'node:https';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keys, type RunningEdge, type Stack, startEdge, startStack } from './fixture.js';
+import { describe, expect, it } from 'vitest';
+import { keys, type RunningEdge, type Stack, useEdgeStack } from './fixture.js';
 
 let stack: Stack;
 let edge: RunningEdge;
 
-beforeAll(async () => {
-  stack = await startStack();
-  edge = await startEdge(stack);
-});
-
-afterAll(async () => {
-  await edge?.close();
-  await stack?.stop();
+useEdgeStack((started) => {
+  ({ stack, edge } = started);
 });
 
 const GOOD_HANDSHAKE = {

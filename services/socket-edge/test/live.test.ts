@@ -14,21 +14,15 @@ import {
   sendLive,
   sleep,
   startEdge,
-  startStack,
+  useEdgeStack,
   waitUntil,
 } from './fixture.js';
 
 let stack: Stack;
 let edge: RunningEdge;
 
-beforeAll(async () => {
-  stack = await startStack();
-  edge = await startEdge(stack);
-});
-
-afterAll(async () => {
-  await edge?.close();
-  await stack?.stop();
+useEdgeStack((started) => {
+  ({ stack, edge } = started);
 });
 
 describe('live events, plain framing', () => {

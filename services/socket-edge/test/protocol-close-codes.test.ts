@@ -1,18 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openClient, type RunningEdge, type Stack, startEdge, startStack } from './fixture.js';
+import { describe, expect, it } from 'vitest';
+import { openClient, type RunningEdge, type Stack, useEdgeStack } from './fixture.js';
 
 let stack: Stack;
 let edge: RunningEdge;
 
-beforeAll(async () => {
-  stack = await startStack();
-  edge = await startEdge(stack);
-});
-
-afterAll(async () => {
-  await edge?.close();
-  await stack?.stop();
+useEdgeStack((started) => {
+  ({ stack, edge } = started);
 });
 
 const api = readFileSync(new URL('../../../docs/api.md', import.meta.url), 'utf8');

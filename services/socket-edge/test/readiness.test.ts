@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   expectRefusal,
   fetchText,
@@ -6,7 +6,7 @@ import {
   type RunningEdge,
   type Stack,
   startEdge,
-  startStack,
+  useEdgeStack,
   waitUntil,
 } from './fixture.js';
 
@@ -15,14 +15,8 @@ import {
 let stack: Stack;
 let edge: RunningEdge;
 
-beforeAll(async () => {
-  stack = await startStack();
-  edge = await startEdge(stack);
-});
-
-afterAll(async () => {
-  await edge?.close();
-  await stack?.stop();
+useEdgeStack((started) => {
+  ({ stack, edge } = started);
 });
 
 // The named checks are on the loopback ops listener; the public port answers the status alone.
