@@ -183,6 +183,22 @@ describe('CatchUpFeed over a source read by position (the queue)', () => {
     expect(again.recorded.at(-1)).toBe(4);
   });
 
+  it('covers at the close a drained copy proven before its notice moved the catch-up over it', async () => {
+    // The drain writes e2 once the catch-up is done (its position is past what that read); the
+    // device proves it and goes before the queued notice's read: the close reads on and records 2.
+    const h = harness();
+    h.stream.push({ seq: 1, id: 'e1' });
+    void h.feed.start();
+    await waitFor(() => h.writes.length === 1);
+    await tick();
+    h.stream.push({ seq: 2, id: 'e2' });
+    expect(h.feed.offer(2, frames('e2'), delivery([], 'drained e2'))).toBe(true);
+    for (const w of h.writes) w.delivery.proven();
+    await h.feed.stop();
+    expect(h.writes.map((w) => w.id)).toEqual(['e1', 'e2']);
+    expect(h.recorded.at(-1)).toBe(2);
+  });
+
   it('tells the held copies they are lost when the socket goes mid catch-up', async () => {
     const h = harness();
     h.stream.push({ seq: 1, id: 'e1' });

@@ -41,8 +41,10 @@ function harness(opts: { maxHeld?: number; dedupeIds?: number; room?: () => bool
   } as unknown as DevicePositions;
   const inbox = {
     after: async (_a: string, _r: string, after: number, limit: number) => {
+      // A read answers with the store as it was when asked (its query runs then).
+      const seen = stored.slice();
       await gate;
-      return stored.filter((e) => e.seq > after).slice(0, limit);
+      return seen.filter((e) => e.seq > after).slice(0, limit);
     },
   };
   const source = new InboxSource(inbox, { account: A, recipient: R }, positions, 2);
@@ -166,6 +168,23 @@ describe('CatchUpFeed over the inbox', () => {
     const stopped = h.feed.stop();
     open();
     await stopped;
+    expect(h.recorded.at(-1)).toBe(1);
+  });
+
+  it('covers at the close a live event held through a connect read that ran before its store', async () => {
+    // The connect's read is answered empty (asked before the store kept the event); the live push
+    // comes meanwhile and is held, then written when that catch-up ends. The unread notice of the
+    // store's change comes only after the socket went (the store counts before it publishes).
+    const h = harness();
+    const open = h.hold();
+    void h.feed.start();
+    await tick();
+    h.store('live1');
+    expect(h.feed.take(frames('live1'), delivery([], 'live1'))).toBe(true);
+    open();
+    await waitFor(() => h.writes.length === 1);
+    h.writes[0]?.delivery.proven();
+    await h.feed.stop();
     expect(h.recorded.at(-1)).toBe(1);
   });
 

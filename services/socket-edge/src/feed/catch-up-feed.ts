@@ -53,7 +53,7 @@ export class CatchUpFeed implements SocketFeed {
   #stopped = false;
   /** Resolves the catch-up's wait for room on the socket. */
   #room: (() => void) | undefined;
-  /** Copies written outside the catch-up since its last read whose positions are unknown. */
+  /** Copies written outside the catch-up its reads did not cover yet (live, drained, held past it). */
   #uncovered = 0;
   /** What the feed's writes report to, made at the first write. */
   #outcomes: WriteOutcomes | undefined;
@@ -146,7 +146,7 @@ export class CatchUpFeed implements SocketFeed {
     const entry = newEntry(delivery);
     if (!this.#write(frames, entry)) return false;
     this.#entries.remember(key, entry);
-    if (position === undefined) this.#uncovered++;
+    if (position === undefined || position > this.#position.covered) this.#uncovered++;
     return true;
   }
 
@@ -156,8 +156,8 @@ export class CatchUpFeed implements SocketFeed {
         this.#again = false;
         for (;;) {
           if (this.#stopped || !this.#socket.open) return;
-          // This read sees the copies written before it; they count as covered only once its run
-          // is through. A socket that goes meanwhile drops the run, and stop() covers them instead.
+          // This read sees the copies written before it (stored first), covered once a run reaches
+          // the end. A socket that goes meanwhile drops the run, and stop() covers them instead.
           const uncovered = this.#uncovered;
           const run = await this.#read();
           // The run's writes happen in this tick while the socket has room (an await only when it
@@ -172,7 +172,7 @@ export class CatchUpFeed implements SocketFeed {
           }
           this.#position.coverTo(run.covered);
           this.#position.endRun(run.covered);
-          this.#uncovered -= uncovered;
+          this.#uncovered -= run.more ? 0 : uncovered;
           if (!run.more) break;
         }
       } while (this.#again && !this.#stopped);
@@ -238,11 +238,11 @@ export class CatchUpFeed implements SocketFeed {
     return this.#source.keyedBy === 'position' ? event.position : event.frames.event.id;
   }
 
-  /** Writes the copies still held once the catch-up ended: by position, or in arrival order. */
+  /** Writes the copies still held once the catch-up ended (its reads missed them: uncovered). */
   #flushHeld(): void {
     if (this.#stopped) return;
     const held = this.#entries.held(this.#source.keyedBy === 'position');
-    for (const entry of held) this.#writeHeld(entry);
+    for (const entry of held) if (this.#writeHeld(entry)) this.#uncovered++;
   }
 
   #writeHeld(entry: Entry): boolean {

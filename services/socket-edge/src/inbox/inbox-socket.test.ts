@@ -47,6 +47,15 @@ function harness(limits = { perSecond: 1, burst: 3 }) {
 }
 
 describe('InboxSocket', () => {
+  it('drops the connect count when a notice came while it was read: it may predate the change', async () => {
+    const h = harness();
+    void h.socket.greet();
+    // The store kept an event after the count was asked; its notice comes before the answer.
+    h.socket.unread(1);
+    await h.settle(0);
+    expect(h.sent).toEqual([{ type: 'inbox', unread: 1 }]);
+  });
+
   it('sends the unread count on connect, and a history page as the store answered it', async () => {
     const h = harness();
     void h.socket.greet();

@@ -40,6 +40,8 @@ export class InboxSocket {
   #waiting: { ref: string | undefined; run: () => Promise<void> }[] = [];
   #tokens: number;
   #refilledAt = Date.now();
+  /** Counts forwarded (notices, answers to reads): a connect's count read before one may be older. */
+  #notices = 0;
 
   constructor(
     ws: WebSocket,
@@ -60,10 +62,16 @@ export class InboxSocket {
     this.#tokens = deps.limits.burst;
   }
 
-  /** Sends the unread count the store holds now (on connect). */
+  /**
+   * Sends the unread count the store holds now (on connect), unless a notice came while it was
+   * read: that count may be from before the change the notice told (issue 43), and sent after it
+   * would leave the badge wrong until the next change.
+   */
   async greet(): Promise<void> {
+    const notices = this.#notices;
     try {
-      this.unread(await this.#client.unread(this.#account, this.#recipient));
+      const unread = await this.#client.unread(this.#account, this.#recipient);
+      if (this.#notices === notices) this.#send({ type: 'inbox', unread } satisfies InboxFrame);
     } catch (err) {
       this.#logger.warn({ err: String(err) }, 'inbox unread count not read on connect');
       this.#error(asHeraldError(err));
@@ -72,6 +80,7 @@ export class InboxSocket {
 
   /** Forwards a count: an unread notice (no ref), or the answer to the read that sent `ref`. */
   unread(unread: number, ref?: string): void {
+    this.#notices++;
     this.#send({ type: 'inbox', unread, ...withRef(ref) } satisfies InboxFrame);
   }
 
