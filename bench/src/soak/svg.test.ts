@@ -28,6 +28,7 @@ describe('memoryPlotSvg', () => {
     expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
     expect(svg.trim().endsWith('</svg>')).toBe(true);
     expect(svg).toContain('soak &amp; co');
+    expect(svg).toContain('<title id="soak-title">soak &amp; co</title>');
     expect(svg).toContain('nats-&lt;server&gt;');
     expect(svg).not.toContain('nats-<server>');
   });

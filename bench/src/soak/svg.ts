@@ -47,7 +47,8 @@ export function memoryPlotSvg(
   const y = (mb: number) => PAD.top + plotH - (mb / yMax) * plotH;
   const f = (v: number) => v.toFixed(1);
   const out: string[] = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12" role="img" aria-labelledby="soak-title">`,
+    `<title id="soak-title">${esc(title)}</title>`,
     `<rect width="${W}" height="${H}" fill="#fff"/>`,
     `<text x="${W / 2}" y="20" text-anchor="middle" font-size="14">${esc(title)}</text>`,
   ];
