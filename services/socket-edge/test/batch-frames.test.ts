@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { encodeEventFrame } from '@herald/proto';
 import { DevicePositions } from '@herald/queue';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   ACCOUNT_A,
   consumerInfo,
@@ -13,8 +13,8 @@ import {
   type Stack,
   sendLive,
   startEdge,
-  startStack,
   type TestClient,
+  useEdgeStack,
   waitUntil,
 } from './fixture.js';
 
@@ -27,16 +27,13 @@ let stack: Stack;
 let edge: RunningEdge;
 let positions: DevicePositions;
 
-beforeAll(async () => {
-  stack = await startStack();
-  edge = await startEdge(stack, { QUEUE_FRAME_EVENTS: '16' });
-  positions = new DevicePositions(stack.nc, 5000);
-});
-
-afterAll(async () => {
-  await edge?.close();
-  await stack?.stop();
-});
+useEdgeStack(
+  (started) => {
+    ({ stack, edge } = started);
+    positions = new DevicePositions(stack.nc, 5000);
+  },
+  { QUEUE_FRAME_EVENTS: '16' },
+);
 
 function query(recipient: string, opts: { device?: string; batch?: boolean } = {}): string {
   const q = new URLSearchParams({ api_key: keys.mobileA, recipient, client: 'mobile' });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { subjects } from '@herald/proto';
 import { DevicePositions, queueStreamOf } from '@herald/queue';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { QueueSource } from '../src/queue/queue-source.js';
 import {
   ACCOUNT_A,
@@ -11,9 +11,8 @@ import {
   queueMany,
   type RunningEdge,
   type Stack,
-  startEdge,
-  startStack,
   type TestClient,
+  useEdgeStack,
   waitUntil,
 } from './fixture.js';
 
@@ -25,16 +24,13 @@ let stack: Stack;
 let edge: RunningEdge;
 let positions: DevicePositions;
 
-beforeAll(async () => {
-  stack = await startStack();
-  edge = await startEdge(stack, { DEVICE_CATCH_UP_RUN: String(RUN), QUEUE_FRAME_EVENTS: '20' });
-  positions = new DevicePositions(stack.nc, 5000);
-});
-
-afterAll(async () => {
-  await edge?.close();
-  await stack?.stop();
-});
+useEdgeStack(
+  (started) => {
+    ({ stack, edge } = started);
+    positions = new DevicePositions(stack.nc, 5000);
+  },
+  { DEVICE_CATCH_UP_RUN: String(RUN), QUEUE_FRAME_EVENTS: '20' },
+);
 
 function sourceOf(recipient: string, run: number, replicated = false): QueueSource {
   return new QueueSource(

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DevicePositions, queueStreamOf } from '@herald/queue';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   ACCOUNT_A,
   consumerInfo,
@@ -12,8 +12,8 @@ import {
   type RunningEdge,
   type Stack,
   startEdge,
-  startStack,
   type TestClient,
+  useEdgeStack,
   waitUntil,
 } from './fixture.js';
 
@@ -21,15 +21,9 @@ let stack: Stack;
 let edge: RunningEdge;
 let positions: DevicePositions;
 
-beforeAll(async () => {
-  stack = await startStack();
-  edge = await startEdge(stack);
+useEdgeStack((started) => {
+  ({ stack, edge } = started);
   positions = new DevicePositions(stack.nc, 5000);
-});
-
-afterAll(async () => {
-  await edge?.close();
-  await stack?.stop();
 });
 
 function query(recipient: string, device?: string): string {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DevicePositions, QueueFloors, queueStreamOf } from '@herald/queue';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   ACCOUNT_A,
   consumerInfo,
@@ -10,9 +10,8 @@ import {
   queueMany,
   type RunningEdge,
   type Stack,
-  startEdge,
-  startStack,
   type TestClient,
+  useEdgeStack,
   waitUntil,
 } from './fixture.js';
 
@@ -28,16 +27,10 @@ let edge: RunningEdge;
 let floors: QueueFloors;
 let positions: DevicePositions;
 
-beforeAll(async () => {
-  stack = await startStack();
-  edge = await startEdge(stack);
+useEdgeStack((started) => {
+  ({ stack, edge } = started);
   floors = new QueueFloors(stack.nc, 5000);
   positions = new DevicePositions(stack.nc, 5000);
-});
-
-afterAll(async () => {
-  await edge?.close();
-  await stack?.stop();
 });
 
 function openDevice(recipient: string, device: string): TestClient {
