@@ -1,5 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { queueConsumerConfig, queueConsumerName, queueStreamOf } from '@herald/queue';
+import {
+  type QueueConsumerOptions,
+  queueConsumerConfig,
+  queueConsumerName,
+  queueStreamOf,
+} from '@herald/queue';
 import type { ConsumerConfig } from 'nats';
 import { describe, expect, it } from 'vitest';
 import {
@@ -30,6 +35,18 @@ useEdgeStack((started) => {
 
 const queueMany = (recipient: string, count: number, from = 0) =>
   queueManyFor(stack, ACCOUNT_A, recipient, count, from);
+
+/** The recipient's consumer made as an earlier edge would (memory state, 64 pending), before any. */
+async function addQueueConsumer(recipient: string, opts: QueueConsumerOptions): Promise<void> {
+  await stack.jsm.consumers.add(
+    queueStreamOf(ACCOUNT_A, recipient),
+    queueConsumerConfig(ACCOUNT_A, recipient, {
+      maxAckPending: 64,
+      memoryState: true,
+      ...opts,
+    }) as unknown as Partial<ConsumerConfig>,
+  );
+}
 
 /** Resolves once the edge answered a ping sent after everything the client sent before. */
 function roundTrip(client: TestClient): Promise<void> {
@@ -93,14 +110,7 @@ describe('AckAll recipient consumers', () => {
     const stream = queueStreamOf(ACCOUNT_A, recipient);
     const { ids, seqs } = await queueMany(recipient, 3);
     // Another session (the test) holds the first event: the consumer as an edge creates it.
-    await stack.jsm.consumers.add(
-      stream,
-      queueConsumerConfig(ACCOUNT_A, recipient, {
-        ackWaitMs: 30_000,
-        maxAckPending: 64,
-        memoryState: true,
-      }) as unknown as Partial<ConsumerConfig>,
-    );
+    await addQueueConsumer(recipient, { ackWaitMs: 30_000 });
     const slow = await startEdge(stack, { ACK_WAIT_MS: '30000' });
     try {
       const consumer = await stack.js.consumers.get(
@@ -162,18 +172,9 @@ describe('AckAll recipient consumers', () => {
 
   it('drains a consumer made before with explicit acks, acking each event, and keeps its policy', async () => {
     const recipient = randomUUID();
-    const stream = queueStreamOf(ACCOUNT_A, recipient);
     const { ids, seqs } = await queueMany(recipient, 4);
     // Today's config before AckAll, as an earlier edge created it (its defaults: 1 s, 64, memory).
-    await stack.jsm.consumers.add(
-      stream,
-      queueConsumerConfig(ACCOUNT_A, recipient, {
-        ackWaitMs: 1000,
-        maxAckPending: 64,
-        memoryState: true,
-        ackPolicy: 'explicit',
-      }) as unknown as Partial<ConsumerConfig>,
-    );
+    await addQueueConsumer(recipient, { ackWaitMs: 1000, ackPolicy: 'explicit' });
     const client = openClient(stack, edge.port, { recipient, v1: true });
     await client.opened;
     await waitUntil('all four', () => client.events.length === 4);
