@@ -11,6 +11,7 @@ import {
   socketCountKeys,
   subscriptionSubjects,
 } from './leftovers.js';
+import { pushTally } from './push-tally.js';
 import { type Restart, type Sample, samplesCsv } from './samples.js';
 import type { SoakStack } from './soak-stack.js';
 import { WEBHOOK_PATH } from './soak-stack.js';
@@ -42,6 +43,8 @@ export interface FinishInput {
   baseline: NatsHoldings;
   restarts: Restart[];
   devices: { held: DeviceClient[]; away: DeviceClient[] };
+  /** The push key's subscriptions: subscription id (its endpoint's last segment) → recipient. */
+  pushSubscriptions: ReadonlyMap<string, string>;
   /** Recipients the churn's sockets connected as. */
   churned: ReadonlySet<string>;
   notes: string[];
@@ -145,6 +148,7 @@ export async function finish(i: FinishInput): Promise<SoakResult> {
     }),
     ledger: i.ledger.counts(),
     misrouted: i.ledger.misrouted().length,
+    push: pushTally(i.env.pushService.arrivals(), i.pushSubscriptions, i.ledger),
     leftovers,
     restarts: i.restarts,
     notes: [

@@ -53,6 +53,18 @@ export class DeliveryLedger {
     this.#arrivedFor.set(id, to);
   }
 
+  /** Who an accepted event is for; undefined when `id` was never answered 200/202. */
+  recipientOf(id: string): string | undefined {
+    return this.#accepted.get(id)?.recipient;
+  }
+
+  /** How many accepted events are for one of `recipients`. */
+  acceptedFor(recipients: ReadonlySet<string>): number {
+    let n = 0;
+    for (const { recipient } of this.#accepted.values()) if (recipients.has(recipient)) n++;
+    return n;
+  }
+
   #arrivedAtOwn(id: string, recipient: string): boolean {
     return this.#arrivedFor.get(id)?.has(recipient) === true;
   }

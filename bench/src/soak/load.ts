@@ -16,15 +16,19 @@ export interface LoadOptions {
   rate: number;
   main: Key;
   inbox: Key;
+  /** The key with the push fallback: its recipients' events are pushed when no socket proves them. */
+  push: Key;
   /** Recipients with a device held connected: their events go live (queued while it is away). */
   connected: readonly string[];
   /** Recipients whose device only visits now and then: their events are queued. */
   away: readonly string[];
   /** Recipients of the inbox key, their devices held connected. */
   inboxRecipients: readonly string[];
+  /** Recipients of the push key, subscribed to Web Push, their devices visiting now and then. */
+  pushRecipients: readonly string[];
 }
 
-type Op = 'live' | 'queued' | 'batch' | 'nats' | 'inbox';
+type Op = 'live' | 'queued' | 'batch' | 'nats' | 'inbox' | 'push';
 /** The mix, by weight (of requests; a batch carries BATCH_EVENTS events). */
 const MIX: Array<[Op, number]> = [
   ['live', 35],
@@ -32,6 +36,7 @@ const MIX: Array<[Op, number]> = [
   ['batch', 10],
   ['nats', 25],
   ['inbox', 15],
+  ['push', 10],
 ];
 const BATCH_EVENTS = 5;
 /** Requests in flight at most: a stalled stack slows the load rather than piling it up. */
@@ -60,8 +65,8 @@ const pick = <T>(xs: readonly T[]): T => xs[Math.floor(Math.random() * xs.length
 
 /**
  * The steady mixed load, open-loop at `rate` events/s: live and queued `POST /notify`,
- * `POST /notify/batch` of live and queued recipients together, `rt.dispatch` over NATS, and the
- * inbox key's events. Every 200/202 goes in the ledger by id with its recipient; every other
+ * `POST /notify/batch` of live and queued recipients together, `rt.dispatch` over NATS, the
+ * inbox key's events and the push key's (mostly pushed: their devices are away). Every 200/202 goes in the ledger by id with its recipient; every other
  * answer is counted by status, and a request with no answer as failed.
  */
 export class Load {
@@ -129,10 +134,15 @@ export class Load {
         this.#record(r, to[i] as string, 'batch');
       return;
     }
-    const key = op === 'inbox' ? o.inbox : o.main;
-    const recipient = pick(
-      op === 'inbox' ? o.inboxRecipients : op === 'queued' ? o.away : o.connected,
-    );
+    const key = op === 'inbox' ? o.inbox : op === 'push' ? o.push : o.main;
+    const recipients = {
+      live: o.connected,
+      nats: o.connected,
+      queued: o.away,
+      inbox: o.inboxRecipients,
+      push: o.pushRecipients,
+    }[op];
+    const recipient = pick(recipients);
     const body = JSON.stringify({ recipient, payload, api_key: key.apiKey, client: 'mobile' });
     if (op === 'nats') {
       const msg = await o.nc.request(subjects.dispatch(key.account), body, {

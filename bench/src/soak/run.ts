@@ -15,6 +15,8 @@ import { startSoakStack } from './soak-stack.js';
 const CONNECTED = 16;
 const AWAY = 8;
 const INBOX = 4;
+/** Devices of the push key: subscribed to Web Push, visiting in turn with the away ones. */
+const PUSHED = 4;
 /** Of the held devices, how many read slowly (their socket paused 2 s in every 10). */
 const SLOW = 3;
 /** An away device visits every VISIT_EVERY_MS, one at a time in turn, for VISIT_MS. */
@@ -34,7 +36,7 @@ export async function runSoak(cfg: SoakConfig): Promise<SoakResult> {
   const startedAt = new Date().toISOString();
   log(`starting the stack (results under ${cfg.resultsDir}/soak-…)`);
   const env = await startSoakStack();
-  const { stack, nc, main, inbox } = env;
+  const { stack, nc, main, inbox, push } = env;
   const ledger = new DeliveryLedger();
   const http = poster(stack.baseUrl, stack.ca, 8);
   const device = (key: { apiKey: string }, slow: boolean) =>
@@ -50,10 +52,19 @@ export async function runSoak(cfg: SoakConfig): Promise<SoakResult> {
   const connected = Array.from({ length: CONNECTED }, (_, i) => device(main, i < SLOW));
   const away = Array.from({ length: AWAY }, () => device(main, false));
   const inboxDevices = Array.from({ length: INBOX }, () => device(inbox, false));
+  const pushDevices = Array.from({ length: PUSHED }, () => device(push, false));
+  // Every device that visits: the main key's away ones and the push key's, in turn.
+  const visitors = [...away, ...pushDevices];
   const timers: NodeJS.Timeout[] = [];
   try {
     // What nats-server holds with the stack idle and this process connected: the end's baseline.
     const baseline = await natsHoldings(env.monitorUrl);
+    // Each push subscription's id (its endpoint's last segment) → its recipient.
+    const pushSubscriptions = new Map<string, string>();
+    for (const d of pushDevices) {
+      const { endpoint } = await env.subscribePush(d.opts.recipient);
+      pushSubscriptions.set(endpoint.slice(endpoint.lastIndexOf('/') + 1), d.opts.recipient);
+    }
     for (const d of [...connected, ...inboxDevices]) d.hold();
     const load = new Load({
       http,
@@ -62,9 +73,11 @@ export async function runSoak(cfg: SoakConfig): Promise<SoakResult> {
       rate: cfg.rate,
       main,
       inbox,
+      push,
       connected: connected.map((d) => d.opts.recipient),
       away: away.map((d) => d.opts.recipient),
       inboxRecipients: inboxDevices.map((d) => d.opts.recipient),
+      pushRecipients: pushDevices.map((d) => d.opts.recipient),
     });
     const churn = new Churn({
       wsUrl: stack.wsUrl,
@@ -80,7 +93,7 @@ export async function runSoak(cfg: SoakConfig): Promise<SoakResult> {
     const visits = new Set<Promise<void>>();
     timers.push(
       setInterval(() => {
-        const v = away[turn++ % AWAY]?.visit(VISIT_MS);
+        const v = visitors[turn++ % visitors.length]?.visit(VISIT_MS);
         if (v) visits.add(v.finally(() => visits.delete(v)));
       }, VISIT_EVERY_MS),
       setInterval(() => {
@@ -103,7 +116,7 @@ export async function runSoak(cfg: SoakConfig): Promise<SoakResult> {
     await at(cfg.minutes * 60_000);
     // The recipient subscriptions while the devices are held: what the end's check must see go.
     const recipients = new Set(
-      [...connected, ...away, ...inboxDevices].map((d) => d.opts.recipient),
+      [...connected, ...visitors, ...inboxDevices].map((d) => d.opts.recipient),
     );
     const heldSubs = recipientSubscriptions(await subscriptionSubjects(env.monitorUrl), recipients);
     log(
@@ -120,18 +133,19 @@ export async function runSoak(cfg: SoakConfig): Promise<SoakResult> {
       sampler,
       baseline,
       restarts,
-      devices: { held: [...connected, ...inboxDevices], away },
+      devices: { held: [...connected, ...inboxDevices], away: visitors },
+      pushSubscriptions,
       churned: churn.recipients,
       notes: [
-        `Load: ${cfg.rate} events/s offered (live and queued POST /notify, /notify/batch of 5, rt.dispatch, an inbox key); ${load.skipped} requests skipped at 64 in flight.`,
-        `Devices: ${CONNECTED} held open (${SLOW} slow readers), ${AWAY} visiting ${VISIT_MS / 1000} s in turn every ${VISIT_EVERY_MS / 1000} s, ${INBOX} of the inbox key asking for history and marking read every ${INBOX_ASK_MS / 1000} s.`,
+        `Load: ${cfg.rate} events/s offered (live and queued POST /notify, /notify/batch of 5, rt.dispatch, an inbox key, a push key); ${load.skipped} requests skipped at 64 in flight.`,
+        `Devices: ${CONNECTED} held open (${SLOW} slow readers), ${AWAY} of the main key and ${PUSHED} of the push key (subscribed to Web Push) visiting ${VISIT_MS / 1000} s in turn every ${VISIT_EVERY_MS / 1000} s, ${INBOX} of the inbox key asking for history and marking read every ${INBOX_ASK_MS / 1000} s.`,
         `Subscriptions naming a device's recipient just before the load stopped: ${heldSubs.length} (the end's check sees them go).`,
         `Churn: ${JSON.stringify(churn.counts)} (${cfg.churnPerS}/s: readers, silent, slow readers; every third dropped).`,
       ],
     });
   } finally {
     for (const t of timers) clearInterval(t);
-    await Promise.all([...connected, ...away, ...inboxDevices].map((d) => d.release()));
+    await Promise.all([...connected, ...visitors, ...inboxDevices].map((d) => d.release()));
     await http.close();
     await env.stop();
   }

@@ -1,5 +1,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { type ServiceName, type Stack, startStack, WebhookReceiver } from '@herald/testkit';
+import {
+  PushService,
+  post,
+  type ServiceName,
+  type Stack,
+  startStack,
+  type TestWebPushSubscription,
+  WebhookReceiver,
+} from '@herald/testkit';
 import { connect, type NatsConnection } from 'nats';
 import { pidListeningOn } from '../env/pinning.js';
 import { createEndpoint } from '../figures/webhook-endpoint.js';
@@ -16,6 +24,11 @@ export const SERVICES: ServiceName[] = [
 ];
 /** The webhook receiver's path: the main account's endpoint, subscribed to every type. */
 export const WEBHOOK_PATH = '/soak';
+/**
+ * The push key's window (`--push-after-ms`): an event no socket of its recipient proved within it
+ * goes to the recipient's Web Push subscription.
+ */
+export const PUSH_AFTER_MS = 1000;
 
 export interface SoakStack {
   stack: Stack;
@@ -23,8 +36,14 @@ export interface SoakStack {
   nc: NatsConnection;
   monitorUrl: string;
   receiver: WebhookReceiver;
+  /** The Web Push service the push key's subscriptions name (decrypts and verifies every push). */
+  pushService: PushService;
   main: Key;
   inbox: Key;
+  /** A key with the push fallback after PUSH_AFTER_MS, its account's VAPID key made. */
+  push: Key;
+  /** Subscribes a recipient of the push key at the push service (POST /push/subscriptions). */
+  subscribePush(recipient: string): Promise<TestWebPushSubscription>;
   probes: Probe[];
   stop(): Promise<void>;
 }
@@ -37,12 +56,14 @@ export interface SoakStack {
  */
 export async function startSoakStack(): Promise<SoakStack> {
   const receiver = await WebhookReceiver.start();
+  const pushService = await PushService.start();
   let stack: Stack | undefined;
   let nc: NatsConnection | undefined;
   const stop = async () => {
     await nc?.close().catch(() => undefined);
     await stack?.stop();
     await receiver.stop();
+    await pushService.stop();
   };
   try {
     stack = await startStack({
@@ -54,6 +75,9 @@ export async function startSoakStack(): Promise<SoakStack> {
           WEBHOOK_CA_FILE: receiver.caFile,
           // Seals the endpoint's signing secret at rest, as the operator's deploy does.
           WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
+          // The push service is on 127.0.0.1: allowed as `make dev` allows it.
+          PUSH_ALLOW_PRIVATE: 'true',
+          PUSH_CA_FILE: pushService.caFile,
         },
       },
     });
@@ -67,18 +91,45 @@ export async function startSoakStack(): Promise<SoakStack> {
       maxReconnectAttempts: -1,
       reconnectTimeWait: 250,
     });
-    const tenant = async (inboxDays?: number): Promise<Key> => {
+    const tenant = async (opts: { inboxDays?: number; push?: boolean } = {}): Promise<Key> => {
       const { id } = await s.createAccount({ email: `soak-${randomUUID()}@soak.herald` });
+      if (opts.push) {
+        await s.admin([
+          'push',
+          'configure',
+          '--account',
+          id,
+          '--vapid',
+          'generate',
+          '--vapid-subject',
+          'mailto:soak@soak.herald',
+          '--json',
+        ]);
+      }
       const key = await s.createKey({
         account: id,
         kind: 'test',
         client: 'mobile',
-        ...(inboxDays === undefined ? {} : { inboxDays }),
+        ...(opts.inboxDays === undefined ? {} : { inboxDays: opts.inboxDays }),
+        ...(opts.push ? { push: { afterMs: PUSH_AFTER_MS } } : {}),
       });
       return { account: id, apiKey: key.key };
     };
     const main = await tenant();
-    const inbox = await tenant(7);
+    const inbox = await tenant({ inboxDays: 7 });
+    const push = await tenant({ push: true });
+    const subscribePush = async (recipient: string) => {
+      const subscription = pushService.subscribe();
+      const res = await post(
+        s.baseUrl,
+        s.ca,
+        { api_key: push.apiKey, recipient, client: 'mobile', kind: 'webpush', subscription },
+        { path: '/push/subscriptions' },
+      );
+      if (res.status !== 201)
+        throw new Error(`POST /push/subscriptions answered ${res.status}: ${res.text}`);
+      return subscription;
+    };
     await createEndpoint(nc, main.account, receiver.url(WEBHOOK_PATH));
     const pgPid = await pidListeningOn(Number(new URL(s.databaseUrl).port));
     const probes: Probe[] = [
@@ -86,7 +137,19 @@ export async function startSoakStack(): Promise<SoakStack> {
       natsProbe(monitorUrl, () => s.nats.pid?.()),
       ...(pgPid === undefined ? [] : [postgresProbe(pgPid)]),
     ];
-    return { stack: s, nc, monitorUrl, receiver, main, inbox, probes, stop };
+    return {
+      stack: s,
+      nc,
+      monitorUrl,
+      receiver,
+      pushService,
+      main,
+      inbox,
+      push,
+      subscribePush,
+      probes,
+      stop,
+    };
   } catch (err) {
     await stop();
     throw err;

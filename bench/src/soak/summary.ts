@@ -1,5 +1,6 @@
 import { judgeSlope, rssSlope, type SlopeFit, type SlopeVerdict } from './fit.js';
 import type { LedgerCounts } from './ledger.js';
+import { type PushTally, pushFailures } from './push-tally.js';
 import { processesOf, type Restart, type Sample } from './samples.js';
 
 const MB = 1024 * 1024;
@@ -34,6 +35,8 @@ export interface SoakReport {
   rows: ProcessRow[];
   ledger: LedgerCounts;
   misrouted: number;
+  /** The push key's Web Push deliveries (absent in a run without a push key). */
+  push?: PushTally;
   leftovers: LeftoverCheck[];
   restarts: Restart[];
   /** Other figures worth a line (socket churn, webhooks, inbox requests). */
@@ -70,6 +73,7 @@ export function failures(r: SoakReport): string[] {
   if (r.ledger.missing > 0)
     out.push(`${r.ledger.missing} accepted event(s) never arrived at their recipient`);
   if (r.misrouted > 0) out.push(`${r.misrouted} event(s) reached another recipient's socket`);
+  if (r.push) out.push(...pushFailures(r.push));
   for (const row of r.rows) {
     if (row.verdict === 'too steep')
       out.push(
@@ -116,6 +120,12 @@ export function summaryMarkdown(r: SoakReport): string {
     `| arrived but never answered 200/202 | ${l.unanswered} |`,
     `| refused | ${refused || 'none'} |`,
     `| no answer (transport error) | ${l.failed} |`,
+    ...(r.push
+      ? [
+          `| push key: accepted / pushed (distinct ids) | ${r.push.accepted} / ${r.push.events} in ${r.push.pushes} push(es) |`,
+          `| push key: pushes that failed to decrypt or verify / misrouted ids / ids never answered 200/202 | ${r.push.broken} / ${r.push.misrouted} / ${r.push.unanswered} |`,
+        ]
+      : []),
     '',
     '| left at the end | found | allowed |',
     '| --------------- | ----: | ------: |',
