@@ -25,6 +25,7 @@ import {
   unreadCounts,
 } from './queries.js';
 import { InboxStoreBatcher, json } from './store-batcher.js';
+import { UnreadPublisher } from './unread-publisher.js';
 
 /** The largest sequence Postgres's bigint holds: a cursor above it names no event. */
 const MAX_SEQ = 9223372036854775807n;
@@ -60,16 +61,12 @@ export interface InboxResponder {
  */
 export function serveInbox(deps: InboxDeps): InboxResponder {
   const { nc, logger } = deps;
-  const publishUnread = (recipients: Recipient[]) => {
-    void unreadCounts(deps.db, recipients).then(
-      (counts) => {
-        recipients.forEach((r, i) => {
-          notify(nc, r, counts[i] ?? 0);
-        });
-      },
-      (err) => logger.warn({ err: String(err) }, 'inbox unread counts not published'),
-    );
-  };
+  const unread = new UnreadPublisher({
+    count: (recipients) => unreadCounts(deps.db, recipients),
+    publish: (r, n) => notify(nc, r, n),
+    failed: (err) => logger.warn({ err: String(err) }, 'inbox unread counts not published'),
+  });
+  const publishUnread = (recipients: Recipient[]) => unread.changed(recipients);
   const batcher = new InboxStoreBatcher({
     db: deps.db,
     logger,
