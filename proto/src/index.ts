@@ -232,7 +232,6 @@ export {
   recipientSubjects,
   subjects,
 } from './subjects.js';
-export { isUuidV4, UUID_V4 } from './uuid.js';
 export {
   FANOUT_CONSUMER,
   FANOUT_STREAM,
@@ -254,6 +253,7 @@ export {
   TopicRequest,
   TopicSnapshotReply,
 } from './topics.js';
+export { isUuidV4, UUID_V4 } from './uuid.js';
 export {
   parseWebhookEvents,
   WEBHOOK_API_SUBJECT,

@@ -21,10 +21,10 @@ import { createStatusMetrics } from './metrics.js';
 import { dueCount } from './push/claim.js';
 import { createPush } from './push/wing.js';
 import { serveStatusRequests } from './responder.js';
+import { serveTopicApi } from './topics/responder.js';
 import { queueDepth } from './webhooks/claim.js';
 import { createWebhooks } from './webhooks/wing.js';
 import { ensureWriterConsumer, StatusWriter } from './writer.js';
-import { serveTopicApi } from './topics/responder.js';
 
 export interface StatusServiceDeps extends ServiceDeps {
   db: Kysely<StatusDb>;

@@ -36,7 +36,9 @@ export async function snapshot(
       .forShare()
       .executeTakeFirst();
     if (!topic) throw noTopic(q.topic);
-    const chunks = await sql<{ n: number }>`insert into topic_fanout_chunks (fanout_id, chunk, recipients)
+    const chunks = await sql<{
+      n: number;
+    }>`insert into topic_fanout_chunks (fanout_id, chunk, recipients)
       select ${q.id}, (m.rn - 1) / ${q.chunkSize}, array_agg(m.recipient order by m.recipient)
       from (select recipient, row_number() over (order by recipient) as rn from topic_members
         where account_id = ${q.account} and topic = ${q.topic}

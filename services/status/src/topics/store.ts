@@ -123,7 +123,11 @@ export async function listMembers(
     .execute();
   const page = rows.slice(0, limit).map((r) => r.recipient);
   const more = rows.length > limit;
-  return { recipients: page, members: row.members, next_cursor: more ? (page.at(-1) ?? null) : null };
+  return {
+    recipients: page,
+    members: row.members,
+    next_cursor: more ? (page.at(-1) ?? null) : null,
+  };
 }
 
 /** Deletes a topic and its members; fan-outs already accepted go on from their snapshots. */
