@@ -39,11 +39,13 @@ export async function snapshot(
     const chunks = await sql<{
       n: number;
     }>`insert into topic_fanout_chunks (fanout_id, chunk, recipients)
-      select ${q.id}, (m.rn - 1) / ${q.chunkSize}, array_agg(m.recipient order by m.recipient)
-      from (select recipient, row_number() over (order by recipient) as rn from topic_members
+      select ${q.id}, m.chunk, array_agg(m.recipient order by m.recipient)
+      from (select recipient,
+          ((row_number() over (order by recipient)) - 1) / ${q.chunkSize}::int as chunk
+        from topic_members
         where account_id = ${q.account} and topic = ${q.topic}
           and not (recipient = any(${[...q.exclude]}::text[]))) m
-      group by (m.rn - 1) / ${q.chunkSize}
+      group by m.chunk
       returning cardinality(recipients) as n`.execute(trx);
     const members = chunks.rows.reduce((sum, r) => sum + Number(r.n), 0);
     await trx
