@@ -40,14 +40,26 @@ export async function listAll(stack: Stack, tenant: Tenant, topic: string): Prom
   return out;
 }
 
-export function notifyTopic(stack: Stack, tenant: Tenant, topic: string, extra = {}) {
-  return request('POST', new URL('/notify', stack.baseUrl).toString(), stack.ca, {
-    topic,
-    payload: { hello: topic },
-    api_key: tenant.key.key,
-    client: tenant.key.client,
-    ...extra,
-  });
+export function notifyTopic(
+  stack: Stack,
+  tenant: Tenant,
+  topic: string,
+  extra = {},
+  headers: Record<string, string> = {},
+) {
+  return request(
+    'POST',
+    new URL('/notify', stack.baseUrl).toString(),
+    stack.ca,
+    {
+      topic,
+      payload: { hello: topic },
+      api_key: tenant.key.key,
+      client: tenant.key.client,
+      ...extra,
+    },
+    headers,
+  );
 }
 
 /** The topic event's view through the status service (works while ingress is down). */
