@@ -254,6 +254,10 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
         topics,
         config,
         logger,
+        onChunk: (result, copies) => {
+          metrics.fanoutChunks.inc({ result });
+          if (result === 'acked') metrics.fanoutCopies.inc(copies);
+        },
       });
     },
     attach(server) {

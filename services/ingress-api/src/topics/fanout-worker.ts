@@ -1,5 +1,5 @@
 import type { Logger } from '@herald/kit';
-import { FANOUT_CONSUMER, FANOUT_STREAM, FanoutItem } from '@herald/proto';
+import { FANOUT_CONSUMER, FANOUT_STREAM, FanoutItem, HeraldError } from '@herald/proto';
 import type { TopicClient } from '@herald/status-client';
 import type { Consumer, JetStreamClient, JsMsg } from 'nats';
 import type { IngressConfig } from '../config.js';
@@ -115,6 +115,16 @@ async function work(deps: FanoutWorkerDeps, msg: JsMsg): Promise<void> {
     await msg.ackAck();
     deps.onChunk?.('acked', recipients.length);
   } catch (err) {
+    if (err instanceof HeraldError && err.code === 'not_found') {
+      // Its snapshot is gone (trimmed with the status window): no worker can ever deliver it.
+      deps.logger.error(
+        { id: item.id, chunk: item.chunk },
+        'fan-out: dropping a chunk whose snapshot is gone',
+      );
+      msg.term();
+      deps.onChunk?.('dropped', 0);
+      return;
+    }
     deps.logger.warn(
       { err: String(err), id: item.id, chunk: item.chunk },
       'fan-out: chunk not done; it comes back',
