@@ -118,6 +118,8 @@ export const ErrorCodes = {
    * dropped; mark events read (or wait for retention) before sending more to this recipient.
    */
   inbox_full: 507,
+  /** The account has TOPICS_PER_ACCOUNT_MAX topics, or the topic TOPIC_MEMBERS_MAX members (issue 44). */
+  topics_full: 507,
   /** The key is not in inbox mode (`/inbox/*`): create a key with `--inbox-days N` for it. */
   inbox_disabled: 403,
   /** Could neither push nor store (NATS or JetStream unavailable). */

@@ -10,6 +10,8 @@ export const EventHeaders = {
   id: 'Herald-Id',
   /** Milliseconds since the epoch at which ingress accepted the event. */
   ts: 'Herald-Ts',
+  /** A topic event's copy (issue 44): the topic's name; the edge puts it on the event frame. */
+  topic: 'Herald-Topic',
   /** JetStream's dedup header; Herald sets it to `<account>:<idempotency-key>`. */
   msgId: 'Nats-Msg-Id',
 } as const;

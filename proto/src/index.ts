@@ -232,6 +232,27 @@ export {
   recipientSubjects,
   subjects,
 } from './subjects.js';
+export {
+  FANOUT_CONSUMER,
+  FANOUT_STREAM,
+  FanoutItem,
+  fanoutSubjects,
+  TOPIC_API_SUBJECT,
+  TOPIC_EXCLUDE_MAX,
+  TOPIC_MEMBERS_PAGE_MAX,
+  TOPIC_MEMBERS_PER_CALL_MAX,
+  TOPIC_NAME,
+  TopicChangeReply,
+  TopicChunkReply,
+  TopicDeleteReply,
+  TopicEventView,
+  TopicListReply,
+  TopicMembersBody,
+  TopicName,
+  TopicRecipient,
+  TopicRequest,
+  TopicSnapshotReply,
+} from './topics.js';
 export { isUuidV4, UUID_V4 } from './uuid.js';
 export {
   parseWebhookEvents,

@@ -8,6 +8,7 @@ import {
 import { PUSH_API_SUBJECT } from './push.js';
 import { PUSHER_APP_SUBJECT, pusherSubjects } from './pusher.js';
 import { subjects } from './subjects.js';
+import { fanoutSubjects, TOPIC_API_SUBJECT } from './topics.js';
 import { WEBHOOK_API_SUBJECT } from './webhooks.js';
 
 const A = '0a0a0a0a-0000-4000-8000-00000000000a';
@@ -37,6 +38,8 @@ describe('subjectPatterns', () => {
       inboxUnread: subjects.inboxUnread(A, R),
       webhookApi: WEBHOOK_API_SUBJECT,
       pushApi: PUSH_API_SUBJECT,
+      topicApi: TOPIC_API_SUBJECT,
+      fanout: fanoutSubjects.chunk(A),
       pusherApp: PUSHER_APP_SUBJECT,
       pusherChannel: pusherSubjects.channel(A, '1234567', 'private-App.Models.User.7'),
       pusherTerminate: pusherSubjects.terminate(A, R),
@@ -54,6 +57,9 @@ describe('subjectPatterns', () => {
     expect(matches(subjectPatterns.recipient, WEBHOOK_API_SUBJECT)).toBe(false);
     // Nor push operations (subscriptions' endpoints are bearer capabilities).
     expect(matches(subjectPatterns.recipient, PUSH_API_SUBJECT)).toBe(false);
+    // Nor topics' membership, nor a topic event's chunks (issue 44).
+    expect(matches(subjectPatterns.recipient, TOPIC_API_SUBJECT)).toBe(false);
+    expect(matches(subjectPatterns.recipient, fanoutSubjects.chunk(A))).toBe(false);
   });
 
   it("gives a backend only its account's two dispatch subjects, and refuses a bad account id", () => {

@@ -13,6 +13,7 @@ import { CONNECTIONS_BUCKET } from './connections.js';
 import { PUSH_API_SUBJECT } from './push.js';
 import { PUSHER_APP_SUBJECT, pusherSubjects } from './pusher.js';
 import { assertToken } from './subjects.js';
+import { fanoutSubjects, TOPIC_API_SUBJECT } from './topics.js';
 import { WEBHOOK_API_SUBJECT } from './webhooks.js';
 
 /** One direction's lists, as nats-server's `permissions` block takes them. */
@@ -55,6 +56,10 @@ export const subjectPatterns = {
   webhookApi: WEBHOOK_API_SUBJECT,
   /** Push credentials and subscriptions: auth and ingress ask, the status service answers. */
   pushApi: PUSH_API_SUBJECT,
+  /** Topic membership and fan-out snapshots (issue 44): ingress asks, the status service answers. */
+  topicApi: TOPIC_API_SUBJECT,
+  /** A topic event's chunks, published into HERALD_FANOUT by ingress and drained by its workers. */
+  fanout: fanoutSubjects.pattern,
   /** A Pusher app's lookup: the edge and ingress ask, auth answers (proto/pusher.ts). */
   pusherApp: PUSHER_APP_SUBJECT,
   /** A Pusher channel's live fan-out: ingress publishes, edges subscribe per channel. */
@@ -164,6 +169,12 @@ export const servicePermissions: Record<NatsService, NatsPermissions> = {
       subjectPatterns.inboxQuery,
       // Push subscriptions registered and removed through /push/subscriptions.
       subjectPatterns.pushApi,
+      // Topics: membership and snapshots; the fan-out's chunks and its stream, made at start.
+      subjectPatterns.topicApi,
+      subjectPatterns.fanout,
+      js.streamInfo,
+      js.streamCreate,
+      js.streamUpdate,
       subjectPatterns.pusherApp,
       subjectPatterns.pusherChannel,
       subjectPatterns.pusherTerminate,
@@ -270,6 +281,7 @@ export const servicePermissions: Record<NatsService, NatsPermissions> = {
       subjectPatterns.inboxExpire,
       subjectPatterns.webhookApi,
       subjectPatterns.pushApi,
+      subjectPatterns.topicApi,
     ],
     { allowResponses: true },
   ),

@@ -108,8 +108,10 @@ function hintFor(field: (typeof REQUIRED)[number]): string {
 
 /** Success bodies of a dispatch. */
 export const NotifyAccepted = z.object({
-  status: z.enum([DispatchStatus.sent, DispatchStatus.queued]),
+  status: z.enum([DispatchStatus.sent, DispatchStatus.queued, DispatchStatus.accepted]),
   id: z.string(),
+  /** A topic event's: how many members its fan-out snapshot holds. */
+  members: z.number().int().nonnegative().optional(),
 });
 export type NotifyAccepted = z.infer<typeof NotifyAccepted>;
 

@@ -58,6 +58,8 @@ export const EventFrame = z.object({
   type: z.literal('event'),
   id: z.string(),
   ts: z.number(),
+  /** A topic event's copy (issue 44): the topic it was sent to; absent on a direct event. */
+  topic: z.string().optional(),
   payload: z.unknown(),
 });
 export type EventFrame = z.infer<typeof EventFrame>;
@@ -70,7 +72,12 @@ export type EventFrame = z.infer<typeof EventFrame>;
 export const MAX_EVENTS_PER_FRAME = 128;
 
 /** One event inside an {@link EventsFrame}: an {@link EventFrame} without its `type`. */
-export const BatchedEvent = z.object({ id: z.string(), ts: z.number(), payload: z.unknown() });
+export const BatchedEvent = z.object({
+  id: z.string(),
+  ts: z.number(),
+  topic: z.string().optional(),
+  payload: z.unknown(),
+});
 export type BatchedEvent = z.infer<typeof BatchedEvent>;
 
 /**
@@ -177,8 +184,13 @@ export type ClientFrame = z.infer<typeof ClientFrame>;
  * Builds a herald.v1 event frame around a payload's original JSON text without parsing it, so
  * the payload reaches the client byte for byte.
  */
-export function encodeEventFrame(id: string, ts: number, payloadJson: string): string {
-  return `{"type":"event","id":${JSON.stringify(id)},"ts":${ts},"payload":${payloadJson}}`;
+export function encodeEventFrame(
+  id: string,
+  ts: number,
+  payloadJson: string,
+  topic?: string,
+): string {
+  return `{"type":"event","id":${JSON.stringify(id)},"ts":${ts}${topic === undefined ? '' : `,"topic":${JSON.stringify(topic)}`},"payload":${payloadJson}}`;
 }
 
 /** Builds an {@link EventsFrame} the same way: every payload's JSON text copied in untouched. */

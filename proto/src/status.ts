@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { ErrorReply } from './error-reply.js';
 import { PushSpec } from './push.js';
 import { subjects } from './subjects.js';
+import { TopicEventView } from './topics.js';
 
 /** The statuses an event can reach, in the order they can happen. */
 export const EventStatus = z.enum(['sent', 'pending', 'delivered', 'failed']);
@@ -56,6 +57,8 @@ export const StatusEvent = z.object({
    * `payload_json` does.
    */
   push: PushSpec.optional(),
+  /** A topic event's copy (issue 44): the topic event's id, so its status counts its copies. */
+  topic_id: StoredText.min(1).max(64).optional(),
 });
 export type StatusEvent = z.infer<typeof StatusEvent>;
 
@@ -177,6 +180,8 @@ export const EventStatusView = z.object({
     .object({ at: z.string(), subscriptions: z.number().int().nonnegative() })
     .nullable()
     .optional(),
+  /** A topic event (issue 44): its members and its copies by status (each copy has its own id). */
+  topic: TopicEventView.optional(),
 });
 export type EventStatusView = z.infer<typeof EventStatusView>;
 

@@ -30,6 +30,8 @@ export { isUuidV4, UUID_V4 } from './uuid.js';
 export const DispatchStatus = {
   sent: 'sent',
   queued: 'User offline, notification saved',
+  /** A topic event (issue 44): its fan-out is durably accepted; each member's copy follows. */
+  accepted: 'accepted',
   failed: 'Failed to send/save notification',
 } as const;
 export type DispatchStatus = (typeof DispatchStatus)[keyof typeof DispatchStatus];

@@ -31,6 +31,15 @@ export {
 } from './status-batcher.js';
 export { type StatusAnswer, StatusClient, type TrimAnswer } from './status-client.js';
 export {
+  TOPIC_API_UNAVAILABLE,
+  type TopicChangeAnswer,
+  type TopicChunkAnswer,
+  TopicClient,
+  type TopicDeleteAnswer,
+  type TopicListAnswer,
+  type TopicSnapshotAnswer,
+} from './topic-client.js';
+export {
   WEBHOOK_API_UNAVAILABLE,
   type WebhookAttemptsAnswer,
   WebhookClient,

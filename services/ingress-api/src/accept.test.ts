@@ -1,6 +1,6 @@
 import { HeraldError } from '@herald/proto';
 import { describe, expect, it } from 'vitest';
-import { accept } from './accept.js';
+import { type Accepted, accept } from './accept.js';
 import { scanJson } from './raw-json.js';
 
 const bytes = (text: string) => new TextEncoder().encode(text);
@@ -24,7 +24,7 @@ describe('accept', () => {
     const body = bytes(
       `{"recipient":"${recipient.toUpperCase()}","payload":${payload},"api_key":"hk_test_k","client":"web"}`,
     );
-    const accepted = accept({ body }, limits);
+    const accepted = accept({ body }, limits) as Accepted;
     expect(text(accepted.payload)).toBe(payload);
     expect(accepted.payload.buffer).toBe(body.buffer);
     expect(accepted.request).toEqual({ recipient, api_key: 'hk_test_k', client: 'web' });
@@ -104,9 +104,9 @@ describe('accept: the push field (issue 40)', () => {
     const plain = bytes(
       JSON.stringify({ recipient, payload: 1, api_key: 'hk_test_k', client: 'web' }),
     );
-    expect(accept({ body: plain }, limits).push).toBeUndefined();
+    expect((accept({ body: plain }, limits) as Accepted).push).toBeUndefined();
     const push = { title: 't'.repeat(200), body: 'b', url: 'https://x.example/a', icon: '/i.png' };
-    expect(accept({ body: body(push) }, limits).push).toEqual(push);
+    expect((accept({ body: body(push) }, limits) as Accepted).push).toEqual(push);
   });
 
   it('refuses a bad one naming the member at fault', () => {

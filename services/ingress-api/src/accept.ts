@@ -7,7 +7,7 @@ import {
 import { validateIdempotencyKey } from './idempotency.js';
 import { memberValue, payloadOf, scanOrRefuse } from './json-body.js';
 import { parsePushContent } from './push-content.js';
-import { type Scanned, scanJson } from './raw-json.js';
+import { type Scanned, type Span, scanJson } from './raw-json.js';
 
 /** What the accept step reads of a request. */
 export interface AcceptInput {
@@ -15,6 +15,15 @@ export interface AcceptInput {
   body: Uint8Array;
   /** The Idempotency-Key header, if any. */
   idempotencyKey?: string | undefined;
+}
+
+/**
+ * A body naming a `topic` (issue 44): the topic dispatch accepts it (topics/topic-accept.ts)
+ * from the members scanned here.
+ */
+export interface TopicBody {
+  topicMembers: ReadonlyMap<string, Span>;
+  idempotencyKey: string | undefined;
 }
 
 /** A request whose body and headers passed every check that needs no other service. */
@@ -37,7 +46,10 @@ const PRESENT = true;
  * are decoded (for zod), and the payload stays bytes. Throws the HeraldError naming the field at
  * fault, in the same order as ever: UTF-8, JSON, object, fields, payload size, Idempotency-Key.
  */
-export function accept(input: AcceptInput, limits: { payloadLimitBytes: number }): Accepted {
+export function accept(
+  input: AcceptInput,
+  limits: { payloadLimitBytes: number },
+): Accepted | TopicBody {
   const { body } = input;
   const scanned = scanOrRefuse(body, scanJson, SHAPE);
   if (scanned.kind !== 'object') {
@@ -48,6 +60,10 @@ export function accept(input: AcceptInput, limits: { payloadLimitBytes: number }
     );
   }
   const { members } = scanned;
+  // One lookup per direct event: a topic event's body is the topic dispatch's to read.
+  if (members.has('topic')) {
+    return { topicMembers: members, idempotencyKey: validateIdempotencyKey(input.idempotencyKey) };
+  }
   const payloadSpan = members.get('payload');
   // The three fields picked out by name: a rest spread to drop `payload` was measurable per event.
   const { recipient, api_key, client } = parseNotifyRequest({

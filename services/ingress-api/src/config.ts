@@ -176,6 +176,35 @@ export const Env = CommonEnv.extend({
    */
   PUSH_SUBSCRIPTION_MAX_BYTES: envInt(8192, 1024, 65_536),
   /**
+   * Topics (issue 44): how long a topic route, a topic event's snapshot and a fan-out worker's
+   * chunk read wait for the status service, which keeps the membership, ms. Past it: 503.
+   * Default 5000.
+   */
+  TOPIC_TIMEOUT_MS: envInt(5000, 100, 60_000),
+  /**
+   * Most bytes of a `PUT`/`DELETE …/members` body: 10,000 recipients of 36 characters, quoted,
+   * and the key. Default 524288.
+   */
+  TOPIC_MEMBERS_MAX_BYTES: envInt(524_288, 4096, 4_194_304),
+  /** Members per fan-out work item (one JetStream message, acked once all its copies are). Default 500. */
+  FANOUT_CHUNK_SIZE: envInt(500, 1, 10_000),
+  /**
+   * Chunks this instance's fan-out works on at once. With FANOUT_COPY_CONCURRENCY, the bound on
+   * what a fan-out takes from direct dispatch: at most the product of copies in flight per
+   * instance. Default 2.
+   */
+  FANOUT_WORKERS: envInt(2, 0, 64),
+  /** Copies of one chunk in flight at once (each a direct dispatch's deliver step). Default 16. */
+  FANOUT_COPY_CONCURRENCY: envInt(16, 1, 1024),
+  /**
+   * How long a chunk may go unacked before JetStream gives it to another worker (a killed
+   * instance's chunk is redelivered after this), ms; a live worker extends it while it works.
+   * Default 30000.
+   */
+  FANOUT_ACK_WAIT_MS: envInt(30_000, 1000, 600_000),
+  /** The fan-out stream's storage ceiling, bytes (HERALD_FANOUT). Default 1 GiB. */
+  FANOUT_STREAM_MAX_BYTES: envInt(1024 ** 3, 1024 * 1024, 1024 ** 4),
+  /**
    * How `/push/*` judges the recipient token of a key that requires one, as the socket edge does
    * (its own TOKEN_MAX_LIFETIME_MS and TOKEN_CLOCK_SKEW_MS; keep them equal): the longest a token
    * may live, ms (default 24 h; 1 minute..7 days), and the clock difference tolerated on its

@@ -84,7 +84,7 @@ export function createDeliver(deps: DeliverDeps) {
     pushed?: PushedLive,
   ): Promise<Outcome> {
     const ts = pushed?.ts ?? deps.now();
-    const eventHeaders = headersOf(id, ts);
+    const eventHeaders = headersOf(id, ts, target.topic?.name);
     const { account, recipient, payload } = target;
     // Inbox mode (a key with inbox_days): kept first, before it is pushed, queued or answered. A
     // refusal (inbox_full) answers alone; a store that does not answer throws 503 unavailable.
@@ -181,7 +181,9 @@ export function createDeliver(deps: DeliverDeps) {
 
 export type Deliver = ReturnType<typeof createDeliver>;
 
-function headersOf(id: string, ts: number): MsgHdrs {
+function headersOf(id: string, ts: number, topic: string | undefined): MsgHdrs {
   // Encoded once for the live push; the JetStream publish extends the same text (event-headers.ts).
-  return new EventMsgHdrs().add(EventHeaders.id, id).add(EventHeaders.ts, String(ts));
+  const headers = new EventMsgHdrs().add(EventHeaders.id, id).add(EventHeaders.ts, String(ts));
+  // A topic event's copy (issue 44): the edge puts the topic on the event's frame.
+  return topic === undefined ? headers : headers.add(EventHeaders.topic, topic);
 }

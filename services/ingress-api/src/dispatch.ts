@@ -1,3 +1,4 @@
+import { HeraldError } from '@herald/proto';
 import { accept } from './accept.js';
 import type { IngressConfig } from './config.js';
 import { fingerprintOf } from './idempotency.js';
@@ -5,6 +6,8 @@ import { createIdempotentDelivery } from './idempotent-delivery.js';
 import type { Outcome } from './outcome.js';
 import type { DispatchInput, Pipeline } from './pipeline.js';
 import type { Target } from './target.js';
+import { acceptTopic } from './topics/topic-accept.js';
+import type { TopicDispatch } from './topics/topic-dispatch.js';
 
 /**
  * The single dispatch behind `POST /notify` and `rt.dispatch.<account>`. Resolves with its outcome
@@ -39,6 +42,12 @@ export function createDispatchVerified(pipeline: Pipeline): DispatchVerified {
   };
 }
 
+function noTopics(): HeraldError {
+  return new HeraldError('invalid_field', 'topic is not accepted here: send recipient', {
+    field: 'topic',
+  });
+}
+
 /** Never called: without an Idempotency-Key there is nothing to fingerprint. */
 const noKey = () => '';
 
@@ -51,6 +60,8 @@ export function createDispatch(
   pipeline: Pipeline,
   config: Pick<IngressConfig, 'PAYLOAD_LIMIT_BYTES'>,
   dispatchVerified: DispatchVerified = createDispatchVerified(pipeline),
+  /** `POST /notify` with `topic` (issue 44); without it, such a body is refused. */
+  dispatchTopic?: TopicDispatch,
 ): Dispatch {
   const { authorise } = pipeline;
   const limits = { payloadLimitBytes: config.PAYLOAD_LIMIT_BYTES };
@@ -59,7 +70,13 @@ export function createDispatch(
     // First of all: a source sending bad keys is refused before it costs a parse or a lookup.
     pipeline.checkSource(source);
     try {
-      const { request, payload, push, idempotencyKey } = accept(input, limits);
+      const accepted = accept(input, limits);
+      if ('topicMembers' in accepted) {
+        if (!dispatchTopic) throw noTopics();
+        const topic = acceptTopic(input.body, accepted.topicMembers, limits);
+        return await dispatchTopic(topic, accepted.idempotencyKey, input);
+      }
+      const { request, payload, push, idempotencyKey } = accepted;
       pipeline.refuseWhileDown();
       const key = await authorise(request, input);
       const target = { key, account: key.account_id, recipient: request.recipient, payload, push };

@@ -17,6 +17,7 @@ import { notifyRoute, setAnswerHeaders } from './notify-route.js';
 import { type Outcome, toHttp } from './outcome.js';
 import { mountPushRoutes, type PushRouteOptions, pushCorsMethods } from './push-routes.js';
 import { mountPusherRoutes, type PusherRouteDeps, pusherListener } from './pusher/pusher-route.js';
+import { mountTopicRoutes, type TopicRouteOptions } from './topics/topic-routes.js';
 
 export interface HttpAppOptions {
   /** Most bytes a body may have: PAYLOAD_LIMIT_BYTES + BODY_OVERHEAD_BYTES. */
@@ -38,6 +39,8 @@ export interface HttpAppOptions {
   push?: PushRouteOptions;
   /** Pusher's signed HTTP API, `POST /apps/{app_id}/…` (pusher/pusher-route.ts); absent, 404s. */
   pusher?: PusherRouteDeps;
+  /** `/topics/{topic}/members` and `/topics/{topic}` (topics/topic-routes.ts); absent, 404s. */
+  topics?: TopicRouteOptions;
 }
 
 /** Paths whose answers are dispatches: counted by the error boundary, open to CORS. */
@@ -81,6 +84,7 @@ export function createHttpApp(dispatch: Dispatch, opts: HttpAppOptions): HttpApp
   }
   if (opts.push) mountPushRoutes(router, opts.push);
   if (opts.pusher) mountPusherRoutes(router, opts.pusher);
+  if (opts.topics) mountTopicRoutes(router, opts.topics);
   // The push routes are the browser's too: a page registers its subscription from its own domain.
   const push = opts.push ? pushCorsMethods : () => undefined;
 

@@ -10,6 +10,10 @@ export interface IngressMetrics {
   queuePublishes: Counter<'result'>;
   /** Pusher HTTP API requests (issue 41) by route and outcome (`ok`, `refused`, `failed`). */
   pusherRequests: Counter<'route' | 'outcome'>;
+  /** Topic fan-out chunks this instance finished (issue 44): `acked`, `retried`, `dropped`. */
+  fanoutChunks: Counter<'result'>;
+  /** Copies in the chunks this instance acked. */
+  fanoutCopies: Counter;
 }
 
 export function createIngressMetrics(registry: Registry): IngressMetrics {
@@ -39,6 +43,17 @@ export function createIngressMetrics(registry: Registry): IngressMetrics {
       name: 'herald_queue_publish_total',
       help: 'JetStream publishes to the offline queue by result',
       labelNames: ['result'],
+      registers: [registry],
+    }),
+    fanoutChunks: new Counter({
+      name: 'herald_fanout_chunks_total',
+      help: 'Topic fan-out chunks this instance finished, by result (acked, retried, dropped)',
+      labelNames: ['result'],
+      registers: [registry],
+    }),
+    fanoutCopies: new Counter({
+      name: 'herald_fanout_copies_total',
+      help: "Members' copies in the topic fan-out chunks this instance acked",
       registers: [registry],
     }),
     pusherRequests: new Counter({

@@ -22,7 +22,7 @@ import {
  */
 export type Outcome =
   | { kind: 'sent'; id: string }
-  | { kind: 'queued'; id: string }
+  | { kind: 'queued'; id: string; members?: number | undefined }
   | NotDelivered<'refused'>
   | NotDelivered<'failed'>;
 
@@ -41,6 +41,14 @@ export function sent(id: string): Outcome {
 
 export function queued(id: string): Outcome {
   return { kind: 'queued', id };
+}
+
+/**
+ * A topic event (issue 44) durably accepted: its fan-out's chunks are stored; `members` copies
+ * follow. Counted as `queued` (202), answered `accepted` with the members.
+ */
+export function fanout(id: string, members: number): Outcome {
+  return { kind: 'queued', id, members };
 }
 
 /** A refusal or a failure, told apart by the error's status: 4xx and 507 refuse, the rest fail. */
@@ -82,6 +90,10 @@ export function toHttp(outcome: Outcome): HttpAnswer {
     return { status: 200, body: { status: DispatchStatus.sent, id: outcome.id } };
   }
   if (outcome.kind === 'queued') {
+    if (outcome.members !== undefined) {
+      const body = { status: DispatchStatus.accepted, id: outcome.id, members: outcome.members };
+      return { status: 202, body };
+    }
     return { status: 202, body: { status: DispatchStatus.queued, id: outcome.id } };
   }
   const { error } = outcome;
@@ -105,5 +117,6 @@ export function toHttp(outcome: Outcome): HttpAnswer {
  */
 export function outcomeOfHttp(status: number, body: DispatchBody): Outcome {
   if ('error' in body) return notDelivered(HeraldError.fromBody(body.error as ErrorBody['error']));
-  return status === 200 ? sent(body.id) : queued(body.id);
+  if (status === 200) return sent(body.id);
+  return body.members === undefined ? queued(body.id) : fanout(body.id, body.members);
 }

@@ -10,6 +10,7 @@ import {
   watchNatsLink,
 } from '@herald/kit';
 import { QueuedRecipients, QueueLayout, RecipientDepth } from '@herald/queue';
+import { TopicClient } from '@herald/status-client';
 import type Koa from 'koa';
 import type { JetStreamManager } from 'nats';
 import type { Registry } from 'prom-client';
@@ -33,6 +34,9 @@ import {
   whileJetStreamSilent,
 } from './startup.js';
 import { statusRoute } from './status-route.js';
+import { ensureFanoutStream } from './topics/fanout-stream.js';
+import { type FanoutWorkers, startFanoutWorkers } from './topics/fanout-worker.js';
+import { createTopicDispatch } from './topics/topic-dispatch.js';
 
 /** nats-server's default max_payload, for a connection whose INFO is not known yet. */
 const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
@@ -123,7 +127,9 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
   // The front doors, on the one pipeline: the single dispatch and the Pusher HTTP API share the
   // steps after authorisation.
   const dispatchVerified = createDispatchVerified(pipeline);
-  const dispatch = createDispatch(pipeline, config, dispatchVerified);
+  const topics = new TopicClient(nc, config.TOPIC_TIMEOUT_MS);
+  const dispatchTopic = createTopicDispatch({ pipeline, topics, js, config });
+  const dispatch = createDispatch(pipeline, config, dispatchVerified, dispatchTopic);
   const dispatchBatch = createBatchDispatch(
     pipeline,
     config,
@@ -188,6 +194,16 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
       countFailure: pipeline.countFailure,
       now: deps.now ?? Date.now,
     },
+    topics: {
+      topics,
+      link,
+      authorise: pipeline.authorise,
+      verifier,
+      bodyLimitBytes: config.TOPIC_MEMBERS_MAX_BYTES,
+      trustedProxyHops: config.TRUSTED_PROXY_HOPS,
+      checkSource: pipeline.checkSource,
+      countFailure: pipeline.countFailure,
+    },
     pusher: {
       apps: pusherApps,
       pipeline,
@@ -203,6 +219,7 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
   });
   let natsDispatch: NatsDispatchServer | undefined;
   let natsBatch: NatsDispatchServer | undefined;
+  let fanoutWorkers: FanoutWorkers | undefined;
 
   return {
     app,
@@ -213,7 +230,10 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
       checkNatsServer(nc, config);
       const manager = await jsm();
       await whileJetStreamSilent(
-        () => ensureJetStreamResources(nc, js, manager, layout, config, logger),
+        async () => {
+          await ensureJetStreamResources(nc, js, manager, layout, config, logger);
+          await ensureFanoutStream(manager, config);
+        },
         config.JETSTREAM_START_WAIT_MS,
         logger,
       );
@@ -228,6 +248,17 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
         logger,
         answer,
       });
+      fanoutWorkers = await startFanoutWorkers({
+        js,
+        deliver: pipeline.deliver,
+        topics,
+        config,
+        logger,
+        onChunk: (result, copies) => {
+          metrics.fanoutChunks.inc({ result });
+          if (result === 'acked') metrics.fanoutCopies.inc(copies);
+        },
+      });
     },
     attach(server) {
       // A refused source's new connections are dropped before TLS and HTTP cost anything (its
@@ -241,7 +272,12 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
       }
     },
     async close(drained) {
-      await Promise.all([drained, natsDispatch?.close(), natsBatch?.close()]);
+      await Promise.all([
+        drained,
+        natsDispatch?.close(),
+        natsBatch?.close(),
+        fanoutWorkers?.stop(),
+      ]);
       verifier.close();
       subscriberVerifier.close();
       pusherApps.close();

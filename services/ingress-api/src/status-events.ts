@@ -18,6 +18,8 @@ interface Dispatched {
   payload: Uint8Array;
   /** The event's `push` field: read only for a key with `push`. */
   push?: PushContent | undefined;
+  /** A topic event's copy: its record names the topic event (`topic_id`). */
+  topic?: { id: string } | undefined;
 }
 
 type Deliver<T extends Dispatched, P> = (
@@ -84,7 +86,7 @@ export function statusJson(
   at: number,
 ): string {
   const reason = reasonOf(outcome);
-  return `{"v":1,"id":${str(id)},"account_id":${str(target.key.account_id)},"key_id":${str(target.key.id)},"recipient":${str(target.recipient)},"at":${at},"status":"${statusOfKind(outcome)}"${reason === undefined ? '' : `,"reason":${str(reason)}`}}`;
+  return `{"v":1,"id":${str(id)},"account_id":${str(target.key.account_id)},"key_id":${str(target.key.id)},"recipient":${str(target.recipient)},"at":${at},"status":"${statusOfKind(outcome)}"${reason === undefined ? '' : `,"reason":${str(reason)}`}${target.topic === undefined ? '' : `,"topic_id":${str(target.topic.id)}`}}`;
 }
 
 /**

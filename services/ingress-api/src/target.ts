@@ -8,4 +8,6 @@ export interface Target {
   payload: Uint8Array;
   /** The event's `push` field (issue 40); only a key with push settings reads it. */
   push?: PushContent | undefined;
+  /** A topic event's copy (issue 44): its topic (the event's `Herald-Topic`) and topic event's id. */
+  topic?: { name: string; id: string } | undefined;
 }

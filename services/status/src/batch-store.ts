@@ -73,6 +73,7 @@ export async function writeBatch(
         .execute();
     }
     await keepPayloads(trx, records, withPayload);
+    await keepTopics(trx, records);
     if (merged.rollup.length > 0) {
       await trx
         .insertInto('status_rollup')
@@ -102,6 +103,24 @@ export async function writeBatch(
     );
     return { rows: merged.rows.length, deferred: merged.deferred, webhooks, pushDue };
   });
+}
+
+/**
+ * A topic event's copy names its topic event (issue 44): kept on the copy's row, so the topic
+ * event's status counts its copies. Only a copy's records carry it; a batch without one runs
+ * nothing more.
+ */
+async function keepTopics(trx: Kysely<StatusDb>, records: readonly StatusEvent[]): Promise<void> {
+  const carried = new Map<string, { account: string; topic: string }>();
+  for (const r of records) {
+    if (r.topic_id !== undefined) carried.set(r.id, { account: r.account_id, topic: r.topic_id });
+  }
+  if (carried.size === 0) return;
+  const values = [...carried.values()];
+  await sql`update status_events s set topic_id = c.topic
+    from unnest(${[...carried.keys()]}::text[], ${values.map((c) => c.account)}::text[],
+      ${values.map((c) => c.topic)}::text[]) as c(id, account, topic)
+    where s.id = c.id and s.account_id = c.account and s.topic_id is null`.execute(trx);
 }
 
 /**

@@ -138,6 +138,16 @@ function pushEnv() {
      */
     PUSH_SUBSCRIPTIONS_PER_RECIPIENT_MAX: envInt(20, 1, 1000),
     /**
+     * Topics an account may have (issue 44): adding members to one more is refused 507
+     * `topics_full`, naming this setting. Default 10,000.
+     */
+    TOPICS_PER_ACCOUNT_MAX: envInt(10_000, 1, 10_000_000),
+    /**
+     * Members one topic may have: an add that would pass it is refused whole, 507 `topics_full`,
+     * naming this setting. Default 100,000.
+     */
+    TOPIC_MEMBERS_MAX: envInt(100_000, 1, 10_000_000),
+    /**
      * VAPID's `sub` when `push configure` names none: a mailto: or https: URI. The default is a
      * well-formed address that reaches nobody, so `push configure --vapid generate` works as the
      * issue writes it; push services use it only to contact the sender (docs/operations.md).

@@ -27,6 +27,8 @@ export interface StatusEventsTable {
   pushed_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   /** How many subscriptions got it. */
   pushed_count: ColumnType<number | null, number | null | undefined, number | null>;
+  /** A topic event's copy (0007): the topic event's id. */
+  topic_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** Transitions per account, key, status and minute: what the charts and counts read. */
@@ -178,12 +180,47 @@ export interface StatusDb {
   push_due: PushDueTable;
   push_sent: PushSentTable;
   push_proofs: PushProofsTable;
+  topics: TopicsTable;
+  topic_members: TopicMembersTable;
+  topic_fanouts: TopicFanoutsTable;
+  topic_fanout_chunks: TopicFanoutChunksTable;
+}
+
+/** An account's topic (migration 0007); `members` is kept by every change of its membership. */
+export interface TopicsTable {
+  account_id: string;
+  topic: string;
+  members: number;
+  created_at: ColumnType<Date, Date | undefined, Date>;
+}
+
+export interface TopicMembersTable {
+  account_id: string;
+  topic: string;
+  recipient: string;
+  added_at: ColumnType<Date, Date | undefined, Date>;
+}
+
+/** A topic event's snapshot: its members at acceptance, in `chunks` rows of chunk size. */
+export interface TopicFanoutsTable {
+  id: string;
+  account_id: string;
+  topic: string;
+  members: number;
+  chunks: number;
+  created_at: ColumnType<Date, Date | undefined, Date>;
+}
+
+export interface TopicFanoutChunksTable {
+  fanout_id: string;
+  chunk: number;
+  recipients: string[];
 }
 
 /** An event's row as the writer and the queries read it: without the (large, rare) payload. */
 export type StatusEventRow = Omit<
   Selectable<StatusEventsTable>,
-  'payload_json' | 'pushed_at' | 'pushed_count'
+  'payload_json' | 'pushed_at' | 'pushed_count' | 'topic_id'
 >;
 /** The columns of {@link StatusEventRow}, what every read of a row selects. */
 export const STATUS_EVENT_COLUMNS = [

@@ -7,6 +7,7 @@ import {
 import { type Kysely, sql } from 'kysely';
 import { STATUS_EVENT_COLUMNS, type StatusDb, type StatusEventRow } from './db-schema.js';
 import { currentStatus } from './merge.js';
+import { topicStatus, topicViews } from './topics/fanouts.js';
 
 /** Every query filters on the account first: no answer ever crosses accounts. */
 
@@ -53,9 +54,14 @@ export async function statusOfIds(
     .where('id', 'in', [...new Set(ids)])
     .execute();
   const byId = new Map(rows.map((r) => [r.id, r]));
+  const missing = ids.filter((id) => !byId.has(id));
+  // A topic event has no row of its own: its copies have, and its status counts them.
+  const topics = await topicViews(db, account, missing);
   return ids.map((id) => {
     const row = byId.get(id);
-    return row ? viewOf(row) : { id, status: 'unknown' };
+    if (row) return viewOf(row);
+    const topic = topics.get(id);
+    return topic ? { id, status: topicStatus(topic), topic } : { id, status: 'unknown' };
   });
 }
 

@@ -21,6 +21,7 @@ import { createStatusMetrics } from './metrics.js';
 import { dueCount } from './push/claim.js';
 import { createPush } from './push/wing.js';
 import { serveStatusRequests } from './responder.js';
+import { serveTopicApi } from './topics/responder.js';
 import { queueDepth } from './webhooks/claim.js';
 import { createWebhooks } from './webhooks/wing.js';
 import { ensureWriterConsumer, StatusWriter } from './writer.js';
@@ -123,7 +124,19 @@ export function createStatusService(config: StatusConfig, deps: StatusServiceDep
         webhookQueueMax: config.WEBHOOK_ENDPOINT_QUEUE_MAX,
         webhooksWritten: webhooks.written,
       });
-      subs.push(webhooks.start(), push.start());
+      subs.push(
+        webhooks.start(),
+        push.start(),
+        serveTopicApi({
+          nc,
+          db,
+          logger,
+          caps: {
+            topicsPerAccount: config.TOPICS_PER_ACCOUNT_MAX,
+            membersPerTopic: config.TOPIC_MEMBERS_MAX,
+          },
+        }),
+      );
       // The server knows the subscriptions once start resolves: a store sent next finds them.
       await nc.flush();
     },

@@ -25,5 +25,9 @@ export async function trimBefore(db: Kysely<StatusDb>, cutoff: Date): Promise<Tr
   // Push: what each subscription got, and proofs whose pending record never came.
   await db.deleteFrom('push_sent').where('at', '<', cutoff).execute();
   await db.deleteFrom('push_proofs').where('at', '<', cutoff).execute();
+  // Topics: a fan-out's snapshot lives as long as its copies' status rows.
+  await sql`delete from topic_fanout_chunks c using topic_fanouts f
+    where c.fanout_id = f.id and f.created_at < ${cutoff}`.execute(db);
+  await db.deleteFrom('topic_fanouts').where('created_at', '<', cutoff).execute();
   return { events_deleted: events, rollups_deleted: Number(r.numDeletedRows) };
 }

@@ -8,6 +8,8 @@ export interface EdgeEvent {
   /** Epoch ms at which ingress accepted the event. */
   ts: number;
   data: Uint8Array;
+  /** A topic event's copy (issue 44): its topic, which the herald.v1 frame carries. */
+  topic?: string | undefined;
 }
 
 /**
@@ -24,14 +26,17 @@ export function edgeEventOf(
   // here): a non-empty id and a non-negative integer ts, exactly what EventMeta accepts.
   const headerId = headers?.get(EventHeaders.id);
   const headerTs = Number(headers?.get(EventHeaders.ts) || Number.NaN);
+  const topic = headers?.get(EventHeaders.topic) || undefined;
   if (headerId && Number.isInteger(headerTs) && headerTs >= 0)
-    return { id: headerId, ts: headerTs, data };
+    return topic === undefined
+      ? { id: headerId, ts: headerTs, data }
+      : { id: headerId, ts: headerTs, data, topic };
   const meta = EventMeta.safeParse({
     id: headers?.get(EventHeaders.id) || undefined,
     ts: headers?.get(EventHeaders.ts) || undefined,
   });
   const { id, ts } = meta.success ? meta.data : fallback();
-  return { id, ts, data };
+  return topic === undefined ? { id, ts, data } : { id, ts, data, topic };
 }
 
 /** nats.js 2.x's message internals, not in its types: the raw bytes and where the headers end. */
@@ -42,6 +47,7 @@ interface RawMsg {
 const STATUS_LINE = 'NATS/1.0\r\n';
 const ID_LINE = `\r\n${EventHeaders.id}:`;
 const TS_LINE = `\r\n${EventHeaders.ts}:`;
+const TOPIC_LINE = `\r\n${EventHeaders.topic}:`;
 
 /**
  * Reads a queued event from a JetStream message. The common case (the headers ingress wrote, no
@@ -54,7 +60,10 @@ export function queuedEventOf(msg: JsMsg, fallback: () => { id: string; ts: numb
   if (block !== undefined) {
     const id = headerValue(block, ID_LINE);
     const ts = Number(headerValue(block, TS_LINE) || Number.NaN);
-    if (id && Number.isInteger(ts) && ts >= 0) return { id, ts, data: msg.data };
+    if (id && Number.isInteger(ts) && ts >= 0) {
+      const topic = headerValue(block, TOPIC_LINE);
+      return topic ? { id, ts, data: msg.data, topic } : { id, ts, data: msg.data };
+    }
   }
   return edgeEventOf(msg.headers, msg.data, fallback);
 }

@@ -27,6 +27,23 @@ describe('EventFrames', () => {
     expect(frames.frameFor('herald.v1').data).toBe(v1.data);
   });
 
+  it("puts a topic event's copy's topic on its herald.v1 envelope, both paths alike (issue 44)", () => {
+    const payload = '{"a":1}';
+    const v1 = new EventFrames({ id: 'e1', ts: 42, data: bytes(payload), topic: 'p:1' }).frameFor(
+      'herald.v1',
+    );
+    expect(v1.data.toString()).toBe(encodeEventFrame('e1', 42, payload, 'p:1'));
+    expect(JSON.parse(v1.data.toString())).toEqual({
+      type: 'event',
+      id: 'e1',
+      ts: 42,
+      topic: 'p:1',
+      payload: { a: 1 },
+    });
+    const plain = new EventFrames({ id: 'e1', ts: 42, data: bytes(payload), topic: 'p:1' });
+    expect(plain.frameFor('plain').data.toString()).toBe(payload);
+  });
+
   it('gives the same bytes as the text envelope for any payload, valid UTF-8 or not', () => {
     const cases = [
       bytes('{"k":"\u2028 é 😀"}'),

@@ -68,9 +68,10 @@ function v1Frame(event: EdgeEvent): Buffer {
   if (data.byteLength === 0 || bom || !isUtf8(data)) {
     // An empty body is not JSON; `null` keeps the envelope valid (ingress never sends one).
     const payload = data.byteLength === 0 ? 'null' : decoder.decode(data);
-    return Buffer.from(encodeEventFrame(event.id, event.ts, payload));
+    return Buffer.from(encodeEventFrame(event.id, event.ts, payload, event.topic));
   }
-  const head = `{"type":"event","id":${JSON.stringify(event.id)},"ts":${event.ts},"payload":`;
+  const topic = event.topic === undefined ? '' : `,"topic":${JSON.stringify(event.topic)}`;
+  const head = `{"type":"event","id":${JSON.stringify(event.id)},"ts":${event.ts}${topic},"payload":`;
   const headBytes = Buffer.byteLength(head);
   const frame = Buffer.allocUnsafe(headBytes + data.byteLength + 1);
   frame.write(head, 0, headBytes, 'utf8');

@@ -1,0 +1,163 @@
+import type { Logger } from '@herald/kit';
+import { FANOUT_CONSUMER, FANOUT_STREAM, FanoutItem, HeraldError } from '@herald/proto';
+import type { TopicClient } from '@herald/status-client';
+import type { Consumer, JetStreamClient, JsMsg } from 'nats';
+import type { IngressConfig } from '../config.js';
+import type { Deliver } from '../deliver.js';
+import type { Outcome } from '../outcome.js';
+import { copyIdOf } from './copy-id.js';
+
+export interface FanoutWorkerDeps {
+  js: JetStreamClient;
+  /** The direct dispatch's deliver step (live, else queued; a status record per outcome). */
+  deliver: Deliver;
+  topics: Pick<TopicClient, 'chunk'>;
+  config: Pick<IngressConfig, 'FANOUT_WORKERS' | 'FANOUT_COPY_CONCURRENCY' | 'FANOUT_ACK_WAIT_MS'>;
+  logger: Logger;
+  /** Counts each chunk's end and each copy's outcome. */
+  onChunk?: (result: 'acked' | 'retried' | 'dropped', copies: number) => void;
+}
+
+export interface FanoutWorkers {
+  /** Stops pulling; resolves once the chunks in hand are done (acked or left to redeliver). */
+  stop(): Promise<void>;
+}
+
+/** How long one pull waits for a chunk before asking again (and seeing a stop), ms. */
+const PULL_EXPIRES_MS = 2000;
+/** Delay before a chunk with a failed copy is offered again, ms. */
+const RETRY_DELAY_MS = 1000;
+
+/**
+ * The fan-out's workers on this instance (issue 44): FANOUT_WORKERS loops, each pulling one chunk
+ * at a time from HERALD_FANOUT's one durable consumer, reading its recipients from the snapshot
+ * and delivering each member's copy through the direct dispatch's deliver step,
+ * FANOUT_COPY_CONCURRENCY at once, under the id derived from the topic event's and the recipient.
+ * A chunk is acked only once every copy is sent, queued or refused for good (a plan's cap: its
+ * status says `failed`); a copy that failed for now (JetStream, status unreachable) leaves the
+ * chunk to come back, and the derived ids make the copies it already placed duplicates that
+ * JetStream's window drops. While it works the chunk's ack deadline is pushed on, so only a
+ * worker that is gone (killed, cut off) lets it go to another after FANOUT_ACK_WAIT_MS.
+ * The two knobs bound what a fan-out takes from direct dispatch on this instance: at most
+ * FANOUT_WORKERS × FANOUT_COPY_CONCURRENCY copies in flight.
+ */
+export async function startFanoutWorkers(deps: FanoutWorkerDeps): Promise<FanoutWorkers> {
+  let stopping = false;
+  if (deps.config.FANOUT_WORKERS === 0) return { stop: async () => undefined };
+  const consumer = await deps.js.consumers.get(FANOUT_STREAM, FANOUT_CONSUMER);
+  const loops: Promise<void>[] = [];
+  for (let i = 0; i < deps.config.FANOUT_WORKERS; i++) {
+    loops.push(
+      (async () => {
+        while (!stopping) {
+          const msg = await pull(consumer, deps.logger);
+          if (msg) await work(deps, msg);
+          else if (!stopping) await pause(100);
+        }
+      })(),
+    );
+  }
+  return {
+    async stop() {
+      stopping = true;
+      await Promise.all(loops);
+    },
+  };
+}
+
+async function pull(consumer: Consumer, logger: Logger): Promise<JsMsg | null> {
+  try {
+    return await consumer.next({ expires: PULL_EXPIRES_MS });
+  } catch (err) {
+    logger.warn({ err: String(err) }, 'fan-out: could not pull a chunk');
+    await pause(RETRY_DELAY_MS);
+    return null;
+  }
+}
+
+async function work(deps: FanoutWorkerDeps, msg: JsMsg): Promise<void> {
+  const parsed = FanoutItem.safeParse(safeJson(msg.data));
+  if (!parsed.success) {
+    // Not one ingress wrote: nothing can deliver it, and it must not block the queue.
+    deps.logger.error({ seq: msg.seq }, 'fan-out: dropping a chunk that is not a FanoutItem');
+    msg.term();
+    deps.onChunk?.('dropped', 0);
+    return;
+  }
+  const item = parsed.data;
+  // Word to JetStream while this worker lives: the chunk stays this worker's.
+  const beat = setInterval(() => msg.working(), Math.max(500, deps.config.FANOUT_ACK_WAIT_MS / 3));
+  try {
+    const account = item.key.account_id;
+    const { recipients } = await deps.topics.chunk(account, item.id, item.chunk);
+    const payload = Buffer.from(item.payload_json, 'utf8');
+    const topic = { name: item.topic, id: item.id };
+    let failed = 0;
+    await eachLimited(recipients, deps.config.FANOUT_COPY_CONCURRENCY, async (recipient) => {
+      const id = copyIdOf(item.id, recipient);
+      const outcome: Outcome = await deps.deliver(
+        { key: item.key, account, recipient, payload, push: item.push, topic },
+        id,
+        id,
+        { ts: item.ts },
+      );
+      if (outcome.kind === 'failed') failed++;
+    });
+    if (failed > 0) {
+      deps.logger.warn(
+        { id: item.id, chunk: item.chunk, failed },
+        'fan-out: copies failed for now; the chunk comes back',
+      );
+      msg.nak(RETRY_DELAY_MS);
+      deps.onChunk?.('retried', recipients.length);
+      return;
+    }
+    await msg.ackAck();
+    deps.onChunk?.('acked', recipients.length);
+  } catch (err) {
+    if (err instanceof HeraldError && err.code === 'not_found') {
+      // Its snapshot is gone (trimmed with the status window): no worker can ever deliver it.
+      deps.logger.error(
+        { id: item.id, chunk: item.chunk },
+        'fan-out: dropping a chunk whose snapshot is gone',
+      );
+      msg.term();
+      deps.onChunk?.('dropped', 0);
+      return;
+    }
+    deps.logger.warn(
+      { err: String(err), id: item.id, chunk: item.chunk },
+      'fan-out: chunk not done; it comes back',
+    );
+    msg.nak(RETRY_DELAY_MS);
+    deps.onChunk?.('retried', 0);
+  } finally {
+    clearInterval(beat);
+  }
+}
+
+/** Runs `task` over `items`, at most `limit` at once. */
+async function eachLimited<T>(
+  items: readonly T[],
+  limit: number,
+  task: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const item = items[next++] as T;
+      await task(item);
+    }
+  });
+  await Promise.all(lanes);
+}
+
+function safeJson(data: Uint8Array): unknown {
+  try {
+    return JSON.parse(Buffer.from(data).toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
