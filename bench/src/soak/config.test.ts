@@ -11,6 +11,7 @@ describe('loadSoakConfig', () => {
       churnPerS: 3,
       warmupMs: 120_000,
       maxSlopeMbPerH: 50,
+      maxHeapSlopeMbPerH: 10,
       slopeMinWindowMs: 1_200_000,
       drainTimeoutMs: 240_000,
       resultsDir: 'bench/results',
@@ -31,6 +32,7 @@ describe('loadSoakConfig', () => {
     ['SOAK_CHURN_PER_S', 0, 50],
     ['SOAK_WARMUP_S', 0, 3600],
     ['SOAK_MAX_SLOPE_MB_PER_H', 1, 10_000],
+    ['SOAK_MAX_HEAP_SLOPE_MB_PER_H', 1, 10_000],
     ['SOAK_SLOPE_MIN_WINDOW_MIN', 1, 240],
     ['SOAK_DRAIN_TIMEOUT_S', 10, 3600],
   ])(

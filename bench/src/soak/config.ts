@@ -37,8 +37,17 @@ export const SoakEnv = z.object({
    * A run shorter than five warm-ups uses a fifth of the run instead. Default 120.
    */
   SOAK_WARMUP_S: int(0, 3600, 120),
-  /** A process whose RSS grows faster than this after warm-up fails the run, MB per hour. Default 50. */
+  /**
+   * A process whose RSS grows faster than this after warm-up fails the run, MB per hour: judged
+   * for nats-server and Postgres; for a Node service only when its heap after GC grows too (a
+   * Node service's RSS alone is flagged, not failed: docs/operations.md "Soak"). Default 50.
+   */
   SOAK_MAX_SLOPE_MB_PER_H: int(1, 10_000, 50),
+  /**
+   * A Node service whose used heap after a full GC (its live data) grows faster than this after
+   * warm-up fails the run, MB per hour. Default 10.
+   */
+  SOAK_MAX_HEAP_SLOPE_MB_PER_H: int(1, 10_000, 10),
   /**
    * The slope is judged only over at least this many minutes of post-warm-up samples (a short
    * run's fit is GC noise: it is reported, not judged). Default 20.
@@ -59,6 +68,7 @@ export interface SoakConfig {
   /** The warm-up in effect: SOAK_WARMUP_S, or a fifth of a short run. */
   warmupMs: number;
   maxSlopeMbPerH: number;
+  maxHeapSlopeMbPerH: number;
   slopeMinWindowMs: number;
   drainTimeoutMs: number;
   resultsDir: string;
@@ -78,6 +88,7 @@ export function loadSoakConfig(env: Record<string, string | undefined> = process
     churnPerS: e.SOAK_CHURN_PER_S,
     warmupMs: Math.min(e.SOAK_WARMUP_S * 1000, Math.round(runMs / 5)),
     maxSlopeMbPerH: e.SOAK_MAX_SLOPE_MB_PER_H,
+    maxHeapSlopeMbPerH: e.SOAK_MAX_HEAP_SLOPE_MB_PER_H,
     slopeMinWindowMs: e.SOAK_SLOPE_MIN_WINDOW_MIN * 60_000,
     drainTimeoutMs: e.SOAK_DRAIN_TIMEOUT_S * 1000,
     resultsDir: e.SOAK_RESULTS_DIR,

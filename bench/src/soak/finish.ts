@@ -140,10 +140,12 @@ export async function finish(i: FinishInput): Promise<SoakResult> {
     drainMs,
     warmupMs: i.cfg.warmupMs,
     maxSlopeMbPerH: i.cfg.maxSlopeMbPerH,
+    maxHeapSlopeMbPerH: i.cfg.maxHeapSlopeMbPerH,
     slopeMinWindowMs: i.cfg.slopeMinWindowMs,
     rows: processRows(samples, {
       warmupMs: i.cfg.warmupMs,
       maxMbPerHour: i.cfg.maxSlopeMbPerH,
+      maxHeapMbPerHour: i.cfg.maxHeapSlopeMbPerH,
       minWindowMs: i.cfg.slopeMinWindowMs,
     }),
     ledger: i.ledger.counts(),

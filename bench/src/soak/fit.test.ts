@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { judgeSlope, pooledSlope, rssSlope } from './fit.js';
+import { heapSlope, judgeSlope, pooledSlope, rssSlope } from './fit.js';
 import type { Sample } from './samples.js';
 
 const MB = 1024 * 1024;
@@ -63,6 +63,23 @@ describe('rssSlope', () => {
   it('leaves a run shorter than its warm-up without a slope', () => {
     const fit = rssSlope([sample(0, 1), sample(10, 2), sample(20, 3)], 'edge', 60_000);
     expect(fit).toEqual({ mbPerHour: undefined, points: 0, windowMs: 0 });
+  });
+});
+
+describe('heapSlope', () => {
+  it('fits the heap after GC of the samples that carry it, none for a process without it', () => {
+    const samples: Sample[] = [];
+    // RSS climbs 60 MB/h; the heap after GC 2 MB/h, first reported a minute in (no full GC yet).
+    for (let t = 0; t <= 1800; t += 60)
+      samples.push({
+        ...sample(t, 100 + t / 60),
+        ...(t < 60 ? {} : { heapAfterGcBytes: (30 + t / 1800) * MB }),
+      });
+    expect(rssSlope(samples, 'edge', 0).mbPerHour).toBeCloseTo(60, 6);
+    const fit = heapSlope(samples, 'edge', 0);
+    expect(fit.mbPerHour).toBeCloseTo(2, 6);
+    expect(fit.points).toBe(30);
+    expect(heapSlope([sample(0, 1), sample(60, 2), sample(120, 3)], 'edge', 0).points).toBe(0);
   });
 });
 

@@ -41,9 +41,26 @@ export function pooledSlope(groups: ReadonlyArray<ReadonlyArray<{ t: number; y: 
  * on (a restarted process warms up again), fitted with {@link pooledSlope}.
  */
 export function rssSlope(samples: readonly Sample[], process: string, warmupMs: number): SlopeFit {
+  return memorySlope(samples, process, warmupMs, (s) => s.rssBytes);
+}
+
+/**
+ * A Node process's slope of used heap after a full GC (its live data), as {@link rssSlope} fits
+ * RSS; `points` 0 for a process that does not report it.
+ */
+export function heapSlope(samples: readonly Sample[], process: string, warmupMs: number): SlopeFit {
+  return memorySlope(samples, process, warmupMs, (s) => s.heapAfterGcBytes);
+}
+
+function memorySlope(
+  samples: readonly Sample[],
+  process: string,
+  warmupMs: number,
+  bytes: (s: Sample) => number | undefined,
+): SlopeFit {
   const lives = new Map<string, Sample[]>();
   for (const s of samples) {
-    if (s.process !== process) continue;
+    if (s.process !== process || bytes(s) === undefined) continue;
     const life = lives.get(s.life) ?? [];
     life.push(s);
     lives.set(s.life, life);
@@ -56,7 +73,7 @@ export function rssSlope(samples: readonly Sample[], process: string, warmupMs: 
     if (kept.length === 0) continue;
     windowMs += ((kept.at(-1)?.t ?? 0) - (kept[0]?.t ?? 0)) * 1000;
     // Hours and MB, so the slope reads in MB/h.
-    groups.push(kept.map((s) => ({ t: s.t / 3600, y: s.rssBytes / MB })));
+    groups.push(kept.map((s) => ({ t: s.t / 3600, y: (bytes(s) ?? 0) / MB })));
   }
   const { slope, points } = pooledSlope(groups);
   return { mbPerHour: slope, points, windowMs };

@@ -9,11 +9,13 @@ describe('metricValue', () => {
     'process_resident_memory_bytes{service="auth"} 123456789',
     'nodejs_heap_size_used_bytes{service="auth"} 4.5e7',
     'process_open_fds 31',
+    'nodejs_heap_used_after_gc_bytes{service="auth"} 31000000',
   ].join('\n');
   it('reads a metric with or without labels, skipping its comments', () => {
     expect(metricValue(text, 'process_resident_memory_bytes')).toBe(123_456_789);
     expect(metricValue(text, 'nodejs_heap_size_used_bytes')).toBe(45_000_000);
     expect(metricValue(text, 'process_open_fds')).toBe(31);
+    expect(metricValue(text, 'nodejs_heap_used_after_gc_bytes')).toBe(31_000_000);
     expect(metricValue(text, 'process_start_time_seconds')).toBeUndefined();
   });
 });

@@ -28,7 +28,8 @@ export function metricValue(exposition: string, name: string): number | undefine
 
 /**
  * A Herald service through its ops listener's `/metrics` (prom-client's process metrics): RSS,
- * used heap and open descriptors; its life is its start time, which a restart changes.
+ * used heap, used heap after the last full GC (lib/kit's) and open descriptors; its life is its
+ * start time, which a restart changes.
  */
 export function serviceProbe(process: string, opsPort: () => number | undefined): Probe {
   return {
@@ -40,11 +41,13 @@ export function serviceProbe(process: string, opsPort: () => number | undefined)
       const rss = metricValue(body, 'process_resident_memory_bytes');
       if (rss === undefined) return undefined;
       const heap = metricValue(body, 'nodejs_heap_size_used_bytes');
+      const afterGc = metricValue(body, 'nodejs_heap_used_after_gc_bytes');
       const fds = metricValue(body, 'process_open_fds');
       return {
         life: String(metricValue(body, 'process_start_time_seconds') ?? 'unknown'),
         rssBytes: rss,
         ...(heap === undefined ? {} : { heapUsedBytes: heap }),
+        ...(afterGc === undefined ? {} : { heapAfterGcBytes: afterGc }),
         ...(fds === undefined ? {} : { openFds: fds }),
       };
     },

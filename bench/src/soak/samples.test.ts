@@ -11,14 +11,15 @@ describe('samplesCsv', () => {
         rssBytes: 1000,
         heapUsedBytes: 500,
         openFds: 30,
+        heapAfterGcBytes: 400,
       },
       { t: 10.04, process: 'nats-server', life: '42', rssBytes: 2000, openFds: 12, consumers: 3 },
     ]);
     expect(csv).toBe(
       [
-        't_s,process,life,rss_bytes,heap_used_bytes,open_fds,consumers',
-        '0.0,auth,1700000000,1000,500,30,',
-        '10.0,nats-server,42,2000,,12,3',
+        't_s,process,life,rss_bytes,heap_used_bytes,open_fds,consumers,heap_after_gc_bytes',
+        '0.0,auth,1700000000,1000,500,30,,400',
+        '10.0,nats-server,42,2000,,12,3,',
         '',
       ].join('\n'),
     );
@@ -26,7 +27,7 @@ describe('samplesCsv', () => {
 
   it('quotes a cell with a comma or a quote', () => {
     const csv = samplesCsv([{ t: 1, process: 'a,"b"', life: '1', rssBytes: 1 }]);
-    expect(csv.split('\n')[1]).toBe('1.0,"a,""b""",1,1,,,');
+    expect(csv.split('\n')[1]).toBe('1.0,"a,""b""",1,1,,,,');
   });
 });
 

@@ -12,6 +12,8 @@ export interface Sample {
   rssBytes: number;
   /** Node's used heap (services only). */
   heapUsedBytes?: number;
+  /** Node's used heap right after its last full GC: the live data (services only). */
+  heapAfterGcBytes?: number;
   openFds?: number;
   /** nats-server only: consumers of every stream (`/jsz`). */
   consumers?: number;
@@ -23,7 +25,16 @@ export interface Restart {
   process: string;
 }
 
-const COLUMNS = ['t_s', 'process', 'life', 'rss_bytes', 'heap_used_bytes', 'open_fds', 'consumers'];
+const COLUMNS = [
+  't_s',
+  'process',
+  'life',
+  'rss_bytes',
+  'heap_used_bytes',
+  'open_fds',
+  'consumers',
+  'heap_after_gc_bytes',
+];
 
 /** The samples as CSV, one row per process per sample, empty cells where a process has no value. */
 export function samplesCsv(samples: readonly Sample[]): string {
@@ -33,7 +44,16 @@ export function samplesCsv(samples: readonly Sample[]): string {
     return /[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
   };
   const rows = samples.map((s) =>
-    [s.t.toFixed(1), s.process, s.life, s.rssBytes, s.heapUsedBytes, s.openFds, s.consumers]
+    [
+      s.t.toFixed(1),
+      s.process,
+      s.life,
+      s.rssBytes,
+      s.heapUsedBytes,
+      s.openFds,
+      s.consumers,
+      s.heapAfterGcBytes,
+    ]
       .map(cell)
       .join(','),
   );

@@ -15,6 +15,7 @@ function report(over: Partial<SoakReport> = {}): SoakReport {
     drainMs: 1500,
     warmupMs: 36_000,
     maxSlopeMbPerH: 50,
+    maxHeapSlopeMbPerH: 10,
     slopeMinWindowMs: 1_200_000,
     rows: [],
     ledger: ledger.counts(),
@@ -40,6 +41,7 @@ describe('processRows', () => {
     const rows = processRows(samples, {
       warmupMs: 60_000,
       maxMbPerHour: 50,
+      maxHeapMbPerHour: 10,
       minWindowMs: 1_800_000,
     });
     expect(rows[0]).toMatchObject({
@@ -60,6 +62,40 @@ describe('processRows', () => {
   });
 });
 
+describe('processRows of a Node service (heap after GC reported)', () => {
+  /** 31 minutes of one life: RSS +1 MB a minute (60 MB/h), heap after GC + `heapMbPerMin`. */
+  function service(heapMbPerMin: number): Sample[] {
+    return Array.from({ length: 32 }, (_, m) => ({
+      t: m * 60,
+      process: 'socket-edge',
+      life: '1',
+      rssBytes: (100 + m) * MB,
+      heapAfterGcBytes: (30 + heapMbPerMin * m) * MB,
+    }));
+  }
+  const opts = { warmupMs: 60_000, maxMbPerHour: 50, maxHeapMbPerHour: 10, minWindowMs: 1_800_000 };
+
+  it('passes RSS growth while the heap after GC is flat, flagged "RSS only"', () => {
+    const [row] = processRows(service(0), opts);
+    expect(row).toMatchObject({ verdict: 'ok', rssOnly: true });
+    expect(row?.heapFit?.mbPerHour).toBeCloseTo(0, 6);
+    const md = summaryMarkdown(report({ rows: row ? [row] : [] }));
+    expect(md).toContain(
+      '| socket-edge | 100.0 | 131.0 | ? → ? | 1 | 60.0 | 0.0 | 30.0 | ok (RSS only) |',
+    );
+    expect(failures(report({ rows: row ? [row] : [] }))).toEqual([]);
+  });
+
+  it('fails a heap after GC that grows beyond its limit, naming both slopes', () => {
+    // 0.2 MB a minute: 12 MB/h, above 10.
+    const [row] = processRows(service(0.2), opts);
+    expect(row).toMatchObject({ verdict: 'too steep', rssOnly: false });
+    expect(failures(report({ rows: row ? [row] : [] }))).toEqual([
+      'socket-edge: heap after GC grew 12.0 MB/h after warm-up (at most 10); RSS grew 60.0 MB/h after warm-up',
+    ]);
+  });
+});
+
 describe('failures', () => {
   it('passes a run whose every event arrived and nothing was left over', () => {
     expect(failures(report())).toEqual([]);
@@ -75,6 +111,7 @@ describe('failures', () => {
       fds: {},
       lives: 2,
       verdict: 'too steep' as const,
+      rssOnly: false,
       fit: { mbPerHour: 80, points: 100, windowMs: 2_000_000 },
     };
     expect(
@@ -107,11 +144,12 @@ describe('summaryMarkdown', () => {
       fds: { start: 30, end: 31 },
       lives: 1,
       verdict: 'not judged' as const,
+      rssOnly: false,
       fit: { mbPerHour: 12.34, points: 10, windowMs: 120_000 },
     };
     const md = summaryMarkdown(report({ rows: [row] }));
     expect(md).toContain('# Soak 2026-11-29T16:00:00Z: passed');
-    expect(md).toContain('| auth | 100.0 | 110.0 | 30 → 31 | 1 | 12.3 | 2.0 | not judged |');
+    expect(md).toContain('| auth | 100.0 | 110.0 | 30 → 31 | 1 | 12.3 | – | 2.0 | not judged |');
     expect(md).toContain('| accepted (200/202) | 1 (notify 1, batch 0, rt.dispatch 0) |');
     expect(md).toContain('| consumers | 3 | 3 |');
     expect(md).toContain('Restarts: socket-edge at 1.2 min.');

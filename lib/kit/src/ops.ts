@@ -1,11 +1,13 @@
 import type http from 'node:http';
 import { collectDefaultMetrics, Registry } from 'prom-client';
+import { registerHeapAfterGc } from './heap-after-gc.js';
 
 /** A fresh metrics registry with Node's default process metrics, labelled by service. */
 export function createRegistry(service: string): Registry {
   const registry = new Registry();
   registry.setDefaultLabels({ service });
   collectDefaultMetrics({ register: registry });
+  registerHeapAfterGc(registry);
   return registry;
 }
 

@@ -1,7 +1,5 @@
 import { HeraldError } from '@herald/proto';
-
-/** Node's timers hold at most 2^31 - 1 ms; a later deadline is re-armed on the way. */
-const MAX_TIMER_MS = 2_147_483_647;
+import { type Deadline, type Deadlines, socketDeadlines } from '../socket/deadlines.js';
 
 /**
  * The life of an open socket's recipient token: when it expires, `onExpired` gets 401
@@ -9,15 +7,22 @@ const MAX_TIMER_MS = 2_147_483_647;
  * fresh token sent in-band). `stop` when the socket closes.
  */
 export class TokenLease {
-  #timer: NodeJS.Timeout | undefined;
+  #timer: Deadline | undefined;
   #expiresAt: number;
   readonly #onExpired: (err: HeraldError) => void;
   readonly #now: () => number;
+  readonly #deadlines: Deadlines;
 
-  constructor(expiresAt: number, onExpired: (err: HeraldError) => void, now = Date.now) {
+  constructor(
+    expiresAt: number,
+    onExpired: (err: HeraldError) => void,
+    now = Date.now,
+    deadlines = socketDeadlines,
+  ) {
     this.#expiresAt = expiresAt;
     this.#onExpired = onExpired;
     this.#now = now;
+    this.#deadlines = deadlines;
     this.#arm();
   }
 
@@ -32,12 +37,12 @@ export class TokenLease {
   }
 
   stop(): void {
-    clearTimeout(this.#timer);
+    this.#timer?.cancel();
     this.#timer = undefined;
   }
 
   #arm(): void {
-    clearTimeout(this.#timer);
+    this.#timer?.cancel();
     const wait = this.#expiresAt - this.#now();
     if (wait <= 0) {
       this.#timer = undefined;
@@ -50,7 +55,7 @@ export class TokenLease {
       );
       return;
     }
-    this.#timer = setTimeout(() => this.#arm(), Math.min(wait, MAX_TIMER_MS));
-    this.#timer.unref();
+    // On the edge's shared deadline timer, not a setTimeout of this socket's own (deadlines.ts).
+    this.#timer = this.#deadlines.at(this.#expiresAt, () => this.#arm());
   }
 }

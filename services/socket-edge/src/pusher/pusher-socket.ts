@@ -1,6 +1,7 @@
 import { keyUseDeadline } from '@herald/access';
 import { type PusherApp, SERVER_TO_USER_PREFIX, type VerifiedKey } from '@herald/proto';
 import { type RawData, WebSocket } from 'ws';
+import { type Deadline, socketDeadlines } from '../socket/deadlines.js';
 import type { Heartbeating } from '../socket/heartbeat.js';
 import type { AppGrant } from './app-lookup.js';
 import type { ChannelMember } from './channel-fanout.js';
@@ -8,8 +9,6 @@ import type { MemberOwner, Membership } from './membership.js';
 import type { PusherContext } from './pusher-context.js';
 import { closeReason, connectionEstablished, errorFrame, PusherClose } from './pusher-frames.js';
 
-/** setTimeout's largest delay. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 /** pusher-js's own wait for a pong before it gives up on a connection, s (its `pongTimeout`). */
 const PONG_GRACE_S = 30;
 
@@ -51,7 +50,7 @@ export class PusherSocket implements ChannelMember, Heartbeating, MemberOwner {
   #alive = true;
   #lastHeard = Date.now();
   #closed = false;
-  #expiry: NodeJS.Timeout | undefined;
+  #expiry: Deadline | undefined;
   #signinDeadline: NodeJS.Timeout | undefined;
 
   constructor(ctx: PusherContext, init: PusherSocketInit) {
@@ -126,7 +125,7 @@ export class PusherSocket implements ChannelMember, Heartbeating, MemberOwner {
     this.app = grant.app;
     this.key = grant.key;
     this.member?.socket?.refreshKey(grant.key);
-    clearTimeout(this.#expiry);
+    this.#expiry?.cancel();
     if (!this.#closed) this.#armExpiry();
   }
 
@@ -152,7 +151,7 @@ export class PusherSocket implements ChannelMember, Heartbeating, MemberOwner {
 
   #gone(): void {
     this.#closed = true;
-    clearTimeout(this.#expiry);
+    this.#expiry?.cancel();
     clearTimeout(this.#signinDeadline);
     for (const channel of this.channels) {
       if (!channel.startsWith('#'))
@@ -166,17 +165,13 @@ export class PusherSocket implements ChannelMember, Heartbeating, MemberOwner {
   #armExpiry(): void {
     const deadline = keyUseDeadline(this.key);
     if (deadline === null) return;
-    this.#expiry = setTimeout(
-      () => {
-        if (deadline - Date.now() > 0) return this.#armExpiry();
-        this.#ctx.metrics.rejections.inc({ code: 'key_expired' });
-        this.refuse(
-          PusherClose.appDisabled,
-          'The app is disabled: its key expired or its plan lapsed',
-        );
-      },
-      Math.max(0, Math.min(deadline - Date.now(), MAX_TIMER_MS)),
-    );
-    this.#expiry.unref();
+    // On the edge's shared deadline timer, not a setTimeout of this socket's own (deadlines.ts).
+    this.#expiry = socketDeadlines.at(deadline, () => {
+      this.#ctx.metrics.rejections.inc({ code: 'key_expired' });
+      this.refuse(
+        PusherClose.appDisabled,
+        'The app is disabled: its key expired or its plan lapsed',
+      );
+    });
   }
 }

@@ -2,6 +2,7 @@ import { authorizeKeyUse, type KeyVerifier, keyUseDeadline } from '@herald/acces
 import { type Client, CloseCodes, HeraldError, type VerifiedKey } from '@herald/proto';
 import { WebSocket } from 'ws';
 import { closeWithError } from './closing.js';
+import { type Deadline, socketDeadlines } from './deadlines.js';
 import type { Delivery } from './delivery.js';
 import type { EventFrames, Framing } from './framing.js';
 import { PingProof } from './ping-proof.js';
@@ -10,9 +11,6 @@ import { QueueFrame, type QueueFrameLimits } from './queue-frame.js';
 import type { SocketFeed } from './socket-feed.js';
 import type { SocketWire } from './socket-wire.js';
 import { corkUntilTickEnd } from './tick-cork.js';
-
-/** setTimeout's largest delay; a deadline later than this is re-armed when the timer fires. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export interface EdgeSocketInit {
   ws: WebSocket;
@@ -83,7 +81,7 @@ export class EdgeSocket {
   readonly #wire: SocketWire | undefined;
   #gone = false;
   #alive = true;
-  #expiry: NodeJS.Timeout | undefined;
+  #expiry: Deadline | undefined;
 
   constructor(init: EdgeSocketInit) {
     this.ws = init.ws;
@@ -216,7 +214,7 @@ export class EdgeSocket {
   /** Takes the answer of a re-verification (same key id), re-arming the expiry it may have moved. */
   refreshKey(key: VerifiedKey): void {
     this.key = key;
-    clearTimeout(this.#expiry);
+    this.#expiry?.cancel();
     if (!this.#gone) this.#armExpiry();
   }
 
@@ -263,7 +261,7 @@ export class EdgeSocket {
   #markGone(): void {
     if (this.#gone) return;
     this.#gone = true;
-    clearTimeout(this.#expiry);
+    this.#expiry?.cancel();
     this.#pingProof?.stop();
     // The session hears first, so a drainer that is stopping holds the naks of what was lost.
     this.#onGone(this);
@@ -278,19 +276,14 @@ export class EdgeSocket {
   #armExpiry(): void {
     const deadline = keyUseDeadline(this.key);
     if (deadline === null) return;
-    const delay = deadline - Date.now();
-    this.#expiry = setTimeout(
-      () => {
-        if (deadline - Date.now() > 0) return this.#armExpiry();
-        try {
-          authorizeKeyUse(this.key, { client: this.client, origin: this.origin, now: deadline });
-        } catch (err) {
-          if (err instanceof HeraldError) this.fail(err);
-        }
-      },
-      Math.max(0, Math.min(delay, MAX_TIMER_MS)),
-    );
-    this.#expiry.unref();
+    // On the edge's shared deadline timer, not a setTimeout of this socket's own (deadlines.ts).
+    this.#expiry = socketDeadlines.at(deadline, () => {
+      try {
+        authorizeKeyUse(this.key, { client: this.client, origin: this.origin, now: deadline });
+      } catch (err) {
+        if (err instanceof HeraldError) this.fail(err);
+      }
+    });
   }
 }
 
