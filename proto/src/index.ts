@@ -201,6 +201,8 @@ export {
 export {
   EventStatus,
   EventStatusView,
+  FANOUTS_PAGE_MAX,
+  FanoutSummary,
   STATUS_BATCH_RECORDS_MAX,
   STATUS_CONSUMER,
   STATUS_PATH,
@@ -218,6 +220,8 @@ export {
   StatusTrimRequest,
   StatusWindow,
   statusStreamConfig,
+  TOPICS_PAGE_MAX,
+  TopicSummary,
 } from './status.js';
 export {
   accountOfDispatchBatchSubject,

@@ -130,6 +130,27 @@ export const STATUS_WINDOWS: Record<StatusWindow, { spanMs: number; bucketMs: nu
   week: { spanMs: 7 * 24 * 3600_000, bucketMs: 4 * 3600_000 },
 };
 
+/** Most topics one `topics` query lists. */
+export const TOPICS_PAGE_MAX = 200;
+/** Most topic events one `fanouts` query lists (each costs one count of its copies). */
+export const FANOUTS_PAGE_MAX = 50;
+
+/** One topic of an account, as the dashboard lists it. */
+export const TopicSummary = z.object({
+  topic: z.string(),
+  members: z.number().int(),
+  created_at: z.string(),
+});
+export type TopicSummary = z.infer<typeof TopicSummary>;
+
+/** One topic event with its progress: its status, members and copies by status. */
+export const FanoutSummary = TopicEventView.extend({
+  id: z.string(),
+  status: EventStatus,
+  created_at: z.string(),
+});
+export type FanoutSummary = z.infer<typeof FanoutSummary>;
+
 /** Every query names the account: the status service never answers across accounts. */
 export const StatusQuery = z.discriminatedUnion('op', [
   z.object({
@@ -160,6 +181,21 @@ export const StatusQuery = z.discriminatedUnion('op', [
     v: z.literal(1),
     op: z.literal('last_used'),
     account_id: z.string().min(1),
+  }),
+  /** The account's topics with their member counts, by name, after `after` (issue 44). */
+  z.object({
+    v: z.literal(1),
+    op: z.literal('topics'),
+    account_id: z.string().min(1),
+    after: z.string().min(1).max(128).optional(),
+    limit: z.number().int().min(1).max(TOPICS_PAGE_MAX).default(100),
+  }),
+  /** The account's newest topic events, each with its copies counted by status (issue 44). */
+  z.object({
+    v: z.literal(1),
+    op: z.literal('fanouts'),
+    account_id: z.string().min(1),
+    limit: z.number().int().min(1).max(FANOUTS_PAGE_MAX).default(20),
   }),
 ]);
 export type StatusQuery = z.input<typeof StatusQuery>;
@@ -201,6 +237,8 @@ export const StatusReply = z.discriminatedUnion('ok', [
     counts: StatusCounts.optional(),
     series: z.array(StatusCounts.extend({ t: z.string() })).optional(),
     last_used: z.record(z.string(), z.string()).optional(),
+    topics: z.array(TopicSummary).optional(),
+    fanouts: z.array(FanoutSummary).optional(),
   }),
   ErrorReply,
 ]);

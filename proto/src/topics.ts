@@ -3,7 +3,15 @@ import { VerifiedKey } from './auth.js';
 import { ErrorReply } from './error-reply.js';
 import { PushContent } from './push.js';
 import { assertToken } from './subjects.js';
+import {
+  TOPIC_EXCLUDE_MAX,
+  TOPIC_MEMBERS_PAGE_MAX,
+  TOPIC_MEMBERS_PER_CALL_MAX,
+  TOPIC_NAME,
+} from './topic-names.js';
 import { UUID_V4 } from './uuid.js';
+
+export { TOPIC_EXCLUDE_MAX, TOPIC_MEMBERS_PAGE_MAX, TOPIC_MEMBERS_PER_CALL_MAX, TOPIC_NAME };
 
 /**
  * Topics (issue 44): an account's named sets of recipients, and one event sent to every member,
@@ -17,21 +25,12 @@ import { UUID_V4 } from './uuid.js';
 /** The request subject of every topic operation; the status service answers it. */
 export const TOPIC_API_SUBJECT = 'rt.topicapi.request';
 
-/** A topic's name, per account. */
-export const TOPIC_NAME = /^[A-Za-z0-9_.:-]{1,128}$/;
 export const TopicName = z
   .string({ error: 'topic must be a string' })
   .regex(
     TOPIC_NAME,
     'topic must be 1 to 128 characters of A-Z, a-z, 0-9, _, ., : and - (e.g. project:42.followers)',
   );
-
-/** Most recipients one `PUT` or `DELETE` of members names (the contract's 10,000). */
-export const TOPIC_MEMBERS_PER_CALL_MAX = 10_000;
-/** Most members one page of `GET …/members` lists. */
-export const TOPIC_MEMBERS_PAGE_MAX = 1000;
-/** Most recipients one `exclude` names. */
-export const TOPIC_EXCLUDE_MAX = 100;
 
 export const TopicRecipient = z
   .string({ error: 'each recipient must be a string holding a UUID v4' })

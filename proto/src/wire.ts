@@ -24,6 +24,12 @@ export {
   TokenInputError,
   tokenTtlSeconds,
 } from './recipient-token.js';
+export {
+  TOPIC_EXCLUDE_MAX,
+  TOPIC_MEMBERS_PAGE_MAX,
+  TOPIC_MEMBERS_PER_CALL_MAX,
+  TOPIC_NAME,
+} from './topic-names.js';
 export { isUuidV4, UUID_V4 } from './uuid.js';
 
 /** The exact `status` strings of the dispatch contract (DESIGN.md section 1). */

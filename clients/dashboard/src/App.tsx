@@ -7,12 +7,14 @@ import { KeysPage } from './KeysPage.js';
 import { PlanPage } from './PlanPage.js';
 import { PusherPage } from './PusherPage.js';
 import { PushPage } from './PushPage.js';
+import { TopicsPage } from './TopicsPage.js';
 import { WebhooksPage } from './WebhooksPage.js';
 
 const TABS = [
   ['keys', 'Keys'],
   ['plan', 'Plan'],
   ['delivery', 'Delivery status'],
+  ['topics', 'Topics'],
   ['webhooks', 'Webhooks'],
   ['push', 'Push'],
   ['pusher', 'Pusher apps'],
@@ -82,6 +84,7 @@ export function App() {
         {tab === 'keys' && <KeysPage account={account} onKeyShown={setKnownKey} />}
         {tab === 'plan' && <PlanPage account={account} onAccountChanged={load} />}
         {tab === 'delivery' && <DeliveryPage />}
+        {tab === 'topics' && <TopicsPage />}
         {tab === 'webhooks' && <WebhooksPage />}
         {tab === 'push' && <PushPage />}
         {tab === 'pusher' && <PusherPage />}

@@ -38,7 +38,7 @@ const browserLoader: Plugin = {
  * import; browser.js, minified ESM without it; index.d.ts and index.d.cts, one file each with
  * proto's types inlined, because @herald/proto is private and never published. server.js,
  * server.cjs and server.d.ts are `@herald/sdk/server`, built from their own entry with `jose`
- * left as a dependency: nothing the browser build imports reaches them. push.js and push.d.ts are
+ * left as a dependency (and `ws` lazy, as in index.js; the server's Herald is the core's plus topics): nothing the browser build imports reaches them. push.js and push.d.ts are
  * `@herald/sdk/push` (Web Push subscriptions, browsers only), herald-sw.js is `@herald/sdk/sw`
  * (the service worker an app serves): apart from the core, which must not grow for apps without push.
  */
@@ -104,7 +104,7 @@ async function emit(out: string): Promise<void> {
       entryPoints: [at('src', 'server.ts')],
       format: 'esm',
       platform: 'node',
-      external: ['jose'],
+      external: ['jose', 'ws'],
       outfile: join(out, 'server.js'),
     }),
     esbuild({
@@ -112,7 +112,7 @@ async function emit(out: string): Promise<void> {
       entryPoints: [at('src', 'server.ts')],
       format: 'cjs',
       platform: 'node',
-      external: ['jose'],
+      external: ['jose', 'ws'],
       outfile: join(out, 'server.cjs'),
     }),
     declarations(at('src', 'server.ts'), join(out, 'server.d.ts')),

@@ -47,6 +47,7 @@ describe('the package as built', () => {
     expect(cjs.DispatchStatus).toEqual({
       sent: 'sent',
       queued: 'User offline, notification saved',
+      accepted: 'accepted',
       failed: 'Failed to send/save notification',
     });
   });
@@ -77,18 +78,28 @@ describe('the package as built', () => {
     expect(imports(read('dist/index.cjs'))).toEqual(['ws']);
   });
 
-  it('builds @herald/sdk/server apart: recipientToken alone, jose imported there and nowhere else', async () => {
+  it('builds @herald/sdk/server apart: tokens and topics, jose imported there and nowhere else', async () => {
+    const exported = [
+      'DispatchStatus',
+      'HeraldError',
+      'HeraldServer',
+      'TokenInputError',
+      'recipientToken',
+    ];
     const server = await import('@herald/sdk/server');
-    expect(Object.keys(server).sort()).toEqual(['TokenInputError', 'recipientToken']);
+    expect(Object.keys(server).sort()).toEqual(exported);
     const cjs = createRequire(import.meta.url)(join(ROOT, 'dist', 'server.cjs'));
-    expect(Object.keys(cjs).sort()).toEqual(['TokenInputError', 'recipientToken']);
+    expect(Object.keys(cjs).sort()).toEqual(exported);
     const imports = (code: string) =>
       [...code.matchAll(/(?:import\(|from\s*|require\()\s*["']([^"']+)["']/g)].map((m) => m[1]);
-    expect(imports(read('dist/server.js'))).toEqual(['jose']);
-    expect(imports(read('dist/server.cjs'))).toEqual(['jose']);
-    // No signing code in what browsers load: not jose, not the token's claims.
+    // ws as the core's lazy import (the server's Herald is the core's, plus topics).
+    expect(imports(read('dist/server.js')).sort()).toEqual(['jose', 'ws']);
+    expect(imports(read('dist/server.cjs')).sort()).toEqual(['jose', 'ws']);
+    // No signing or topics code in what browsers load: not jose, not the token's claims.
     for (const file of ['dist/browser.js', 'dist/index.js', 'dist/index.cjs']) {
-      expect(read(file)).not.toMatch(/jose|SignJWT|recipientToken|hk_sign_/);
+      expect(read(file)).not.toMatch(
+        /jose|SignJWT|recipientToken|hk_sign_|\/topics\/|HeraldServer/,
+      );
     }
     const dts = read('dist/server.d.ts');
     expect(dts).toContain('declare function recipientToken');

@@ -13,6 +13,7 @@ import type { Kysely } from 'kysely';
 import type { Msg, NatsConnection, Subscription } from 'nats';
 import type { StatusDb } from './db-schema.js';
 import { countsOver, lastUsed, recentEvents, statusOfIds } from './queries.js';
+import { accountTopics, recentFanouts } from './topics/fanouts.js';
 import { trimBefore } from './trim.js';
 
 const DAY_MS = 24 * 3600_000;
@@ -74,6 +75,10 @@ async function runQuery(deps: ResponderDeps, msg: Msg): Promise<StatusReply> {
       };
     case 'last_used':
       return { v: 1, ok: true, last_used: await lastUsed(deps.db, q.account_id) };
+    case 'topics':
+      return { v: 1, ok: true, topics: await accountTopics(deps.db, q.account_id, q) };
+    case 'fanouts':
+      return { v: 1, ok: true, fanouts: await recentFanouts(deps.db, q.account_id, q.limit) };
   }
 }
 

@@ -1,4 +1,10 @@
-import { HeraldError, type StatusQuery, StatusWindow } from '@herald/proto';
+import {
+  FANOUTS_PAGE_MAX,
+  HeraldError,
+  type StatusQuery,
+  StatusWindow,
+  TOPICS_PAGE_MAX,
+} from '@herald/proto';
 import { StatusClient } from '@herald/status-client';
 import type Router from '@koa/router';
 import { z } from 'zod';
@@ -25,6 +31,15 @@ const EventsParams = z.object({
   id: z.string().min(1).max(64).optional(),
   recipient: z.string().min(1).max(64).optional(),
   limit: z.coerce.number().int().min(1).max(200).default(50),
+});
+
+const TopicsParams = z.object({
+  after: z.string().min(1).max(128).optional(),
+  limit: z.coerce.number().int().min(1).max(TOPICS_PAGE_MAX).default(100),
+});
+
+const TopicEventsParams = z.object({
+  limit: z.coerce.number().int().min(1).max(FANOUTS_PAGE_MAX).default(20),
 });
 
 /**
@@ -116,6 +131,34 @@ export function dashboardRoutes(router: Router<SessionState>, deps: AccountApiDe
       ...(q.recipient ? { recipient: q.recipient } : {}),
     });
     ctx.body = { events: answer.events ?? [] };
+  });
+
+  // Topics (issue 44): the account's topics with member counts, and its last fan-outs' progress.
+  router.get('/v1/dashboard/topics', session, async (ctx) => {
+    const q = parseQuery(TopicsParams, ctx.query);
+    const answer = await status({
+      v: 1,
+      op: 'topics',
+      account_id: ctx.state.session.account_id,
+      limit: q.limit,
+      ...(q.after ? { after: q.after } : {}),
+    });
+    const topics = answer.topics ?? [];
+    ctx.body = {
+      topics,
+      next_after: topics.length === q.limit ? (topics.at(-1)?.topic ?? null) : null,
+    };
+  });
+
+  router.get('/v1/dashboard/topic-events', session, async (ctx) => {
+    const q = parseQuery(TopicEventsParams, ctx.query);
+    const answer = await status({
+      v: 1,
+      op: 'fanouts',
+      account_id: ctx.state.session.account_id,
+      limit: q.limit,
+    });
+    ctx.body = { events: answer.fanouts ?? [] };
   });
 
   router.get('/v1/dashboard/keys', session, async (ctx) => {

@@ -6,6 +6,7 @@ import * as m0004 from './0004_webhook_lease_owner.js';
 import * as m0005 from './0005_push.js';
 import * as m0006 from './0006_push_native.js';
 import * as m0007 from './0007_topics.js';
+import * as m0008 from './0008_topic_fanouts_account.js';
 
 /** Every migration, imported statically so sources and a build share one list. */
 export const migrations: Record<string, Migration> = {
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   '0005_push': m0005,
   '0006_push_native': m0006,
   '0007_topics': m0007,
+  '0008_topic_fanouts_account': m0008,
 };

@@ -1,4 +1,9 @@
-import { HeraldError, type TopicEventView } from '@herald/proto';
+import {
+  type FanoutSummary,
+  HeraldError,
+  type TopicEventView,
+  type TopicSummary,
+} from '@herald/proto';
 import { type Kysely, sql } from 'kysely';
 import type { StatusDb } from '../db-schema.js';
 import { noTopic } from './store.js';
@@ -130,4 +135,46 @@ export function topicStatus(v: TopicEventView): 'sent' | 'pending' | 'delivered'
   if (recorded < v.members || v.pending > 0) return 'pending';
   if (v.failed > 0) return 'failed';
   return v.delivered === v.members ? 'delivered' : 'sent';
+}
+
+/** The account's topics by name, after `after`, with their member counts (the dashboard's list). */
+export async function accountTopics(
+  db: Kysely<StatusDb>,
+  account: string,
+  q: { after?: string | undefined; limit: number },
+): Promise<TopicSummary[]> {
+  let query = db
+    .selectFrom('topics')
+    .select(['topic', 'members', 'created_at'])
+    .where('account_id', '=', account);
+  if (q.after !== undefined) query = query.where('topic', '>', q.after);
+  const rows = await query.orderBy('topic').limit(q.limit).execute();
+  return rows.map((r) => ({ ...r, created_at: r.created_at.toISOString() }));
+}
+
+/** The account's newest topic events (while their snapshots are kept), each with its progress. */
+export async function recentFanouts(
+  db: Kysely<StatusDb>,
+  account: string,
+  limit: number,
+): Promise<FanoutSummary[]> {
+  const rows = await db
+    .selectFrom('topic_fanouts')
+    .select(['id', 'created_at'])
+    .where('account_id', '=', account)
+    .orderBy('created_at', 'desc')
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+  const views = await topicViews(
+    db,
+    account,
+    rows.map((r) => r.id),
+  );
+  return rows.flatMap((r) => {
+    const v = views.get(r.id);
+    return v
+      ? [{ id: r.id, status: topicStatus(v), created_at: r.created_at.toISOString(), ...v }]
+      : [];
+  });
 }
