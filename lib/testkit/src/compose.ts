@@ -172,3 +172,5 @@ export function composeStackFromEnv(): ComposeStack {
     },
   };
 }
+
+export { egressGateway, issueCert } from './compose-host.js';
