@@ -79,7 +79,7 @@ function required(name: string): string {
   return value;
 }
 
-function readEnvFile(file: string): Record<string, string> {
+export function readEnvFile(file: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const line of readFileSync(file, 'utf8').split('\n')) {
     const eq = line.indexOf('=');
