@@ -118,6 +118,7 @@ export async function startComposeSoakStack(): Promise<SoakStack> {
       ...(pgPid === undefined ? [] : [postgresProbe(pgPid)]),
     ];
     return {
+      describe: `compose, docker compose project ${cs.project} (deploy/docker-compose.yml with deploy/soak/override.yaml)`,
       baseUrl: demo.baseUrl,
       wsUrl: demo.wsUrl,
       ca: cs.ca,

@@ -63,6 +63,7 @@ export async function startDevSoakStack(): Promise<SoakStack> {
       ...(pgPid === undefined ? [] : [postgresProbe(pgPid)]),
     ];
     return {
+      describe: "dev, make dev's processes from source, started by the test kit",
       baseUrl: s.baseUrl,
       wsUrl: s.wsUrl,
       ca: s.ca,

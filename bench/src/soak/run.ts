@@ -138,6 +138,7 @@ export async function runSoak(cfg: SoakConfig): Promise<SoakResult> {
       pushSubscriptions,
       churned: churn.recipients,
       notes: [
+        `Target: ${env.describe}.`,
         `Load: ${cfg.rate} events/s offered (live and queued POST /notify, /notify/batch of 5, rt.dispatch, an inbox key, a push key); ${load.skipped} requests skipped at 64 in flight.`,
         `Devices: ${CONNECTED} held open (${SLOW} slow readers), ${AWAY} of the main key and ${PUSHED} of the push key (subscribed to Web Push) visiting ${VISIT_MS / 1000} s in turn every ${VISIT_EVERY_MS / 1000} s, ${INBOX} of the inbox key asking for history and marking read every ${INBOX_ASK_MS / 1000} s.`,
         `Subscriptions naming a device's recipient just before the load stopped: ${heldSubs.length} (the end's check sees them go).`,

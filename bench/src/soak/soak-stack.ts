@@ -33,6 +33,8 @@ export type Restartable = 'socket-edge' | 'nats-server';
 
 /** What the run needs of a stack, whichever target started it (dev-stack.ts, compose-stack.ts). */
 export interface SoakStack {
+  /** The target in a sentence, for the summary. */
+  describe: string;
   /** `https://…` of ingress-api. */
   baseUrl: string;
   /** `wss://…` of socket-edge. */
