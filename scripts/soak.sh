@@ -32,6 +32,9 @@ if [[ ${SOAK_TARGET:-dev} != compose ]]; then
   exit
 fi
 
+# The soak's settings checked before a stack is built for them (bench/src/soak/config.ts).
+node --conditions=herald-source --import tsx -e \
+  'import("./bench/src/soak/config.ts").then((c) => c.loadSoakConfig())' >/dev/null
 export HERALD_STACK=compose
 # shellcheck source=lib/stack-test.sh
 . "$ROOT/scripts/lib/stack-test.sh"

@@ -79,6 +79,7 @@ function required(name: string): string {
   return value;
 }
 
+/** A KEY=value file (deploy/.env, demo.env) as a record; comment lines skipped. */
 export function readEnvFile(file: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const line of readFileSync(file, 'utf8').split('\n')) {
