@@ -52,10 +52,8 @@ bench: deps deps-bench ## run the benchmarks against Centrifugo and the baseline
 	@ulimit -n "$$(ulimit -Hn)" 2>/dev/null || true; \
 	  node --conditions=herald-source --import tsx bench/run.ts
 
-soak: deps ## the whole stack for SOAK_MINUTES (10) under churn, restarts and steady load: every event delivered, memory slopes (bench/results/soak-*/)
-	@# Every socket is a descriptor: raise the soft limit to the hard one.
-	@ulimit -n "$$(ulimit -Hn)" 2>/dev/null || true; \
-	  node --conditions=herald-source --import tsx bench/soak.ts
+soak: deps ## the whole stack (SOAK_TARGET=dev, or compose) for SOAK_MINUTES (10) under churn, restarts and steady load: every event delivered, memory slopes (bench/results/soak-*/)
+	@scripts/soak.sh
 
 compose-up: deps ## run the docker compose stack (deploy/): engine, images, certificates, demo key; prints HERALD_* lines
 	@scripts/compose.sh up

@@ -45,6 +45,9 @@ fi
 HERALD_COMPOSE_PROJECT=${HERALD_COMPOSE_PROJECT:-$stack_project_default}
 HERALD_COMPOSE_WAIT_S=${HERALD_COMPOSE_WAIT_S:-240}
 STACK_FILE=${HERALD_COMPOSE_FILE:-$stack_file_default}
+# A second compose file merged over the stack's (`SOAK_TARGET=compose make soak` names
+# deploy/soak/override.yaml); none by default.
+STACK_OVERRIDE=${HERALD_COMPOSE_OVERRIDE:-}
 # The make targets that start and stop this stack, for what the scripts print.
 STACK_MAKE=${HERALD_STACK}
 # compose reads these from the environment (interpolation in the compose files).
@@ -54,7 +57,8 @@ export HERALD_PUBLIC_HOST=${HERALD_PUBLIC_HOST:-localhost}
 unset stack_file_default stack_project_default stack_dir_default
 
 stack_compose() {
-  docker compose -p "$HERALD_COMPOSE_PROJECT" -f "$STACK_FILE" --env-file "$HERALD_DEPLOY_DIR/.env" "$@"
+  docker compose -p "$HERALD_COMPOSE_PROJECT" -f "$STACK_FILE" ${STACK_OVERRIDE:+-f "$STACK_OVERRIDE"} \
+    --env-file "$HERALD_DEPLOY_DIR/.env" "$@"
 }
 
 # Builds the stack's images (Herald's, and the load balancer's in a cluster). With

@@ -7,6 +7,7 @@
 #   stack_test_init NAME              the run's project (NAME-<id>), folders, image, ports, the
 #                                     CA of the webhook receiver and push service; sources docker.sh and compose-stack.sh;
 #                                     installs the cleanup
+#   stack_free_ports N                N free ports of 127.0.0.1, on one line
 #
 # Settings:
 #   HERALD_TEST_IMAGE            the Herald image to test under (default: NAME:<id>), built only
@@ -43,17 +44,22 @@ stack_test_init() {
   # shellcheck source=compose-stack.sh
   . "$STACK_TEST_ROOT/scripts/lib/compose-stack.sh"
   # Three free ports on 127.0.0.1, away from make dev's 8443-8447 (the kernel's ephemeral range).
-  read -r HERALD_INGRESS_PORT HERALD_EDGE_PORT HERALD_DASHBOARD_PORT < <(node -e '
-    const net = require("net");
-    const servers = [0, 1, 2].map(() => net.createServer());
-    Promise.all(servers.map((s) => new Promise((r) => s.listen(0, "127.0.0.1", () => r(s.address().port)))))
-      .then((ports) => { console.log(ports.join(" ")); servers.forEach((s) => s.close()); });
-  ')
+  read -r HERALD_INGRESS_PORT HERALD_EDGE_PORT HERALD_DASHBOARD_PORT < <(stack_free_ports 3)
   export HERALD_BIND=127.0.0.1 HERALD_INGRESS_PORT HERALD_EDGE_PORT HERALD_DASHBOARD_PORT
   trap stack_test_cleanup EXIT
   trap 'exit 130' INT
   trap 'exit 143' TERM
   stack_test_webhook_ca
+}
+
+# N free ports of 127.0.0.1 (the kernel's ephemeral range), on one line.
+stack_free_ports() {
+  node -e '
+    const net = require("net");
+    const servers = Array.from({ length: Number(process.argv[1]) }, () => net.createServer());
+    Promise.all(servers.map((s) => new Promise((r) => s.listen(0, "127.0.0.1", () => r(s.address().port)))))
+      .then((ports) => { console.log(ports.join(" ")); servers.forEach((s) => s.close()); });
+  ' "$1"
 }
 
 # The webhook receiver and the Web Push service the tests run on the Docker host

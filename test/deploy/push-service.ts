@@ -1,5 +1,5 @@
 import { PushService } from '@herald/testkit';
-import { egressGateway, issueCert } from './webhook-receiver.js';
+import { egressGateway, issueCert } from '@herald/testkit/compose';
 
 // The Web Push service of the container tests (make test-deploy, make test-cluster): the test
 // kit's PushService (a real HTTPS push service that decrypts every push, RFC 8291, and verifies

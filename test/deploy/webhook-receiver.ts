@@ -1,10 +1,5 @@
-import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { run } from '@herald/testkit/compose';
+import { egressGateway, issueCert } from '@herald/testkit/compose';
 import { Webhook } from 'standardwebhooks';
 
 // The webhook receiver of the container tests (make test-deploy, make test-cluster): an HTTPS
@@ -14,8 +9,6 @@ import { Webhook } from 'standardwebhooks';
 // names in HERALD_WEBHOOK_ENV_FILE, with WEBHOOK_ALLOW_PRIVATE=true: the receiver's address is a
 // private one). The receiver listens on the gateway of the stack's `egress` network, the address
 // by which the status containers reach the host; its certificate names that address.
-
-const execFileAsync = promisify(execFile);
 
 /** Largest body the receiver reads; a larger one is answered 413 and recorded as invalid. */
 const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -29,52 +22,6 @@ export interface Received {
   at: number;
   /** Requests that carried it (1: no retry, no duplicate). */
   count: number;
-}
-
-/** The IPv4 gateway of `<project>_egress`: the host as the status containers reach it. */
-export async function egressGateway(project: string): Promise<string> {
-  const network = `${project}_egress`;
-  const res = await run('docker', [
-    'network',
-    'inspect',
-    network,
-    '--format',
-    '{{range .IPAM.Config}}{{.Gateway}} {{end}}',
-  ]);
-  const gateway = res.stdout.split(/\s+/).find((a) => /^\d+\.\d+\.\d+\.\d+$/.test(a));
-  if (res.code !== 0 || !gateway)
-    throw new Error(`no IPv4 gateway for network ${network}: ${res.stderr || res.stdout}`);
-  return gateway;
-}
-
-/** A key and certificate for `ip`, signed by the CA in HERALD_WEBHOOK_CA_FILE's folder (the push service's too). */
-export async function issueCert(ip: string): Promise<{ key: string; cert: string }> {
-  const caFile = process.env.HERALD_WEBHOOK_CA_FILE;
-  if (!caFile)
-    throw new Error(
-      'HERALD_WEBHOOK_CA_FILE is not set: the container tests run under scripts/test-deploy.sh or scripts/test-cluster.sh, which make the receiver CA',
-    );
-  const caKey = join(caFile, '..', 'ca.key');
-  const dir = mkdtempSync(join(tmpdir(), 'herald-receiver-'));
-  const f = (n: string) => join(dir, n);
-  const ssl = (args: string[]) => execFileAsync('openssl', args);
-  await ssl(
-    ['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'].concat([
-      '-subj',
-      `/CN=${ip}`,
-      '-keyout',
-      f('tls.key'),
-      '-out',
-      f('tls.csr'),
-    ]),
-  );
-  writeFileSync(f('ext.cnf'), `subjectAltName=IP:${ip}\nextendedKeyUsage=serverAuth\n`);
-  await ssl(
-    ['x509', '-req', '-in', f('tls.csr'), '-CA', caFile, '-CAkey', caKey]
-      .concat(['-CAcreateserial', '-CAserial', f('ca.srl'), '-days', '2'])
-      .concat(['-extfile', f('ext.cnf'), '-out', f('tls.crt')]),
-  );
-  return { key: readFileSync(f('tls.key'), 'utf8'), cert: readFileSync(f('tls.crt'), 'utf8') };
 }
 
 export class WebhookReceiver {

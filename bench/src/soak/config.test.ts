@@ -52,9 +52,11 @@ describe('loadSoakConfig', () => {
     },
   );
 
-  it('refuses the compose target, which is not built yet', () => {
-    expect(() => loadSoakConfig({ SOAK_TARGET: 'compose' })).toThrow(
-      /SOAK_TARGET \("compose"\): must be dev/,
+  it('takes the dev and compose targets, dev by default, and refuses any other', () => {
+    expect(loadSoakConfig({}).target).toBe('dev');
+    expect(loadSoakConfig({ SOAK_TARGET: 'compose' }).target).toBe('compose');
+    expect(() => loadSoakConfig({ SOAK_TARGET: 'cluster' })).toThrow(
+      /SOAK_TARGET \("cluster"\): must be dev .* or compose/,
     );
   });
 });

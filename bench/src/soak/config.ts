@@ -20,10 +20,14 @@ export const SoakEnv = z.object({
    * 4 hours, as the run keeps every id and every webhook it got in memory until its checks.
    */
   SOAK_MINUTES: int(1, 240, 10),
-  /** Where the load goes: `dev`, the test kit's whole stack (`make dev`'s processes). */
+  /**
+   * Where the load goes: `dev`, the test kit's whole stack (`make dev`'s processes); `compose`,
+   * the docker compose stack scripts/soak.sh starts for the run (deploy/docker-compose.yml).
+   */
   SOAK_TARGET: z
-    .enum(['dev'], {
-      error: 'must be dev (the compose target, SOAK_TARGET=compose, is not built yet)',
+    .enum(['dev', 'compose'], {
+      error:
+        "must be dev (the test kit's processes) or compose (the docker compose stack, through make soak)",
     })
     .default('dev'),
   /** Seconds between two samples of every process. Default 10. */
@@ -61,7 +65,7 @@ export const SoakEnv = z.object({
 
 export interface SoakConfig {
   minutes: number;
-  target: 'dev';
+  target: 'dev' | 'compose';
   sampleMs: number;
   rate: number;
   churnPerS: number;

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { poster } from '../load/http-poster.js';
 import { Churn } from './churn.js';
+import { startComposeSoakStack } from './compose-stack.js';
 import type { SoakConfig } from './config.js';
+import { startDevSoakStack } from './dev-stack.js';
 import { DeviceClient } from './device-client.js';
 import { finish, type SoakResult } from './finish.js';
 import { DeliveryLedger } from './ledger.js';
@@ -9,7 +11,6 @@ import { natsHoldings, recipientSubscriptions, subscriptionSubjects } from './le
 import { Load } from './load.js';
 import { startSampler } from './sampler.js';
 import type { Restart } from './samples.js';
-import { startSoakStack } from './soak-stack.js';
 
 /** Recipients of each kind: devices held open, devices that visit, inbox devices. */
 const CONNECTED = 16;
@@ -34,15 +35,15 @@ const log = (msg: string) => process.stderr.write(`soak: ${msg}\n`);
  */
 export async function runSoak(cfg: SoakConfig): Promise<SoakResult> {
   const startedAt = new Date().toISOString();
-  log(`starting the stack (results under ${cfg.resultsDir}/soak-…)`);
-  const env = await startSoakStack();
-  const { stack, nc, main, inbox, push } = env;
+  log(`starting the ${cfg.target} stack (results under ${cfg.resultsDir}/soak-…)`);
+  const env = await (cfg.target === 'compose' ? startComposeSoakStack() : startDevSoakStack());
+  const { nc, main, inbox, push } = env;
   const ledger = new DeliveryLedger();
-  const http = poster(stack.baseUrl, stack.ca, 8);
+  const http = poster(env.baseUrl, env.ca, 8);
   const device = (key: { apiKey: string }, slow: boolean) =>
     new DeviceClient({
-      wsUrl: stack.wsUrl,
-      ca: stack.ca,
+      wsUrl: env.wsUrl,
+      ca: env.ca,
       apiKey: key.apiKey,
       recipient: randomUUID(),
       device: `soak-${randomUUID().slice(0, 8)}`,
@@ -80,8 +81,8 @@ export async function runSoak(cfg: SoakConfig): Promise<SoakResult> {
       pushRecipients: pushDevices.map((d) => d.opts.recipient),
     });
     const churn = new Churn({
-      wsUrl: stack.wsUrl,
-      ca: stack.ca,
+      wsUrl: env.wsUrl,
+      ca: env.ca,
       apiKey: main.apiKey,
       perSecond: cfg.churnPerS,
     });
@@ -108,11 +109,11 @@ export async function runSoak(cfg: SoakConfig): Promise<SoakResult> {
     await at(cfg.edgeRestartAtMs);
     restarts.push({ t: (Date.now() - t0) / 1000, process: 'socket-edge' });
     log(`restarting socket-edge at ${restarts.at(-1)?.t.toFixed(0)} s`);
-    await stack.restart('socket-edge');
+    await env.restart('socket-edge');
     await at(cfg.natsRestartAtMs);
     restarts.push({ t: (Date.now() - t0) / 1000, process: 'nats-server' });
     log(`restarting nats-server at ${restarts.at(-1)?.t.toFixed(0)} s`);
-    await stack.nats.restart();
+    await env.restart('nats-server');
     await at(cfg.minutes * 60_000);
     // The recipient subscriptions while the devices are held: what the end's check must see go.
     const recipients = new Set(
@@ -137,6 +138,7 @@ export async function runSoak(cfg: SoakConfig): Promise<SoakResult> {
       pushSubscriptions,
       churned: churn.recipients,
       notes: [
+        `Target: ${env.describe}.`,
         `Load: ${cfg.rate} events/s offered (live and queued POST /notify, /notify/batch of 5, rt.dispatch, an inbox key, a push key); ${load.skipped} requests skipped at 64 in flight.`,
         `Devices: ${CONNECTED} held open (${SLOW} slow readers), ${AWAY} of the main key and ${PUSHED} of the push key (subscribed to Web Push) visiting ${VISIT_MS / 1000} s in turn every ${VISIT_EVERY_MS / 1000} s, ${INBOX} of the inbox key asking for history and marking read every ${INBOX_ASK_MS / 1000} s.`,
         `Subscriptions naming a device's recipient just before the load stopped: ${heldSubs.length} (the end's check sees them go).`,

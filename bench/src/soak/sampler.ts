@@ -65,9 +65,12 @@ export function openFds(pid: number): number | undefined {
 
 /**
  * nats-server through its monitoring port: `/varz`'s `mem` (its RSS) and `/jsz`'s consumer
- * count; its descriptors from /proc; its life is its pid.
+ * count; its descriptors from /proc; its life is its pid (a host pid: a container's is looked up).
  */
-export function natsProbe(monitorUrl: string, pid: () => number | undefined): Probe {
+export function natsProbe(
+  monitorUrl: string,
+  pid: () => number | undefined | Promise<number | undefined>,
+): Probe {
   return {
     process: 'nats-server',
     async read() {
@@ -76,7 +79,7 @@ export function natsProbe(monitorUrl: string, pid: () => number | undefined): Pr
         text(`${monitorUrl}/jsz`),
       ]);
       if (varz === undefined) return undefined;
-      const p = pid();
+      const p = await pid();
       const fds = p === undefined ? undefined : openFds(p);
       const consumers =
         jsz === undefined ? undefined : (JSON.parse(jsz) as { consumers?: number }).consumers;

@@ -1,20 +1,18 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import {
-  PushService,
+  type PushService,
   post,
   type ServiceName,
-  type Stack,
-  startStack,
+  type Tenants,
   type TestWebPushSubscription,
-  WebhookReceiver,
+  type WebhookReceiver,
 } from '@herald/testkit';
-import { connect, type NatsConnection } from 'nats';
-import { pidListeningOn } from '../env/pinning.js';
+import type { NatsConnection } from 'nats';
 import { createEndpoint } from '../figures/webhook-endpoint.js';
 import type { Key } from './load.js';
-import { natsProbe, type Probe, postgresProbe, serviceProbe } from './sampler.js';
+import type { Probe } from './sampler.js';
 
-/** Every long-running process of `make dev`, as the test kit starts them. */
+/** Every long-running Herald process, as `make dev` and the compose stack run them. */
 export const SERVICES: ServiceName[] = [
   'auth',
   'ingress-api',
@@ -30,10 +28,24 @@ export const WEBHOOK_PATH = '/soak';
  */
 export const PUSH_AFTER_MS = 1000;
 
+/** The two processes the run restarts at its fault points (their names in the samples). */
+export type Restartable = 'socket-edge' | 'nats-server';
+
+/** What the run needs of a stack, whichever target started it (dev-stack.ts, compose-stack.ts). */
 export interface SoakStack {
-  stack: Stack;
+  /** The target in a sentence, for the summary. */
+  describe: string;
+  /** `https://…` of ingress-api. */
+  baseUrl: string;
+  /** `wss://…` of socket-edge. */
+  wsUrl: string;
+  /** PEM of the CA the stack's listeners chain to. */
+  ca: string;
+  /** Restarts one process as the target restarts it; resolves once it was started again. */
+  restart(process: Restartable): Promise<void>;
   /** The operator's connection (rt.dispatch, the KV and the webhook API), reconnecting forever. */
   nc: NatsConnection;
+  /** nats-server's monitoring port (`/varz`, `/jsz`, `/connz`). */
   monitorUrl: string;
   receiver: WebhookReceiver;
   /** The Web Push service the push key's subscriptions name (decrypts and verifies every push). */
@@ -48,110 +60,66 @@ export interface SoakStack {
   stop(): Promise<void>;
 }
 
+/** The run's tenants, made on a started stack the same way on every target. */
+export type SoakTenants = Pick<SoakStack, 'main' | 'inbox' | 'push' | 'subscribePush'>;
+
 /**
- * The whole stack as `make dev` runs it, started by the test kit on free ports (a private
- * nats-server with its monitoring port, Postgres, a throwaway CA), with a local webhook receiver
- * the status service trusts; an account with a mobile key and a webhook endpoint, and an account
- * with an inbox key; a probe for every process.
+ * An account with a mobile key and a webhook endpoint at `receiver` (every type), an account with
+ * an inbox key, and an account with a push key (its VAPID key made): every key a Test key, made
+ * through `t` (the account API, or the admin CLI for an account on `plan`).
  */
-export async function startSoakStack(): Promise<SoakStack> {
-  const receiver = await WebhookReceiver.start();
-  const pushService = await PushService.start();
-  let stack: Stack | undefined;
-  let nc: NatsConnection | undefined;
-  const stop = async () => {
-    await nc?.close().catch(() => undefined);
-    await stack?.stop();
-    await receiver.stop();
-    await pushService.stop();
+export async function makeTenants(o: {
+  t: Pick<Tenants, 'createAccount' | 'createKey' | 'admin'>;
+  /** A paid plan of the stack's catalogue: accounts made with the admin CLI. Default: signup. */
+  plan?: string;
+  baseUrl: string;
+  ca: string;
+  nc: NatsConnection;
+  receiver: WebhookReceiver;
+  pushService: PushService;
+}): Promise<SoakTenants> {
+  const tenant = async (opts: { inboxDays?: number; push?: boolean } = {}): Promise<Key> => {
+    const { id } = await o.t.createAccount({
+      email: `soak-${randomUUID()}@soak.herald`,
+      ...(o.plan === undefined ? {} : { plan: o.plan }),
+    });
+    if (opts.push) {
+      await o.t.admin([
+        'push',
+        'configure',
+        '--account',
+        id,
+        '--vapid',
+        'generate',
+        '--vapid-subject',
+        'mailto:soak@soak.herald',
+        '--json',
+      ]);
+    }
+    const key = await o.t.createKey({
+      account: id,
+      kind: 'test',
+      client: 'mobile',
+      ...(opts.inboxDays === undefined ? {} : { inboxDays: opts.inboxDays }),
+      ...(opts.push ? { push: { afterMs: PUSH_AFTER_MS } } : {}),
+    });
+    return { account: id, apiKey: key.key };
   };
-  try {
-    stack = await startStack({
-      services: SERVICES,
-      natsMonitor: true,
-      env: {
-        status: {
-          WEBHOOK_ALLOW_PRIVATE: 'true',
-          WEBHOOK_CA_FILE: receiver.caFile,
-          // Seals the endpoint's signing secret at rest, as the operator's deploy does.
-          WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
-          // The push service is on 127.0.0.1: allowed as `make dev` allows it.
-          PUSH_ALLOW_PRIVATE: 'true',
-          PUSH_CA_FILE: pushService.caFile,
-        },
-      },
-    });
-    const s = stack;
-    const monitorUrl = s.nats.monitorUrl;
-    if (!monitorUrl)
-      throw new Error('the soak needs nats-server as a local binary (its monitoring port)');
-    // A NATS restart is part of the run: never give up reconnecting.
-    nc = await connect({
-      ...s.nats.connectOptions(),
-      maxReconnectAttempts: -1,
-      reconnectTimeWait: 250,
-    });
-    const tenant = async (opts: { inboxDays?: number; push?: boolean } = {}): Promise<Key> => {
-      const { id } = await s.createAccount({ email: `soak-${randomUUID()}@soak.herald` });
-      if (opts.push) {
-        await s.admin([
-          'push',
-          'configure',
-          '--account',
-          id,
-          '--vapid',
-          'generate',
-          '--vapid-subject',
-          'mailto:soak@soak.herald',
-          '--json',
-        ]);
-      }
-      const key = await s.createKey({
-        account: id,
-        kind: 'test',
-        client: 'mobile',
-        ...(opts.inboxDays === undefined ? {} : { inboxDays: opts.inboxDays }),
-        ...(opts.push ? { push: { afterMs: PUSH_AFTER_MS } } : {}),
-      });
-      return { account: id, apiKey: key.key };
-    };
-    const main = await tenant();
-    const inbox = await tenant({ inboxDays: 7 });
-    const push = await tenant({ push: true });
-    const subscribePush = async (recipient: string) => {
-      const subscription = pushService.subscribe();
-      const res = await post(
-        s.baseUrl,
-        s.ca,
-        { api_key: push.apiKey, recipient, client: 'mobile', kind: 'webpush', subscription },
-        { path: '/push/subscriptions' },
-      );
-      if (res.status !== 201)
-        throw new Error(`POST /push/subscriptions answered ${res.status}: ${res.text}`);
-      return subscription;
-    };
-    await createEndpoint(nc, main.account, receiver.url(WEBHOOK_PATH));
-    const pgPid = await pidListeningOn(Number(new URL(s.databaseUrl).port));
-    const probes: Probe[] = [
-      ...SERVICES.map((name) => serviceProbe(name, () => s.opsPorts[name])),
-      natsProbe(monitorUrl, () => s.nats.pid?.()),
-      ...(pgPid === undefined ? [] : [postgresProbe(pgPid)]),
-    ];
-    return {
-      stack: s,
-      nc,
-      monitorUrl,
-      receiver,
-      pushService,
-      main,
-      inbox,
-      push,
-      subscribePush,
-      probes,
-      stop,
-    };
-  } catch (err) {
-    await stop();
-    throw err;
-  }
+  const main = await tenant();
+  const inbox = await tenant({ inboxDays: 7 });
+  const push = await tenant({ push: true });
+  await createEndpoint(o.nc, main.account, o.receiver.url(WEBHOOK_PATH));
+  const subscribePush = async (recipient: string) => {
+    const subscription = o.pushService.subscribe();
+    const res = await post(
+      o.baseUrl,
+      o.ca,
+      { api_key: push.apiKey, recipient, client: 'mobile', kind: 'webpush', subscription },
+      { path: '/push/subscriptions' },
+    );
+    if (res.status !== 201)
+      throw new Error(`POST /push/subscriptions answered ${res.status}: ${res.text}`);
+    return subscription;
+  };
+  return { main, inbox, push, subscribePush };
 }

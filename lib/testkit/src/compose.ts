@@ -79,7 +79,8 @@ function required(name: string): string {
   return value;
 }
 
-function readEnvFile(file: string): Record<string, string> {
+/** A KEY=value file (deploy/.env, demo.env) as a record; comment lines skipped. */
+export function readEnvFile(file: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const line of readFileSync(file, 'utf8').split('\n')) {
     const eq = line.indexOf('=');
@@ -172,3 +173,5 @@ export function composeStackFromEnv(): ComposeStack {
     },
   };
 }
+
+export { egressGateway, issueCert } from './compose-host.js';

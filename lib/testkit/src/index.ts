@@ -47,4 +47,8 @@ export {
   tenants,
 } from './tenants.js';
 export { TEST_PLANS } from './test-plans.js';
-export { type WebhookArrival, WebhookReceiver } from './webhook-receiver.js';
+export {
+  type WebhookArrival,
+  WebhookReceiver,
+  type WebhookReceiverOptions,
+} from './webhook-receiver.js';
