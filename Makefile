@@ -72,7 +72,7 @@ cluster-up: deps ## Herald scaled out in docker compose: 3 NATS nodes, 2 ingress
 cluster-down: ## stop the cluster; its volumes are kept
 	@scripts/cluster.sh down
 
-test-cluster: deps ## the cluster under steady load through node kills, a partition, edge and ingress kills, rolling restarts
+test-cluster: deps ## the cluster under steady load through node kills, a partition, edge and ingress kills, rolling restarts; a backup restored into a fresh cluster
 	@scripts/test-cluster.sh
 
 # make backup / make restore: which stack (compose, the default, or cluster) and the backup folder.
