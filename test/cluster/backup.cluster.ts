@@ -21,6 +21,8 @@ const HEALTHY_LIMIT_MS = 240_000;
 const DRAIN_LIMIT_MS = 60_000;
 /** Most time a drain's ack floor may take to be recorded (the edge's reads: 0.25, 1, 5 s). */
 const FLOOR_LIMIT_MS = 30_000;
+/** Most time a dispatch may keep being refused with 503 + Retry-After before it counts as failed. */
+const RETRY_LIMIT_MS = 60_000;
 
 let stack: ComposeStack;
 let dir: string;
@@ -63,13 +65,24 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/**
+ * POST /notify as a client does it: a 503 with Retry-After (nothing accepted: a service still
+ * reconnecting after the fault test or the restore) is sent again after that wait, for at most
+ * RETRY_LIMIT_MS; any other answer is returned.
+ */
 async function notify(to: string, payload: unknown, apiKey = stack.demo().testKey) {
-  return post(stack.demo().baseUrl, stack.ca, {
-    recipient: to,
-    payload,
-    api_key: apiKey,
-    client: 'mobile',
-  });
+  const deadline = Date.now() + RETRY_LIMIT_MS;
+  for (;;) {
+    const res = await post(stack.demo().baseUrl, stack.ca, {
+      recipient: to,
+      payload,
+      api_key: apiKey,
+      client: 'mobile',
+    });
+    const retryAfterS = Number(res.headers['retry-after']);
+    if (res.status !== 503 || !(retryAfterS > 0) || Date.now() > deadline) return res;
+    await new Promise((r) => setTimeout(r, retryAfterS * 1000));
+  }
 }
 
 /**
