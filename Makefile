@@ -7,7 +7,7 @@ SHELL := bash
 .NOTPARALLEL:
 .DEFAULT_GOAL := help
 
-.PHONY: help deps deps-browser deps-bench dev stop test lint typecheck build bench soak clean compose-up compose-down test-deploy cluster-up cluster-down test-cluster
+.PHONY: help deps deps-browser deps-bench dev stop test lint typecheck build bench soak clean compose-up compose-down test-deploy cluster-up cluster-down test-cluster backup restore
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
@@ -70,8 +70,21 @@ cluster-up: deps ## Herald scaled out in docker compose: 3 NATS nodes, 2 ingress
 cluster-down: ## stop the cluster; its volumes are kept
 	@scripts/cluster.sh down
 
-test-cluster: deps ## the cluster under steady load through node kills, a partition, edge and ingress kills, rolling restarts
+test-cluster: deps ## the cluster under steady load through node kills, a partition, edge and ingress kills, rolling restarts; a backup restored into a fresh cluster
 	@scripts/test-cluster.sh
+
+# make backup / make restore: which stack (compose, the default, or cluster) and the backup folder.
+STACK ?= compose
+BACKUP_DIR ?=
+backup_script = $(if $(filter compose,$(STACK)),scripts/compose.sh,$(if $(filter cluster,$(STACK)),scripts/cluster.sh,$(error STACK=$(STACK): must be compose or cluster)))
+
+backup: ## BACKUP_DIR=DIR [STACK=compose|cluster]: Postgres dump and JetStream snapshot of the running stack into DIR (empty or new)
+	@[[ -n "$(BACKUP_DIR)" ]] || { echo 'make backup: name the folder, e.g. BACKUP_DIR=/srv/herald-backup/$$(date +%F)' >&2; exit 2; }
+	@$(backup_script) backup "$(BACKUP_DIR)"
+
+restore: ## BACKUP_DIR=DIR [STACK=compose|cluster]: put a backup back (the Herald services stop meanwhile; works on empty volumes)
+	@[[ -n "$(BACKUP_DIR)" ]] || { echo 'make restore: name the backup folder, BACKUP_DIR=DIR' >&2; exit 2; }
+	@$(backup_script) restore "$(BACKUP_DIR)"
 
 clean: ## stop the dev stack, then delete .data/ and every dist/
 	@scripts/dev-stop.sh

@@ -9,6 +9,8 @@
 #   scripts/compose.sh down     make compose-down: stop and remove the containers; keep volumes
 #   scripts/compose.sh backup DIR   Postgres dump and JetStream snapshot of the running stack
 #   scripts/compose.sh restore DIR  put a backup back (docs/operations.md, "Backups")
+#   scripts/compose.sh nats ARGS... the nats CLI as the operator, in a one-off container on the
+#                               stack's network (NATS is never published): `nats stream ls`
 #   scripts/compose.sh ARGS...  any other docker compose command on this stack (ps, logs, exec …)
 #
 # Settings (environment; deploy/env/compose.env.example lists them with their defaults):
@@ -102,6 +104,11 @@ case ${1:-} in
     stack_env_ensure
     stack_restore "${2:-}"
     ;;
-  '') die 'usage: scripts/compose.sh up | down | backup DIR | restore DIR | <docker compose command>' ;;
+  nats)
+    shift
+    stack_env_ensure
+    stack_nats_cli -- "$@"
+    ;;
+  '') die "usage: $STACK_SCRIPT up | down | backup DIR | restore DIR | nats ARGS | <docker compose command>" ;;
   *) stack_compose "$@" ;;
 esac

@@ -5,8 +5,11 @@
 # off and restarted, and at the end every event answered 200 or 202 must have been delivered, and
 # its event.delivered webhook must have reached the test's HTTPS receiver (whose CA
 # scripts/lib/stack-test.sh makes before the stack starts), and every Pusher sendToUser answered
-# 200 must have reached its pusher-js user (test/cluster/pusher-load.ts). Its own compose project, free ports of
-# 127.0.0.1 and cleanup, as make test-deploy (scripts/lib/stack-test.sh).
+# 200 must have reached its pusher-js user (test/cluster/pusher-load.ts); and
+# test/cluster/backup.cluster.ts: scripts/cluster.sh backup, every container and volume removed,
+# restore, then what was queued at backup time arrives and the keys work. Its own compose project,
+# free ports of 127.0.0.1 and cleanup, as make test-deploy (scripts/lib/stack-test.sh). Arguments
+# go to vitest: `scripts/test-cluster.sh test/cluster/backup.cluster.ts` runs that file alone.
 #
 #   HERALD_CLUSTER_TEST_TIMEOUT_S   the whole run's bound (1500 s); past it the run fails
 #   HERALD_TEST_IMAGE               the Herald image's tag: .ci/run passes the one make test-deploy

@@ -12,9 +12,12 @@ case $HERALD_STACK in
   compose)
     stack_file_default=$DOCKER_ROOT/deploy/docker-compose.yml stack_project_default=herald
     stack_dir_default=$DOCKER_ROOT/deploy
-    # The services publishing the ingress, edge and dashboard ports; the NATS node tools talk to.
+    # The services publishing the ingress, edge and dashboard ports; the NATS node whose service
+    # the backups' nats CLI runs as (any one: the CLI lists every node).
     STACK_INGRESS_SERVICE=ingress-api STACK_EDGE_SERVICE=socket-edge STACK_DASHBOARD_SERVICE=auth
     STACK_NATS_SERVICE=nats STACK_SCRIPT=scripts/compose.sh
+    # Every NATS node (the nats CLI of the backups lists them all).
+    STACK_NATS_SERVICES=(nats)
     # The Herald services (what a restore stops), and the names the containers reach each other
     # by, plus the public one: all in the one certificate.
     STACK_SERVICES=(auth ingress-api socket-edge retention status)
@@ -24,6 +27,7 @@ case $HERALD_STACK in
     stack_file_default=$DOCKER_ROOT/deploy/compose.cluster.yaml stack_project_default=herald-cluster
     stack_dir_default=$DOCKER_ROOT/deploy/cluster
     STACK_INGRESS_SERVICE=lb STACK_EDGE_SERVICE=lb STACK_DASHBOARD_SERVICE=lb STACK_NATS_SERVICE=nats-1
+    STACK_NATS_SERVICES=(nats-1 nats-2 nats-3)
     STACK_SCRIPT=scripts/cluster.sh
     STACK_SERVICES=(auth ingress-1 ingress-2 edge-1 edge-2 retention status)
     STACK_TLS_NAMES=(nats-1 nats-2 nats-3 postgres auth ingress-1 ingress-2 edge-1 edge-2)
