@@ -181,7 +181,9 @@ describe('a topic fan-out through a NATS node kill', () => {
       },
       'every copy with a status',
       COPIES_LIMIT_MS,
-    );
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}; the last counts: ${JSON.stringify(last)}`);
+    });
     const done = last as TopicCounts;
     expect(done.members).toBe(MEMBERS);
     // A copy whose try failed during the kill keeps `failed` in its status although its chunk
