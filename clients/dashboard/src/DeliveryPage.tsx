@@ -1,5 +1,5 @@
 import { type FormEvent, useCallback, useEffect, useState } from 'react';
-import { api, type Counts, type EventView, errorText, type Key } from './api.js';
+import { api, type Counts, type EventView, errorText, type Key, keyLabel } from './api.js';
 import { when } from './KeysPage.js';
 import { PusherUserLookup } from './PusherUserLookup.js';
 import { pushedText } from './push.js';
@@ -78,7 +78,7 @@ export function DeliveryPage() {
             <option value="">All keys</option>
             {keys.map((k) => (
               <option key={k.id} value={k.id}>
-                {k.kind === 'test' ? 'Test' : 'Live'} {k.key_prefix}…
+                {k.kind === 'test' ? 'Test' : 'Live'} {keyLabel(k)}
                 {k.revoked_at ? ' (revoked)' : ''}
               </option>
             ))}
