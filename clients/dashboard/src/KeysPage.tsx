@@ -9,7 +9,7 @@ export function KeysPage({
   onKeyShown,
 }: {
   account: Account;
-  onKeyShown: (k: { key: string; client: 'web' | 'mobile' }) => void;
+  onKeyShown: (key: string) => void;
 }) {
   const [keys, setKeys] = useState<Key[]>([]);
   const [created, setCreated] = useState<Created | undefined>();
@@ -35,7 +35,7 @@ export function KeysPage({
 
   const shown = (k: Created) => {
     setCreated(k);
-    if (k.key) onKeyShown({ key: k.key, client: k.client });
+    if (k.key) onKeyShown(k.key);
     void refresh();
   };
   const test = keys.find((k) => k.kind === 'test');
