@@ -1,4 +1,4 @@
-import { type FormEvent, useCallback, useEffect, useState } from 'react';
+import { type FormEvent, useCallback, useEffect, useRef, useState } from 'react';
 import { api, type Counts, type EventView, errorText, type Key, keyLabel } from './api.js';
 import { when } from './KeysPage.js';
 import { PusherUserLookup } from './PusherUserLookup.js';
@@ -43,8 +43,10 @@ export function DeliveryPage() {
       .catch((err) => setError(errorText(err)));
   }, []);
 
+  // Refreshes overlap (the timer, Refresh, a new filter): only the latest one's answer is shown.
+  const latest = useRef(0);
   const refresh = useCallback(async () => {
-    setError('');
+    const mine = ++latest.current;
     const key = keyId ? `&key_id=${encodeURIComponent(keyId)}` : '';
     const find = [
       lookup.id ? `&id=${encodeURIComponent(lookup.id.trim())}` : '',
@@ -59,12 +61,14 @@ export function DeliveryPage() {
         api<{ events: EventView[] }>('GET', `/v1/dashboard/events?limit=50${key}${find}`),
         api<{ live: number; test: number }>('GET', '/v1/dashboard/connections'),
       ]);
+      if (mine !== latest.current) return;
+      setError('');
       setCounts(s.counts);
       setSeries(s.series);
       setEvents(e.events);
       setConns(c);
     } catch (err) {
-      setError(errorText(err));
+      if (mine === latest.current) setError(errorText(err));
     }
   }, [keyId, span, lookup]);
   useEffect(() => {
