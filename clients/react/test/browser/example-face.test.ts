@@ -126,9 +126,9 @@ describe("the example's bell and list page, in headless Chromium", () => {
           return { bg: s.backgroundColor, radius: s.borderRadius };
         });
         // Styled (the browser's default grey button before): the accent, or grey while nothing is
-      // unread (opening the dropdown above read the one event).
-      expect(look.radius).toBe('6px');
-      expect(['rgb(29, 78, 216)', 'rgb(156, 163, 175)']).toContain(look.bg);
+        // unread (opening the dropdown above read the one event).
+        expect(look.radius).toBe('6px');
+        expect(['rgb(29, 78, 216)', 'rgb(156, 163, 175)']).toContain(look.bg);
         expect(await list.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(
           width,
         );
