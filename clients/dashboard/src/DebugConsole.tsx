@@ -64,6 +64,8 @@ export function DebugConsole() {
   // Apart: sending a test event must not hide why the listener was refused.
   const [listenerError, setListenerError] = useState('');
   const [error, setError] = useState('');
+  // Whether the user typed a key yet: the list's default pick must not replace it.
+  const typed = useRef(false);
   const herald = useRef<{ h: Herald; sub: Subscription<unknown> } | undefined>(undefined);
 
   const choose = useCallback((k: Key | undefined) => {
@@ -83,7 +85,8 @@ export function DebugConsole() {
         const offered = all.filter((k) => usable(k, Date.now()));
         setKeys(offered);
         const here = offered.filter((k) => triableHere(k, location.origin));
-        choose(here.find((k) => recallKey(k.key_prefix)) ?? here[0]);
+        // A key typed or pasted before the list came wins over the page's own pick.
+        if (!typed.current) choose(here.find((k) => recallKey(k.key_prefix)) ?? here[0]);
       },
       (err) => setError(errorText(err)),
     );
@@ -101,6 +104,7 @@ export function DebugConsole() {
   };
 
   const typeKey = (value: string) => {
+    typed.current = true;
     startOver();
     setApiKey(value);
     const listed = keys.find((k) => k.key_prefix === prefixOf(value.trim()));
