@@ -138,6 +138,7 @@ describe('admin CLI', { timeout: CHILD_TEST_TIMEOUT_MS }, () => {
       keys: [
         {
           id: created.id,
+          name: null,
           key_prefix: key.slice(0, 12),
           kind: 'test',
           client: 'web',
