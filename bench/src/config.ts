@@ -30,10 +30,7 @@ export const BenchEnv = z.object({
   /** Which figures to run, e.g. `1,3`. Default all ten. */
   BENCH_FIGURES: z
     .string()
-    .regex(
-      /^([1-9]|10)(,([1-9]|10))*$/,
-      'must be a comma-separated list of figure numbers 1..10',
-    )
+    .regex(/^([1-9]|10)(,([1-9]|10))*$/, 'must be a comma-separated list of figure numbers 1..10')
     .optional(),
   /** Length of one throughput or latency measurement window, ms. Default 1000 (QUICK: 400). */
   BENCH_MEASURE_MS: int(100, 60_000),
