@@ -13,6 +13,8 @@ import { CopyCounter, type CopyTally, tallyCopies } from './topic-copies.js';
 const MEMBERS_PER_PUT = 10_000;
 /** How often the offline row reads the queue streams' message counts, ms. */
 const POLL_MS = 50;
+/** How often the wait for a fan-out's status records asks `/events/status`, ms. */
+const STATUS_POLL_MS = 200;
 
 /** One fan-out measured: members/s from the POST to the last copy, Herald's CPU, the copies. */
 export interface FanoutRun {
@@ -21,6 +23,8 @@ export interface FanoutRun {
   cpuSeconds: number;
   perProcess: Record<string, number>;
   tally: CopyTally;
+  /** The topic event's id. */
+  id: string;
 }
 
 /** A topic of the stack's account with `members` fresh recipients, made by the membership route. */
@@ -36,19 +40,47 @@ export async function makeTopic(ctx: BenchContext, name: string, members: string
   }
 }
 
-/** Sends one event to `topic`: throws unless it was accepted for every member. */
+/** Sends one event to `topic`: throws unless it was accepted for every member; its event id. */
 export async function sendToTopic(
   ctx: BenchContext,
   topic: string,
   members: number,
   seq: number,
-): Promise<void> {
+): Promise<string> {
   const body = `{"topic":"${topic}","payload":${ctx.payload.make(seq)},"api_key":"${ctx.stack.apiKey}","client":"mobile"}`;
   const r = await ctx.http.ingress.post('/notify', body);
   if (r.status !== 202) throw new Error(`topic notify: HTTP ${r.status}: ${r.text.slice(0, 200)}`);
-  const got = (JSON.parse(r.text) as { members?: number }).members;
-  if (got !== members)
-    throw new Error(`topic notify: ${got} members accepted, ${members} expected`);
+  const got = JSON.parse(r.text) as { id: string; members?: number };
+  if (got.members !== members)
+    throw new Error(`topic notify: ${got.members} members accepted, ${members} expected`);
+  return got.id;
+}
+
+/**
+ * Waits (within BENCH_TOPIC_SETTLE_MS) until every copy of topic event `id` has its status record
+ * (`/events/status`' counts add up to the members), so the status service's tail of one fan-out
+ * does not fall into the next measurement. Whether it did.
+ */
+export async function statusSettled(
+  ctx: BenchContext,
+  id: string,
+  members: number,
+): Promise<boolean> {
+  const body = JSON.stringify({ api_key: ctx.stack.apiKey, ids: [id] });
+  const end = performance.now() + ctx.config.topicSettleMs;
+  while (performance.now() < end) {
+    const r = await ctx.http.ingress.post('/events/status', body);
+    if (r.status === 200) {
+      const { events } = JSON.parse(r.text) as {
+        events: Array<{ topic?: Partial<Record<string, number>> }>;
+      };
+      const t = events[0]?.topic ?? {};
+      const counted = (t.sent ?? 0) + (t.pending ?? 0) + (t.delivered ?? 0) + (t.failed ?? 0);
+      if (counted >= members) return true;
+    }
+    await new Promise((resolve) => setTimeout(resolve, STATUS_POLL_MS));
+  }
+  return false;
 }
 
 /** Messages in every queue partition stream: what a fan-out to offline members adds to. */
@@ -75,9 +107,10 @@ export async function offlineFanout(
   const before = await storedMessages(ctx);
   let stored = 0;
   let lastAt = 0;
+  let id = '';
   const t0 = performance.now();
   const { cpuSeconds, perProcess } = await meterCpu(ctx.servers, PROCESSES.herald, async () => {
-    await sendToTopic(ctx, topic, members, seq);
+    id = await sendToTopic(ctx, topic, members, seq);
     const end = t0 + ctx.config.topicSettleMs;
     while (performance.now() < end) {
       const now = (await storedMessages(ctx)) - before - extraStored();
@@ -95,6 +128,7 @@ export async function offlineFanout(
     cpuSeconds,
     perProcess,
     tally: tallyCopies(members, stored),
+    id,
   };
 }
 
@@ -130,9 +164,10 @@ export class ConnectedMembers {
   async fanout(ctx: BenchContext, topic: string, seq: number): Promise<FanoutRun> {
     const members = this.members.length;
     this.counter.reset();
+    let id = '';
     const t0 = performance.now();
     const { cpuSeconds, perProcess } = await meterCpu(ctx.servers, PROCESSES.herald, async () => {
-      await sendToTopic(ctx, topic, members, seq);
+      id = await sendToTopic(ctx, topic, members, seq);
       await waitUntil(() => this.counter.distinct >= members, ctx.config.topicSettleMs, 5);
     });
     return {
@@ -141,6 +176,7 @@ export class ConnectedMembers {
       cpuSeconds,
       perProcess,
       tally: tallyCopies(members, this.counter.distinct, this.counter.duplicates),
+      id,
     };
   }
 }

@@ -8,7 +8,13 @@ import {
   valueCheck,
 } from '../report/results.js';
 import type { BenchContext } from './context.js';
-import { ConnectedMembers, type FanoutRun, makeTopic, offlineFanout } from './topic-fanout.js';
+import {
+  ConnectedMembers,
+  type FanoutRun,
+  makeTopic,
+  offlineFanout,
+  statusSettled,
+} from './topic-fanout.js';
 import { DirectLoad, type DirectWindow } from './topic-p99.js';
 
 /** Issue 44's bound: `/notify`'s p99 while a large fan-out runs, against without one. */
@@ -93,15 +99,24 @@ export async function topics(ctx: BenchContext): Promise<FigureResult> {
     await direct.open();
     for (let run = 0; run < config.runs; run++) {
       ctx.checkDeadline();
+      // Each step starts once the one before it settled (every copy's status record written).
+      const settle = async (f: FanoutRun, what: string) => {
+        if (!(await statusSettled(ctx, f.id, f.members)))
+          notes.push(
+            `run ${run + 1}: the ${what} fan-out's status records were not all written within ${config.topicSettleMs} ms`,
+          );
+      };
       const offline = await offlineFanout(ctx, offlineTopic, n, seq++);
       fanoutRows(SUBJECTS.offline(n), offline, run);
+      await settle(offline, 'offline');
       const live = await connected.fanout(ctx, connectedTopic, seq++);
       fanoutRows(SUBJECTS.connected(m), live, run);
+      await settle(live, 'connected');
       // The p99 windows last about as long as the fan-out alone did, so the second one runs
       // inside the fan-out it measures (a note says when the fan-out ended first).
       const windowMs = Math.min(
         config.topicSettleMs,
-        Math.max(config.measureMs, 0.8 * offline.elapsedMs),
+        Math.max(config.measureMs, 0.6 * offline.elapsedMs),
       );
       const quiet = await direct.window(windowMs);
       directRows(SUBJECTS.quiet, quiet, run);
@@ -110,6 +125,7 @@ export async function topics(ctx: BenchContext): Promise<FigureResult> {
       const loaded = await fanout;
       directRows(SUBJECTS.during(n), during, run);
       fanoutRows(SUBJECTS.offlineLoaded(n), loaded, run);
+      await settle(loaded, 'second offline');
       if (loaded.elapsedMs < windowMs)
         notes.push(
           `run ${run + 1}: the fan-out beside the direct events ended after ${loaded.elapsedMs.toFixed(0)} ms, before the ${windowMs.toFixed(0)} ms window did`,
