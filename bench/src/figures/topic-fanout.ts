@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { SUBPROTOCOL } from '@herald/proto';
 import { waitUntil } from '../load/pace.js';
 import { WsFleet } from '../load/ws-fleet.js';
-import type { BenchContext } from './context.js';
+import { type BenchContext, HANDSHAKE_TIMEOUT_MS } from './context.js';
 import { meterCpu, PROCESSES } from './cpu-meter.js';
 import { ackFrame, connectUrl } from './herald-wire.js';
 import { queueLayout } from './queue-prep.js';
@@ -146,7 +146,7 @@ export class ConnectedMembers {
       tls: ctx.tls,
       addresses: ctx.addresses,
       concurrency: ctx.config.connectConcurrency,
-      handshakeTimeoutMs: 10_000,
+      handshakeTimeoutMs: HANDSHAKE_TIMEOUT_MS,
       onMessage: (_i, data, ws) => {
         for (const e of ackFrame(data, (ack) => ws.send(ack))) this.counter.hit(e.id);
       },
