@@ -22,14 +22,17 @@ const P99_TARGET = 2;
 /** A topic event's payload sequence numbers, far from the direct events' (the probe's). */
 const TOPIC_SEQ_BASE = 2_000_000_000;
 
+/** A count as the subjects write it: 50, 20,000. */
+const count = (v: number) => v.toLocaleString('en-US');
+
 export const SUBJECTS = {
-  offline: (n: number) => `Herald, topic of ${formatNumber(n)} offline members (copies stored)`,
+  offline: (n: number) => `Herald, topic of ${count(n)} offline members (copies stored)`,
   offlineLoaded: (n: number) =>
-    `Herald, topic of ${formatNumber(n)} offline members, beside the direct events`,
+    `Herald, topic of ${count(n)} offline members, beside the direct events`,
   connected: (m: number) =>
-    `Herald, topic of ${formatNumber(m)} connected members (copies at the sockets, acked)`,
+    `Herald, topic of ${count(m)} connected members (copies at the sockets, acked)`,
   quiet: 'Herald POST /notify, no fan-out running',
-  during: (n: number) => `Herald POST /notify, during a fan-out to ${formatNumber(n)} members`,
+  during: (n: number) => `Herald POST /notify, during a fan-out to ${count(n)} members`,
 } as const;
 
 export const METRICS = {
@@ -37,8 +40,8 @@ export const METRICS = {
   cpu: 'Herald CPU per member (every process, POST to the last copy)',
   missing: 'copies missing (members without one)',
   twice: 'copies beyond one per member',
-  answerP99: (r: number) => `p99 POST /notify answer @ ${formatNumber(r)} events/s`,
-  arrivalP99: (r: number) => `p99 dispatch to socket @ ${formatNumber(r)} events/s`,
+  answerP99: (r: number) => `p99 POST /notify answer @ ${count(r)} events/s`,
+  arrivalP99: (r: number) => `p99 dispatch to socket @ ${count(r)} events/s`,
 } as const;
 
 /**
@@ -161,7 +164,7 @@ export async function topics(ctx: BenchContext): Promise<FigureResult> {
     checks: [
       ratioCheckAtMost(
         '10',
-        `/notify p99 during a fan-out to ${formatNumber(n)} members: ≤ ${P99_TARGET}× without`,
+        `/notify p99 during a fan-out to ${count(n)} members: ≤ ${P99_TARGET}× without`,
         answer,
         P99_TARGET,
       ),
