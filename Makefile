@@ -27,7 +27,10 @@ dev: deps ## run the whole stack locally (data in .data/); Ctrl-C stops it
 stop: ## stop a `make dev` stack that lost its terminal
 	@scripts/dev-stop.sh
 
-.PHONY: example
+.PHONY: example screenshots
+screenshots: deps deps-browser ## every dashboard page at 1366 and 375 px into docs/screenshots/ (and docs/dashboard.png), on a stack of its own
+	npx tsx --conditions=herald-source scripts/dashboard-screenshots.ts
+
 example: ## the React bell example on https://localhost:5173, against a running `make dev`
 	@scripts/example.sh
 

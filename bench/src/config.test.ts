@@ -27,7 +27,13 @@ describe('loadBenchConfig', () => {
       centrifugo: true,
       runtime: 'dist',
     });
-    expect([...c.figures]).toEqual(['1', '2', '3', '4', '5', '6', '7', '8', '9']);
+    expect([...c.figures]).toEqual(['1', '2', '3', '4', '5', '6', '7', '8', '9', '10']);
+    expect(c).toMatchObject({
+      topicMembers: 20_000,
+      topicConnected: 1000,
+      topicRate: 200,
+      topicSettleMs: 120_000,
+    });
     expect(c).toMatchObject({
       pushBacklog: 2000,
       pushAfterMs: 100,
@@ -51,7 +57,8 @@ describe('loadBenchConfig', () => {
     expect(loadBenchConfig({ QUICK: '1', BENCH_SERVICES: 'dist' }).runtime).toBe('dist');
     expect(c.recipients).toEqual([200]);
     // The smoke run measures every figure, the webhooks' too, at small sizes.
-    expect([...c.figures]).toEqual(['1', '2', '3', '4', '5', '6', '7', '8', '9']);
+    expect([...c.figures]).toEqual(['1', '2', '3', '4', '5', '6', '7', '8', '9', '10']);
+    expect(c).toMatchObject({ topicMembers: 1000, topicConnected: 50, topicSettleMs: 20_000 });
     expect(c.webhookBacklog).toBe(500);
     expect(c).toMatchObject({ pushBacklog: 200, pushAfterMs: 100, pushSettleMs: 20_000 });
     expect(c.webhookSettleMs).toBe(20_000);
@@ -79,13 +86,13 @@ describe('loadBenchConfig', () => {
   });
 
   it('names each bad variable and what it should be', () => {
-    expect(() => loadBenchConfig({ BENCH_RUNS: '0', BENCH_FIGURES: '10' })).toThrow(
-      /BENCH_RUNS \("0"\): must be at least 1[\s\S]*BENCH_FIGURES \("10"\): must be a comma-separated list of figure numbers 1\.\.9/,
+    expect(() => loadBenchConfig({ BENCH_RUNS: '0', BENCH_FIGURES: '11' })).toThrow(
+      /BENCH_RUNS \("0"\): must be at least 1[\s\S]*BENCH_FIGURES \("11"\): must be a comma-separated list of figure numbers 1\.\.10/,
     );
     expect([...loadBenchConfig({ BENCH_FIGURES: '7' }).figures]).toEqual(['7']);
     expect([...loadBenchConfig({ BENCH_FIGURES: '8' }).figures]).toEqual(['8']);
     expect([...loadBenchConfig({ BENCH_FIGURES: '9' }).figures]).toEqual(['9']);
-    expect(() => loadBenchConfig({ BENCH_FIGURES: '0' })).toThrow(/figure numbers 1\.\.9/);
+    expect(() => loadBenchConfig({ BENCH_FIGURES: '0' })).toThrow(/figure numbers 1\.\.10/);
     expect(() => loadBenchConfig({ BENCH_LATENCY_LOADS: '0.5,1.5' })).toThrow(
       /BENCH_LATENCY_LOADS/,
     );
@@ -210,5 +217,28 @@ describe('loadBenchConfig', () => {
     expect(() => loadBenchConfig({ BENCH_INGRESS_ENV: 'LIVE_PROOF_WAIT_MS' })).toThrow(
       /BENCH_INGRESS_ENV/,
     );
+  });
+
+  it('bounds figure 10 (topics) at its edges', () => {
+    expect([...loadBenchConfig({ BENCH_FIGURES: '10' }).figures]).toEqual(['10']);
+    expect([...loadBenchConfig({ BENCH_FIGURES: '9,10' }).figures]).toEqual(['9', '10']);
+    expect(() => loadBenchConfig({ BENCH_FIGURES: '11' })).toThrow(/figure numbers 1\.\.10/);
+    expect(() => loadBenchConfig({ BENCH_FIGURES: '0' })).toThrow(/figure numbers 1\.\.10/);
+    const edges: Array<[string, keyof ReturnType<typeof loadBenchConfig>, number, number]> = [
+      ['BENCH_TOPIC_MEMBERS', 'topicMembers', 1, 100_000],
+      ['BENCH_TOPIC_CONNECTED', 'topicConnected', 1, 10_000],
+      ['BENCH_TOPIC_RATE', 'topicRate', 1, 10_000],
+      ['BENCH_TOPIC_SETTLE_MS', 'topicSettleMs', 1000, 600_000],
+    ];
+    for (const [name, field, min, max] of edges) {
+      expect(loadBenchConfig({ [name]: String(min) })[field]).toBe(min);
+      expect(loadBenchConfig({ QUICK: '1', [name]: String(max) })[field]).toBe(max);
+      expect(() => loadBenchConfig({ [name]: String(min - 1) })).toThrow(
+        new RegExp(`${name} \\("${min - 1}"\\): must be at least ${min}`),
+      );
+      expect(() => loadBenchConfig({ [name]: String(max + 1) })).toThrow(
+        new RegExp(`${name} .*at most ${max}`),
+      );
+    }
   });
 });

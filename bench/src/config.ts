@@ -12,9 +12,9 @@ import {
 
 /**
  * The figures of docs/benchmarks.md, by number (7: delivery-status webhooks, issue 39; 8: push,
- * issue 40; 9: the Pusher door, issue 41).
+ * issue 40; 9: the Pusher door, issue 41; 10: topics, issue 44).
  */
-export const FigureId = z.enum(['1', '2', '3', '4', '5', '6', '7', '8', '9']);
+export const FigureId = z.enum(['1', '2', '3', '4', '5', '6', '7', '8', '9', '10']);
 export type FigureId = z.infer<typeof FigureId>;
 const ALL_FIGURES = FigureId.options.join(',');
 
@@ -27,10 +27,10 @@ export const BenchEnv = z.object({
   QUICK: envBool(false),
   /** Repetitions of each figure; the median is reported. Default 5 (QUICK: 1). */
   BENCH_RUNS: int(1, 50),
-  /** Which figures to run, e.g. `1,3`. Default all nine. */
+  /** Which figures to run, e.g. `1,3`. Default all ten. */
   BENCH_FIGURES: z
     .string()
-    .regex(/^[1-9](,[1-9])*$/, 'must be a comma-separated list of figure numbers 1..9')
+    .regex(/^([1-9]|10)(,([1-9]|10))*$/, 'must be a comma-separated list of figure numbers 1..10')
     .optional(),
   /** Length of one throughput or latency measurement window, ms. Default 1000 (QUICK: 400). */
   BENCH_MEASURE_MS: int(100, 60_000),
@@ -189,6 +189,17 @@ export const BenchEnv = z.object({
   BENCH_PUSH_TRUST: z
     .enum(['extra-ca-certs', 'push-ca-file'], { error: 'must be extra-ca-certs or push-ca-file' })
     .default('extra-ca-certs'),
+  /**
+   * Figure 10: members of the offline topic (nobody connected), each fan-out's copies stored;
+   * at most the status service's TOPIC_MEMBERS_MAX default. Default 20000 (QUICK: 1000).
+   */
+  BENCH_TOPIC_MEMBERS: int(1, 100_000),
+  /** Figure 10: members of the connected topic, one herald.v1 socket each. Default 1000 (QUICK: 50). */
+  BENCH_TOPIC_CONNECTED: int(1, 10_000),
+  /** Figure 10: direct `POST /notify` events/s whose p99 is measured with and without a fan-out. Default 200. */
+  BENCH_TOPIC_RATE: int(1, 10_000),
+  /** Longest figure 10 waits for one fan-out's copies, ms. Default 120000 (QUICK: 20000). */
+  BENCH_TOPIC_SETTLE_MS: int(1000, 600_000),
 });
 export type BenchEnv = z.infer<typeof BenchEnv>;
 
@@ -240,6 +251,10 @@ export interface BenchConfig {
   pushAfterMs: number;
   pushSettleMs: number;
   pushTrust: 'extra-ca-certs' | 'push-ca-file';
+  topicMembers: number;
+  topicConnected: number;
+  topicRate: number;
+  topicSettleMs: number;
 }
 
 /** Reads the bench knobs; throws one ConfigError naming every bad variable. */
@@ -299,6 +314,10 @@ export function loadBenchConfig(
     pushAfterMs: e.BENCH_PUSH_AFTER_MS ?? 100,
     pushSettleMs: pick(e.BENCH_PUSH_SETTLE_MS, 120_000, 20_000),
     pushTrust: e.BENCH_PUSH_TRUST,
+    topicMembers: pick(e.BENCH_TOPIC_MEMBERS, 20_000, 1000),
+    topicConnected: pick(e.BENCH_TOPIC_CONNECTED, 1000, 50),
+    topicRate: e.BENCH_TOPIC_RATE ?? 200,
+    topicSettleMs: pick(e.BENCH_TOPIC_SETTLE_MS, 120_000, 20_000),
   };
   const problems = crossCheck(config);
   if (problems.length > 0) throw new ConfigError('bench', problems);

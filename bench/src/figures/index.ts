@@ -8,6 +8,7 @@ import { offlineThroughput } from './offline-throughput.js';
 import { onlineThroughput } from './online-throughput.js';
 import { push } from './push.js';
 import { pusherDoor } from './pusher.js';
+import { topics } from './topics.js';
 import { webhooks } from './webhooks.js';
 
 export interface Figure {
@@ -38,4 +39,5 @@ export const FIGURES: Figure[] = [
   { ids: ['7'], title: 'delivery-status webhooks', run: async (ctx) => [await webhooks(ctx)] },
   { ids: ['8'], title: 'push fallback', run: async (ctx) => [await push(ctx)] },
   { ids: ['9'], title: 'Pusher door', run: async (ctx) => [await pusherDoor(ctx)] },
+  { ids: ['10'], title: 'topics', run: async (ctx) => [await topics(ctx)] },
 ];

@@ -9,6 +9,8 @@ export interface PostResult {
 
 export interface Poster {
   post(path: string, body: string): Promise<PostResult>;
+  /** The same with another method (figure 10's `PUT /topics/{topic}/members`). */
+  send(method: 'POST' | 'PUT' | 'DELETE', path: string, body: string): Promise<PostResult>;
   /**
    * Opens every connection of the pool (one GET /readyz on each, at once). Node servers close a
    * keep-alive connection idle for 5 s, so a window that starts after a pause would otherwise pay
@@ -36,16 +38,18 @@ export function poster(
     connect: { ca, rejectUnauthorized: true },
     keepAliveTimeout: 60_000,
   });
+  const send: Poster['send'] = async (method, path, body) => {
+    const res = await pool.request({
+      method,
+      path,
+      headers: { 'content-type': 'application/json', ...headers },
+      body,
+    });
+    return { status: res.statusCode, text: await res.body.text(), headers: res.headers };
+  };
   return {
-    async post(path, body) {
-      const res = await pool.request({
-        method: 'POST',
-        path,
-        headers: { 'content-type': 'application/json', ...headers },
-        body,
-      });
-      return { status: res.statusCode, text: await res.body.text(), headers: res.headers };
-    },
+    post: (path, body) => send('POST', path, body),
+    send,
     async warm() {
       await Promise.all(
         Array.from({ length: connections }, async () => {

@@ -14,7 +14,7 @@ export interface DocBlock {
 
 /**
  * The blocks of docs/benchmarks.md `make bench` writes. The webhooks (figure 7), push (figure 8)
- * and the Pusher door (figure 9) have their own, so a run of one of them alone leaves the run of record of the others as it is.
+ * the Pusher door (figure 9) and topics (figure 10) have their own, so a run of one of them alone leaves the run of record of the others as it is.
  */
 export const DOC_BLOCKS: readonly DocBlock[] = [
   { begin: BEGIN, end: END, figures: ['1', '2', '3', '4', '5', '6'] },
@@ -35,6 +35,12 @@ export const DOC_BLOCKS: readonly DocBlock[] = [
       '<!-- bench:pusher:begin (written by `make bench` with figure 9; edit outside these markers) -->',
     end: '<!-- bench:pusher:end -->',
     figures: ['9'],
+  },
+  {
+    begin:
+      '<!-- bench:topics:begin (written by `make bench` with figure 10; edit outside these markers) -->',
+    end: '<!-- bench:topics:end -->',
+    figures: ['10'],
   },
 ];
 

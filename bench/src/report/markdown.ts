@@ -65,12 +65,14 @@ export function renderMarkdown(results: BenchResults): string {
   return `${out.join('\n').trimEnd()}\n`;
 }
 
-/** Whose targets a figure's checks are: issue 11's for 1–6, issue 39's (webhooks), issue 40's (push), issue 41's (Pusher). */
+/** Whose targets a figure's checks are: issue 11's for 1–6, issue 39's (webhooks), issue 40's (push), issue 41's (Pusher), issue 44's (topics). */
 function targetsHeading(figure: FigureId): string {
   if (figure === '7') return "#### Issue 39's target (webhooks' cost to online publish)";
   if (figure === '8')
     return "#### Issue 40's target (push's cost to POST /notify of a key without push)";
   if (figure === '9') return "#### Issue 41's targets (the Pusher door within 10% of /ws/connect)";
+  if (figure === '10')
+    return "#### Issue 44's targets (every copy of a fan-out, /notify's p99 during one)";
   return "#### Issue 11's targets (against the one-process baselines)";
 }
 

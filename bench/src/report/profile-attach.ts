@@ -15,6 +15,7 @@ const PROFILED: Record<FigureId, string[]> = {
   '7': ['status', 'ingress-api', 'socket-edge'],
   '8': ['status', 'ingress-api', 'socket-edge'],
   '9': ['ingress-api', 'socket-edge', 'auth'],
+  '10': ['ingress-api', 'status', 'socket-edge'],
 };
 /** Frames listed per server and kind (self, inclusive). */
 const PROFILE_FRAMES = 8;

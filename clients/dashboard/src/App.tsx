@@ -4,6 +4,7 @@ import { type Account, ApiError, api, loggedInHere, setCsrf } from './api.js';
 import { DebugConsole } from './DebugConsole.js';
 import { DeliveryPage } from './DeliveryPage.js';
 import { KeysPage } from './KeysPage.js';
+import { forgetAllKeys, rememberKey } from './key-vault.js';
 import { PlanPage } from './PlanPage.js';
 import { PusherPage } from './PusherPage.js';
 import { PushPage } from './PushPage.js';
@@ -30,8 +31,6 @@ function tabFromHash(): Tab {
 export function App() {
   const [account, setAccount] = useState<Account | null | undefined>(undefined);
   const [tab, setTab] = useState<Tab>(tabFromHash);
-  // A key value seen this session (shown once at creation), offered to the debug console.
-  const [knownKey, setKnownKey] = useState<{ key: string; client: 'web' | 'mobile' } | undefined>();
 
   const load = useCallback(async () => {
     if (!loggedInHere()) {
@@ -59,6 +58,7 @@ export function App() {
   const logout = async () => {
     await api('DELETE', '/v1/sessions/current').catch(() => undefined);
     setCsrf(undefined);
+    forgetAllKeys();
     setAccount(null);
   };
 
@@ -81,14 +81,14 @@ export function App() {
         </span>
       </header>
       <main>
-        {tab === 'keys' && <KeysPage account={account} onKeyShown={setKnownKey} />}
+        {tab === 'keys' && <KeysPage account={account} onKeyShown={rememberKey} />}
         {tab === 'plan' && <PlanPage account={account} onAccountChanged={load} />}
         {tab === 'delivery' && <DeliveryPage />}
         {tab === 'topics' && <TopicsPage />}
         {tab === 'webhooks' && <WebhooksPage />}
         {tab === 'push' && <PushPage />}
         {tab === 'pusher' && <PusherPage />}
-        {tab === 'debug' && <DebugConsole knownKey={knownKey} />}
+        {tab === 'debug' && <DebugConsole />}
       </main>
     </div>
   );

@@ -57,6 +57,15 @@ export function AuthPage({ onLoggedIn }: { onLoggedIn: () => void }) {
     }
   };
 
+  // Another form: the last one's error and notice go; a password typed to log in is never
+  // carried into Reset's "New password" (nor a new one back into the login).
+  const switchTo = (next: Mode) => {
+    setError('');
+    setNotice('');
+    if (next === 'reset' || mode === 'reset') setPassword('');
+    setMode(next);
+  };
+
   const title = { login: 'Log in', signup: 'Create an account', reset: 'Reset your password' }[
     mode
   ];
@@ -118,17 +127,17 @@ export function AuthPage({ onLoggedIn }: { onLoggedIn: () => void }) {
       </form>
       <p className="switch">
         {mode !== 'login' && (
-          <button type="button" className="link" onClick={() => setMode('login')}>
+          <button type="button" className="link" onClick={() => switchTo('login')}>
             I have an account: log in
           </button>
         )}
         {mode !== 'signup' && (
-          <button type="button" className="link" onClick={() => setMode('signup')}>
+          <button type="button" className="link" onClick={() => switchTo('signup')}>
             Create an account
           </button>
         )}
         {mode !== 'reset' && (
-          <button type="button" className="link" onClick={() => setMode('reset')}>
+          <button type="button" className="link" onClick={() => switchTo('reset')}>
             Forgot your password?
           </button>
         )}

@@ -3,18 +3,39 @@ import { ApiError, api, errorText, type Plan } from './api.js';
 import {
   isSettled,
   type Payment,
+  type PaymentStatus,
   PHONE_FORMS,
   POLL_MS,
   paymentText,
   phoneHint,
 } from './billing.js';
 import { when } from './KeysPage.js';
+import { PAYMENT_STATE } from './PastPayments.js';
 import type { BillingLive } from './useBillingListener.js';
 
 interface HistoryLine {
   at: string;
   action: string;
   status: string | null;
+}
+
+/**
+ * The payment's steps as its payer knows them: each change of state once, in words (the
+ * provider's callbacks and queries are Herald's business, not the payer's).
+ */
+function payerSteps(history: HistoryLine[], phone: string): Array<{ at: string; text: string }> {
+  const steps: Array<{ at: string; text: string }> = [];
+  let last: string | null = null;
+  for (const h of history) {
+    const state = h.status as PaymentStatus | null;
+    if (!state || state === last || !(state in PAYMENT_STATE)) continue;
+    last = state;
+    steps.push({
+      at: h.at,
+      text: state === 'pending' ? `prompt sent to ${phone}` : PAYMENT_STATE[state],
+    });
+  }
+  return steps;
 }
 
 /**
@@ -39,6 +60,8 @@ export function Checkout({
   const [phone, setPhone] = useState('');
   const [touched, setTouched] = useState(false);
   const [error, setError] = useState('');
+  // The server's refusal of the number, named by its field: shown instead of the hint, not twice.
+  const [phoneError, setPhoneError] = useState('');
   const [busy, setBusy] = useState(false);
   const [payment, setPayment] = useState<Payment | undefined>(resume);
   const [history, setHistory] = useState<HistoryLine[]>([]);
@@ -102,15 +125,18 @@ export function Checkout({
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     setError('');
+    setPhoneError('');
     setHistory([]);
     setBusy(true);
     try {
       setPayment(await api<Payment>('POST', '/v1/billing/checkout', { plan: plan.id, phone }));
     } catch (err) {
-      // The server names the field at fault; say which one so the user knows what to fix.
-      setError(
-        err instanceof ApiError && err.field ? `${err.field}: ${err.message}` : errorText(err),
-      );
+      // The server names the field at fault: a bad number is said once, under the number.
+      if (err instanceof ApiError && err.field === 'phone') setPhoneError(err.message);
+      else
+        setError(
+          err instanceof ApiError && err.field ? `${err.field}: ${err.message}` : errorText(err),
+        );
     } finally {
       setBusy(false);
     }
@@ -132,7 +158,10 @@ export function Checkout({
               autoComplete="tel"
               placeholder="0712 345 678"
               aria-describedby="phone-hint"
-              onChange={(e) => setPhone(e.target.value)}
+              onChange={(e) => {
+                setPhone(e.target.value);
+                setPhoneError('');
+              }}
               onBlur={() => setTouched(true)}
               required
             />
@@ -140,12 +169,18 @@ export function Checkout({
           <button type="submit" disabled={busy}>
             {payment ? 'Try again' : 'Send the M-Pesa prompt'}
           </button>{' '}
-          <button type="button" onClick={onClose}>
+          <button type="button" className="secondary" onClick={onClose}>
             Close
           </button>
-          <p id="phone-hint" className="hint">
-            {hint ?? `Accepted forms: ${PHONE_FORMS}. You confirm the payment on that phone.`}
-          </p>
+          {phoneError ? (
+            <p id="phone-hint" role="alert" className="error" data-testid="phone-error">
+              {phoneError}
+            </p>
+          ) : (
+            <p id="phone-hint" className="hint">
+              {hint ?? `Accepted forms: ${PHONE_FORMS}. You confirm the payment on that phone.`}
+            </p>
+          )}
         </form>
       ) : null}
       {error && (
@@ -196,10 +231,9 @@ export function Checkout({
           </dl>
           {history.length > 0 && (
             <ol className="history" aria-label="Payment history">
-              {history.map((h) => (
-                <li key={`${h.at}-${h.action}`}>
-                  {when(h.at)}: {h.action}
-                  {h.status ? ` (${h.status})` : ''}
+              {payerSteps(history, payment.phone).map((h) => (
+                <li key={`${h.at}-${h.text}`}>
+                  {when(h.at)}: {h.text}
                 </li>
               ))}
             </ol>

@@ -1,6 +1,8 @@
 import { Herald, type HeraldError, type NotifyResult, type Subscription } from '@herald/sdk';
-import { type FormEvent, useEffect, useRef, useState } from 'react';
-import { api, type DashboardConfig, errorText } from './api.js';
+import { type FormEvent, useCallback, useEffect, useRef, useState } from 'react';
+import { api, type DashboardConfig, errorText, type Key } from './api.js';
+import { DebugKeyPicker, PASTED, triableHere, usable } from './DebugKeyPicker.js';
+import { forgetKeys, prefixOf, recallKey, rememberKey } from './key-vault.js';
 
 /**
  * The listener's state as the page shows it: `refused` once the SDK gave up on the socket (a
@@ -15,9 +17,17 @@ function stopsTheSocket(err: HeraldError): boolean {
   return err.kind === 'refused' && err.closeCode !== 4429;
 }
 
+/**
+ * A revoked key's own message names the admin CLI (for operators); a dashboard user is told what
+ * they can do here.
+ */
+const REVOKED_HERE =
+  'this key is revoked: pick another key above, or create one on the Keys page (a revoked Test key is replaced by support)';
+
 /** What the error says, with its code and field: `HeraldError.message` is not enumerable. */
 function describeError(err: HeraldError): string {
-  return `${err.code}${err.field ? ` (${err.field})` : ''}: ${err.message}`;
+  const message = err.code === 'key_revoked' ? REVOKED_HERE : err.message;
+  return `${err.code}${err.field ? ` (${err.field})` : ''}: ${message}`;
 }
 
 /** `/notify`'s answer for people: the status, the id or the error's own sentence. */
@@ -38,16 +48,14 @@ interface Line {
  * recipient (the SDK, herald.v1). The key's value is never stored by Herald: the page holds the
  * one shown at creation this session, or the one pasted here, in memory only.
  */
-export function DebugConsole({
-  knownKey,
-}: {
-  knownKey?: { key: string; client: 'web' | 'mobile' } | undefined;
-}) {
+export function DebugConsole() {
   const [config, setConfig] = useState<DashboardConfig | undefined>();
-  const [apiKey, setApiKey] = useState(knownKey?.key ?? '');
-  const [client, setClient] = useState<'web' | 'mobile'>(knownKey?.client ?? 'mobile');
+  const [keys, setKeys] = useState<Key[]>([]);
+  const [chosen, setChosen] = useState(PASTED);
+  const [apiKey, setApiKey] = useState('');
+  const [client, setClient] = useState<'web' | 'mobile'>('mobile');
   const [recipient, setRecipient] = useState<string>(() => crypto.randomUUID());
-  // Only for keys that require one; kept in this page only, as the key is.
+  // Only for keys that require one; kept in this page only.
   const [token, setToken] = useState('');
   const [payload, setPayload] = useState('{"title": "Hello from the debug console"}');
   const [received, setReceived] = useState<Line[]>([]);
@@ -56,14 +64,57 @@ export function DebugConsole({
   // Apart: sending a test event must not hide why the listener was refused.
   const [listenerError, setListenerError] = useState('');
   const [error, setError] = useState('');
+  // Whether the user typed a key yet: the list's default pick must not replace it.
+  const typed = useRef(false);
   const herald = useRef<{ h: Herald; sub: Subscription<unknown> } | undefined>(undefined);
+
+  const choose = useCallback((k: Key | undefined) => {
+    setChosen(k?.key_prefix ?? PASTED);
+    setApiKey(k ? (recallKey(k.key_prefix) ?? '') : '');
+    if (k) setClient(k.client);
+  }, []);
 
   useEffect(() => {
     api<DashboardConfig>('GET', '/v1/dashboard/config').then(setConfig, (err) =>
       setError(errorText(err)),
     );
+    api<{ keys: Key[] }>('GET', '/v1/keys').then(
+      ({ keys: all }) => {
+        // A revoked key's value is dropped from the tab and never offered again.
+        forgetKeys(all.filter((k) => !usable(k, Date.now())).map((k) => k.key_prefix));
+        const offered = all.filter((k) => usable(k, Date.now()));
+        setKeys(offered);
+        const here = offered.filter((k) => triableHere(k, location.origin));
+        // A key typed or pasted before the list came wins over the page's own pick.
+        if (!typed.current) choose(here.find((k) => recallKey(k.key_prefix)) ?? here[0]);
+      },
+      (err) => setError(errorText(err)),
+    );
     return () => herald.current?.h.disconnect();
-  }, []);
+  }, [choose]);
+
+  /** Another key or recipient: the last one's listener, answer and errors go. */
+  const startOver = () => {
+    herald.current?.h.disconnect();
+    herald.current = undefined;
+    setState('closed');
+    setListenerError('');
+    setError('');
+    setAnswer('');
+  };
+
+  const typeKey = (value: string) => {
+    typed.current = true;
+    startOver();
+    setApiKey(value);
+    const listed = keys.find((k) => k.key_prefix === prefixOf(value.trim()));
+    setChosen(listed?.key_prefix ?? PASTED);
+    if (listed) {
+      setClient(listed.client);
+      rememberKey(value);
+    }
+  };
+  const picked = keys.find((k) => k.key_prefix === chosen);
 
   const options = () => ({
     apiKey: apiKey.trim(),
@@ -125,27 +176,54 @@ export function DebugConsole({
     <section aria-labelledby="debug-title">
       <h1 id="debug-title">Debug console</h1>
       <form className="card" onSubmit={send}>
+        <DebugKeyPicker
+          keys={keys}
+          chosen={chosen}
+          onChoose={(prefix) => {
+            startOver();
+            choose(keys.find((k) => k.key_prefix === prefix));
+          }}
+        />
         <label>
-          API key (kept in this page only)
+          API key (kept in this tab only)
           <input
             type="password"
             value={apiKey}
-            onChange={(e) => setApiKey(e.target.value)}
+            onChange={(e) => typeKey(e.target.value)}
             required
             autoComplete="off"
-            placeholder="hk_test_…"
+            placeholder={picked ? `${picked.key_prefix}…` : 'hk_test_…'}
           />
+          {picked && !apiKey && (
+            <span className="hint" data-testid="paste-key">
+              Paste the value of {picked.key_prefix}… saved when it was created: Herald keeps only
+              its hash, and this tab has not seen it.
+            </span>
+          )}
         </label>
         <label>
           Client
-          <select value={client} onChange={(e) => setClient(e.target.value as 'web' | 'mobile')}>
+          <select
+            value={client}
+            onChange={(e) => {
+              startOver();
+              setClient(e.target.value as 'web' | 'mobile');
+            }}
+          >
             <option value="mobile">mobile</option>
             <option value="web">web</option>
           </select>
         </label>
         <label>
           Recipient (UUID v4)
-          <input value={recipient} onChange={(e) => setRecipient(e.target.value)} required />
+          <input
+            value={recipient}
+            onChange={(e) => {
+              startOver();
+              setRecipient(e.target.value);
+            }}
+            required
+          />
         </label>
         <label>
           Recipient token (only for keys that require one)
@@ -198,6 +276,11 @@ export function DebugConsole({
             </li>
           ))}
         </ul>
+        {received.length === 0 && (
+          <p className="hint" data-testid="received-empty">
+            Nothing received yet: open the listener, then send a test event to the same recipient.
+          </p>
+        )}
       </div>
     </section>
   );

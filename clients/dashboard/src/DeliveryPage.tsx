@@ -1,11 +1,30 @@
-import { type FormEvent, useCallback, useEffect, useState } from 'react';
-import { api, type Counts, type EventView, errorText, type Key } from './api.js';
+import { type FormEvent, useCallback, useEffect, useRef, useState } from 'react';
+import { api, type Counts, type EventView, errorText, type Key, keyLabel } from './api.js';
 import { when } from './KeysPage.js';
 import { PusherUserLookup } from './PusherUserLookup.js';
 import { pushedText } from './push.js';
 import { StatusChart } from './StatusChart.js';
 
 type Window = 'hour' | 'day' | 'week';
+
+/** How often the open page fetches its figures again (while the tab is visible). */
+export const DELIVERY_REFRESH_MS = 5000;
+
+/** What each count's tile calls it: a live event answered 200 was proven received. */
+const TILE_TEXT = {
+  sent: 'delivered live',
+  pending: 'queued (pending)',
+  delivered: 'delivered from the queue',
+  failed: 'failed',
+} as const;
+
+/**
+ * A live event answered 200 waited for a socket's proof of receipt: it reads as delivered, at
+ * the time of that proof, as a queued one does once delivered.
+ */
+function deliveredAt(e: EventView): string | null | undefined {
+  return e.delivered_at ?? (e.status === 'sent' ? e.sent_at : null);
+}
 
 export function DeliveryPage() {
   const [keys, setKeys] = useState<Key[]>([]);
@@ -24,8 +43,10 @@ export function DeliveryPage() {
       .catch((err) => setError(errorText(err)));
   }, []);
 
+  // Refreshes overlap (the timer, Refresh, a new filter): only the latest one's answer is shown.
+  const latest = useRef(0);
   const refresh = useCallback(async () => {
-    setError('');
+    const mine = ++latest.current;
     const key = keyId ? `&key_id=${encodeURIComponent(keyId)}` : '';
     const find = [
       lookup.id ? `&id=${encodeURIComponent(lookup.id.trim())}` : '',
@@ -40,16 +61,23 @@ export function DeliveryPage() {
         api<{ events: EventView[] }>('GET', `/v1/dashboard/events?limit=50${key}${find}`),
         api<{ live: number; test: number }>('GET', '/v1/dashboard/connections'),
       ]);
+      if (mine !== latest.current) return;
+      setError('');
       setCounts(s.counts);
       setSeries(s.series);
       setEvents(e.events);
       setConns(c);
     } catch (err) {
-      setError(errorText(err));
+      if (mine === latest.current) setError(errorText(err));
     }
   }, [keyId, span, lookup]);
   useEffect(() => {
     void refresh();
+    // The page keeps itself current while open; a hidden tab does not poll.
+    const timer = setInterval(() => {
+      if (document.visibilityState === 'visible') void refresh();
+    }, DELIVERY_REFRESH_MS);
+    return () => clearInterval(timer);
   }, [refresh]);
 
   const selected = keys.find((k) => k.id === keyId);
@@ -78,7 +106,7 @@ export function DeliveryPage() {
             <option value="">All keys</option>
             {keys.map((k) => (
               <option key={k.id} value={k.id}>
-                {k.kind === 'test' ? 'Test' : 'Live'} {k.key_prefix}…
+                {k.kind === 'test' ? 'Test' : 'Live'} {keyLabel(k)}
                 {k.revoked_at ? ' (revoked)' : ''}
               </option>
             ))}
@@ -107,7 +135,7 @@ export function DeliveryPage() {
             <span className="n" data-testid={`count-${s}`}>
               {counts?.[s] ?? '…'}
             </span>
-            <span>{s}</span>
+            <span>{TILE_TEXT[s]}</span>
           </li>
         ))}
         <li className="tile">
@@ -122,7 +150,9 @@ export function DeliveryPage() {
       </ul>
       <p className="hint">
         Counts are transitions in the window: an event queued and then delivered counts once as
-        pending and once as delivered.
+        queued and once as delivered from the queue. A live event answered 200 was proven received
+        by a socket before the answer: it counts as delivered live. The page refreshes itself every{' '}
+        {DELIVERY_REFRESH_MS / 1000} s.
       </p>
       <div className="card">
         <h2>Over time</h2>
@@ -147,11 +177,19 @@ export function DeliveryPage() {
             <input name="recipient" defaultValue={lookup.recipient} autoComplete="off" />
           </label>
           <button type="submit">Find</button>
-          <button type="reset" onClick={() => setLookup({ id: '', recipient: '' })}>
+          <button
+            type="reset"
+            className="secondary"
+            onClick={() => setLookup({ id: '', recipient: '' })}
+          >
             Clear
           </button>
         </form>
-        <p className="hint">Payloads are never stored or shown.</p>
+        <p className="hint" data-testid="payload-note">
+          Payloads are never shown here. An inbox key keeps each event's payload for its inbox days
+          (read through the SDK's inbox); other keys keep a payload only while its event waits in
+          the queue.
+        </p>
         {/* Stacked under 600 px (styles/narrow.css): each cell on its own line, after its label. */}
         <div className="table-wrap">
           <table className="stack-narrow">
@@ -181,12 +219,14 @@ export function DeliveryPage() {
                     <code>{e.recipient ?? '—'}</code>
                   </td>
                   <td data-label="Status">
-                    <span className={`badge ${e.status}`}>{e.status}</span>
+                    <span className={`badge ${e.status === 'sent' ? 'delivered' : e.status}`}>
+                      {e.status === 'sent' ? 'delivered live' : e.status}
+                    </span>
                   </td>
                   <td data-label="Sent / queued">{when(e.sent_at ?? e.queued_at)}</td>
                   <td data-label="Delivered / failed">
-                    {e.delivered_at
-                      ? when(e.delivered_at)
+                    {deliveredAt(e)
+                      ? when(deliveredAt(e))
                       : e.failed_at
                         ? `${when(e.failed_at)} (${e.reason})`
                         : '—'}

@@ -1,5 +1,6 @@
 import { type FormEvent, useState } from 'react';
 import { api, errorText, type Key } from './api.js';
+import { KEY_HINTS } from './key-hints.js';
 
 type Scope = 'subscribe' | 'dispatch' | 'both';
 
@@ -10,7 +11,22 @@ export interface Created extends Key {
   signing_secret?: string;
   /** Tokens came on by default (a web key in inbox mode). */
   tokens_by_default?: boolean;
+  /** A rotation: when the replaced signing secret stops working. */
+  previous_secret_valid_until?: string;
 }
+
+/** The choices of a new key: every one back to its default once a key is created. */
+const EMPTY = {
+  name: '',
+  client: 'mobile' as 'web' | 'mobile',
+  domain: '',
+  scope: 'both' as Scope,
+  requireToken: false,
+  inbox: false,
+  inboxDays: '30',
+  optOut: false,
+  webhookPayload: false,
+};
 
 export function CreateKeyForm({
   kind,
@@ -21,80 +37,109 @@ export function CreateKeyForm({
   label: string;
   onCreated: (k: Created) => void;
 }) {
-  const [client, setClient] = useState<'web' | 'mobile'>('mobile');
-  const [domain, setDomain] = useState('');
-  const [scope, setScope] = useState<Scope>('both');
-  const [requireToken, setRequireToken] = useState(false);
-  const [inbox, setInbox] = useState(false);
-  const [inboxDays, setInboxDays] = useState('30');
-  const [optOut, setOptOut] = useState(false);
-  const [webhookPayload, setWebhookPayload] = useState(false);
+  const [f, setForm] = useState(EMPTY);
+  const set = <K extends keyof typeof EMPTY>(k: K, v: (typeof EMPTY)[K]) =>
+    setForm((old) => ({ ...old, [k]: v }));
   const [error, setError] = useState('');
   // A web key in inbox mode requires tokens unless opted out (auth's token rule).
-  const tokensByDefault = client === 'web' && inbox;
+  const tokensByDefault = f.client === 'web' && f.inbox;
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     setError('');
     try {
       const body = {
-        client,
-        ...(client === 'web' ? { domain } : {}),
-        scope,
+        ...(f.name.trim() ? { name: f.name } : {}),
+        client: f.client,
+        ...(f.client === 'web' ? { domain: f.domain } : {}),
+        scope: f.scope,
         ...(tokensByDefault
-          ? optOut && { allow_unsigned_recipients: true }
-          : requireToken && scope !== 'dispatch' && { require_token: true }),
+          ? f.optOut && { allow_unsigned_recipients: true }
+          : f.requireToken && f.scope !== 'dispatch' && { require_token: true }),
         // The API names a bad number (inbox_days, 1 to 365); the input only helps.
-        ...(inbox ? { inbox_days: Number(inboxDays) } : {}),
-        ...(webhookPayload && scope !== 'subscribe' ? { webhook_payload: true } : {}),
+        ...(f.inbox ? { inbox_days: Number(f.inboxDays) } : {}),
+        ...(f.webhookPayload && f.scope !== 'subscribe' ? { webhook_payload: true } : {}),
       };
-      onCreated(await api<Created>('POST', kind === 'test' ? '/v1/keys/test' : '/v1/keys', body));
+      const created = await api<Created>(
+        'POST',
+        kind === 'test' ? '/v1/keys/test' : '/v1/keys',
+        body,
+      );
+      // The next key starts from the defaults, never silently inheriting this one's choices.
+      setForm(EMPTY);
+      onCreated(created);
     } catch (err) {
       setError(errorText(err));
     }
   };
   return (
-    <form onSubmit={submit} className="inline">
+    <form onSubmit={submit} className="key-form">
       <label>
-        Client
-        <select value={client} onChange={(e) => setClient(e.target.value as 'web' | 'mobile')}>
-          <option value="mobile">mobile</option>
-          <option value="web">web</option>
-        </select>
+        Name
+        <input
+          value={f.name}
+          onChange={(e) => set('name', e.target.value)}
+          maxLength={64}
+          placeholder={kind === 'test' ? 'e.g. trying Herald' : 'e.g. checkout backend'}
+        />
+        <span className="hint">{KEY_HINTS.name}</span>
       </label>
-      {client === 'web' && (
+      <div className="inline">
         <label>
-          Domain
-          <input
-            value={domain}
-            onChange={(e) => setDomain(e.target.value)}
-            placeholder="https://app.example.com"
-            required
-          />
+          Client
+          <select
+            value={f.client}
+            onChange={(e) => set('client', e.target.value as 'web' | 'mobile')}
+          >
+            <option value="mobile">mobile</option>
+            <option value="web">web</option>
+          </select>
         </label>
-      )}
+        {f.client === 'web' && (
+          <label>
+            Domain
+            <input
+              value={f.domain}
+              onChange={(e) => set('domain', e.target.value)}
+              placeholder="https://app.example.com"
+              required
+            />
+          </label>
+        )}
+      </div>
       <label>
         Scope
-        <select value={scope} onChange={(e) => setScope(e.target.value as Scope)}>
+        <select value={f.scope} onChange={(e) => set('scope', e.target.value as Scope)}>
           <option value="both">both (sockets and sending)</option>
           <option value="subscribe">subscribe (sockets only: browsers, apps)</option>
           <option value="dispatch">dispatch (sending only: servers)</option>
         </select>
+        <span className="hint">{KEY_HINTS.scope}</span>
       </label>
-      {scope !== 'dispatch' && !tokensByDefault && (
+      {f.scope !== 'dispatch' && !tokensByDefault && (
+        <div className="choice">
+          <label>
+            <input
+              type="checkbox"
+              checked={f.requireToken}
+              onChange={(e) => set('requireToken', e.target.checked)}
+            />{' '}
+            Require recipient tokens
+          </label>
+          <span className="hint">{KEY_HINTS.tokens}</span>
+        </div>
+      )}
+      <div className="choice">
         <label>
           <input
             type="checkbox"
-            checked={requireToken}
-            onChange={(e) => setRequireToken(e.target.checked)}
+            checked={f.inbox}
+            onChange={(e) => set('inbox', e.target.checked)}
           />{' '}
-          Require recipient tokens
+          Keep every event (inbox, read state on the server)
         </label>
-      )}
-      <label>
-        <input type="checkbox" checked={inbox} onChange={(e) => setInbox(e.target.checked)} /> Keep
-        every event (inbox, read state on the server)
-      </label>
-      {inbox && (
+        <span className="hint">{KEY_HINTS.inbox}</span>
+      </div>
+      {f.inbox && (
         <label>
           Inbox days
           <input
@@ -102,30 +147,40 @@ export function CreateKeyForm({
             min={1}
             max={365}
             step={1}
-            value={inboxDays}
-            onChange={(e) => setInboxDays(e.target.value)}
+            value={f.inboxDays}
+            onChange={(e) => set('inboxDays', e.target.value)}
             required
           />
         </label>
       )}
       {tokensByDefault && (
-        <>
+        <div className="choice">
           <span className="hint">Recipient tokens: required for a web inbox key</span>
           <label>
-            <input type="checkbox" checked={optOut} onChange={(e) => setOptOut(e.target.checked)} />{' '}
+            <input
+              type="checkbox"
+              checked={f.optOut}
+              onChange={(e) => set('optOut', e.target.checked)}
+            />{' '}
             Allow unsigned recipients (anyone with this key and a user's id reads that user's inbox)
           </label>
-        </>
+        </div>
       )}
-      {scope !== 'subscribe' && (
+      {f.scope !== 'subscribe' && (
         <label>
           <input
             type="checkbox"
-            checked={webhookPayload}
-            onChange={(e) => setWebhookPayload(e.target.checked)}
+            checked={f.webhookPayload}
+            onChange={(e) => set('webhookPayload', e.target.checked)}
           />{' '}
           Put its events' payloads in webhook bodies (they may hold personal data)
         </label>
+      )}
+      {kind === 'test' && (
+        <p className="hint">
+          Choose with care: the Test key cannot be generated again here. A subscribe-only Test key
+          cannot send from the debug console.
+        </p>
       )}
       <button type="submit">{label}</button>
       {error && (
@@ -134,103 +189,5 @@ export function CreateKeyForm({
         </p>
       )}
     </form>
-  );
-}
-
-export function ShownOnce({ created, onDone }: { created: Created; onDone: () => void }) {
-  const [copied, setCopied] = useState('');
-  const copy = async (what: string, value: string) => {
-    await navigator.clipboard?.writeText(value).catch(() => undefined);
-    setCopied(what);
-  };
-  return (
-    <section className="card notice" aria-label="New key">
-      <h2>
-        {created.key
-          ? `Your new ${created.kind === 'test' ? 'Test' : 'Live'} key`
-          : `The new signing secret of ${created.key_prefix}…`}
-      </h2>
-      <p>This is the only time it is shown: copy it now and keep it secret.</p>
-      {created.key && (
-        <p>
-          <code className="secret" data-testid="new-key">
-            {created.key}
-          </code>{' '}
-          <button type="button" onClick={() => copy('key', created.key ?? '')}>
-            {copied === 'key' ? 'Copied' : 'Copy key'}
-          </button>
-        </p>
-      )}
-      {created.signing_secret && (
-        <>
-          <p>
-            Signing secret: your server signs recipient tokens with it (HS256); sockets of this key
-            need one. Never put it in a browser.
-            {created.tokens_by_default &&
-              ' Tokens are on by default for a web key in inbox mode, so its inbox is never readable with the public key alone.'}
-          </p>
-          <p>
-            <code className="secret" data-testid="new-signing-secret">
-              {created.signing_secret}
-            </code>{' '}
-            <button type="button" onClick={() => copy('secret', created.signing_secret ?? '')}>
-              {copied === 'secret' ? 'Copied' : 'Copy secret'}
-            </button>
-          </p>
-        </>
-      )}
-      <button type="button" onClick={onDone}>
-        I have saved it
-      </button>
-    </section>
-  );
-}
-
-/** A new signing secret; the old one keeps working for the configured overlap. */
-export function RotateSecretButton({ k, onRotated }: { k: Key; onRotated: (c: Created) => void }) {
-  const [error, setError] = useState('');
-  return (
-    <>
-      <button
-        type="button"
-        aria-label={`Rotate the signing secret of ${k.key_prefix}`}
-        onClick={async () => {
-          try {
-            onRotated(await api<Created>('POST', `/v1/keys/${k.id}/signing-secret`));
-          } catch (err) {
-            setError(errorText(err));
-          }
-        }}
-      >
-        Rotate secret
-      </button>
-      {error && <span className="error">{error}</span>}
-    </>
-  );
-}
-
-/** Turns recipient tokens on for a key that has none: its first signing secret, shown once. */
-export function RequireTokenButton({ k, onDone }: { k: Key; onDone: (c: Created) => void }) {
-  const [error, setError] = useState('');
-  return (
-    <>
-      <button
-        type="button"
-        className="secondary"
-        aria-label={`Require recipient tokens for ${k.key_prefix}`}
-        onClick={async () => {
-          const ask = `Require recipient tokens for ${k.key_prefix}…? Its open sockets without a token are closed, and connects need one from then on.`;
-          if (!confirm(ask)) return;
-          try {
-            onDone(await api<Created>('POST', `/v1/keys/${k.id}/require-token`));
-          } catch (err) {
-            setError(errorText(err));
-          }
-        }}
-      >
-        Require tokens
-      </button>
-      {error && <span className="error">{error}</span>}
-    </>
   );
 }

@@ -1,12 +1,7 @@
 import { useCallback, useEffect, useState } from 'react';
-import { type Account, api, errorText, type Key } from './api.js';
-import {
-  type Created,
-  CreateKeyForm,
-  RequireTokenButton,
-  RotateSecretButton,
-  ShownOnce,
-} from './KeyForm.js';
+import { type Account, api, type DashboardConfig, errorText, type Key, keyLabel } from './api.js';
+import { KeyName, RequireTokenButton, RotateSecretButton, ShownOnce } from './KeyActions.js';
+import { type Created, CreateKeyForm } from './KeyForm.js';
 import { useNow } from './useNow.js';
 
 export function KeysPage({
@@ -14,11 +9,19 @@ export function KeysPage({
   onKeyShown,
 }: {
   account: Account;
-  onKeyShown: (k: { key: string; client: 'web' | 'mobile' }) => void;
+  onKeyShown: (key: string) => void;
 }) {
   const [keys, setKeys] = useState<Key[]>([]);
   const [created, setCreated] = useState<Created | undefined>();
   const [error, setError] = useState('');
+  // The rotation overlap, for the Rotate button's question; the page works without it.
+  const [overlapMs, setOverlapMs] = useState<number | undefined>();
+  useEffect(() => {
+    api<DashboardConfig>('GET', '/v1/dashboard/config').then(
+      (c) => setOverlapMs(c.secret_overlap_ms),
+      () => undefined,
+    );
+  }, []);
   const refresh = useCallback(async () => {
     try {
       setKeys((await api<{ keys: Key[] }>('GET', '/v1/dashboard/keys')).keys);
@@ -32,7 +35,7 @@ export function KeysPage({
 
   const shown = (k: Created) => {
     setCreated(k);
-    if (k.key) onKeyShown({ key: k.key, client: k.client });
+    if (k.key) onKeyShown(k.key);
     void refresh();
   };
   const test = keys.find((k) => k.kind === 'test');
@@ -51,7 +54,7 @@ export function KeysPage({
       <div className="card">
         <h2>Test key</h2>
         {test ? (
-          <TestKey k={test} onTokensOn={shown} />
+          <TestKey k={test} onTokensOn={shown} onRenamed={refresh} overlapMs={overlapMs} />
         ) : (
           <CreateKeyForm kind="test" onCreated={shown} label="Generate the Test key" />
         )}
@@ -76,6 +79,7 @@ export function KeysPage({
               <caption className="sr-only">Live keys</caption>
               <thead>
                 <tr>
+                  <th scope="col">Name</th>
                   <th scope="col">Key</th>
                   <th scope="col">Client</th>
                   <th scope="col">Scope</th>
@@ -92,24 +96,27 @@ export function KeysPage({
                 {live.map((k) => [
                   <tr key={k.id}>
                     <td>
+                      <KeyName k={k} onRenamed={refresh} />
+                    </td>
+                    <td className="nowrap">
                       <code>{k.key_prefix}…</code>
                     </td>
                     <td>{k.client === 'web' ? `web (${k.domain})` : 'mobile'}</td>
                     <td data-testid="key-scope">{scopeText(k)}</td>
                     <td data-testid="key-mode">{modeText(k)}</td>
-                    <td>{when(k.created_at)}</td>
-                    <td>{when(k.last_used_at)}</td>
+                    <td className="nowrap">{when(k.created_at)}</td>
+                    <td className="nowrap">{when(k.last_used_at)}</td>
                     <td data-testid="key-state">{liveKeyState(k, account)}</td>
                     <td>
                       {!k.revoked_at && k.require_token && (
-                        <RotateSecretButton k={k} onRotated={shown} />
+                        <RotateSecretButton k={k} overlapMs={overlapMs} onRotated={shown} />
                       )}{' '}
                       {!k.revoked_at && <RevokeButton k={k} onRevoked={refresh} />}
                     </td>
                   </tr>,
                   k.token_warning && (
                     <tr key={`${k.id}-warning`}>
-                      <td colSpan={8}>
+                      <td colSpan={9}>
                         <TokenWarning k={k} onTokensOn={shown} />
                       </td>
                     </tr>
@@ -157,14 +164,29 @@ function TokenWarning({ k, onTokensOn }: { k: Key; onTokensOn: (c: Created) => v
   );
 }
 
-function TestKey({ k, onTokensOn }: { k: Key; onTokensOn: (c: Created) => void }) {
+function TestKey({
+  k,
+  onTokensOn,
+  onRenamed,
+  overlapMs,
+}: {
+  k: Key;
+  onTokensOn: (c: Created) => void;
+  onRenamed: () => void;
+  overlapMs: number | undefined;
+}) {
   const now = useNow(1000);
   const left = k.expires_at ? Date.parse(k.expires_at) - now : 0;
   return (
     <dl className="facts">
+      <dt>Name</dt>
+      <dd>
+        <KeyName k={k} onRenamed={onRenamed} />
+      </dd>
       <dt>Key</dt>
       <dd>
-        <code>{k.key_prefix}…</code> ({k.client === 'web' ? `web, ${k.domain}` : 'mobile'})
+        <code className="nowrap">{k.key_prefix}…</code> (
+        {k.client === 'web' ? `web, ${k.domain}` : 'mobile'})
       </dd>
       <dt>Scope</dt>
       <dd data-testid="test-scope">{scopeText(k)}</dd>
@@ -173,16 +195,44 @@ function TestKey({ k, onTokensOn }: { k: Key; onTokensOn: (c: Created) => void }
       <dt>Expires in</dt>
       <dd data-testid="test-countdown">{left > 0 ? duration(left) : 'expired'}</dd>
       <dt>Last used</dt>
-      <dd>{when(k.last_used_at)}</dd>
-      {k.token_warning && (
-        <>
-          <dt>Tokens</dt>
-          <dd>
-            <TokenWarning k={k} onTokensOn={onTokensOn} />
-          </dd>
-        </>
-      )}
+      <dd className="nowrap">{when(k.last_used_at)}</dd>
+      <dt>Tokens</dt>
+      <dd data-testid="test-tokens">
+        <TestKeyTokens k={k} onTokensOn={onTokensOn} overlapMs={overlapMs} />
+      </dd>
     </dl>
+  );
+}
+
+/**
+ * The Test key's recipient tokens: rotate its secret when it requires them, turn them on when it
+ * can have them, and say why not for a key that only sends.
+ */
+function TestKeyTokens({
+  k,
+  onTokensOn,
+  overlapMs,
+}: {
+  k: Key;
+  onTokensOn: (c: Created) => void;
+  overlapMs: number | undefined;
+}) {
+  if (k.revoked_at) return <>revoked</>;
+  if (k.require_token) {
+    return (
+      <>
+        required <RotateSecretButton k={k} overlapMs={overlapMs} onRotated={onTokensOn} />
+      </>
+    );
+  }
+  if (k.token_warning) return <TokenWarning k={k} onTokensOn={onTokensOn} />;
+  if (k.scope === 'dispatch') {
+    return <>not needed: a dispatch key opens no sockets, so there is no recipient to sign for</>;
+  }
+  return (
+    <>
+      not required <RequireTokenButton k={k} onDone={onTokensOn} />
+    </>
   );
 }
 
@@ -195,7 +245,7 @@ function RevokeButton({ k, onRevoked }: { k: Key; onRevoked: () => void }) {
         className="danger"
         aria-label={`Revoke key ${k.key_prefix}`}
         onClick={async () => {
-          if (!confirm(`Revoke ${k.key_prefix}…? Requests with it are refused at once.`)) return;
+          if (!confirm(`Revoke ${keyLabel(k)}? Requests with it are refused at once.`)) return;
           try {
             await api('DELETE', `/v1/keys/${k.id}`);
             onRevoked();

@@ -11,6 +11,7 @@ import {
 import { type Payment, pendingPayment, type Subscription } from './billing.js';
 import { Checkout } from './Checkout.js';
 import { when } from './KeysPage.js';
+import { PastPayments } from './PastPayments.js';
 import { useBillingListener } from './useBillingListener.js';
 
 export function PlanPage({
@@ -27,6 +28,7 @@ export function PlanPage({
   const [config, setConfig] = useState<DashboardConfig | undefined>();
   const [error, setError] = useState('');
   const [sub, setSub] = useState<Subscription | undefined>();
+  const [payments, setPayments] = useState<Payment[]>([]);
   const [paying, setPaying] = useState<{ plan: Plan; resume?: Payment } | undefined>();
   // The page's own Herald socket: payment progress and renewal reminders arrive on it.
   const live = useBillingListener();
@@ -45,6 +47,7 @@ export function PlanPage({
         api<{ plans: Plan[] }>('GET', '/v1/plans'),
         api<{ payments: Payment[] }>('GET', '/v1/billing/payments'),
       ]).then(([catalogue, history]) => {
+        setPayments(history.payments);
         const pending = pendingPayment(history.payments);
         const plan = pending && catalogue.plans.find((p) => p.id === pending.plan);
         if (pending && plan) setPaying({ plan, resume: pending });
@@ -60,6 +63,11 @@ export function PlanPage({
   }, [loadSubscription]);
   const settled = useCallback(
     (p: Payment) => {
+      // The list of payments shows every settled one, paid or not.
+      void api<{ payments: Payment[] }>('GET', '/v1/billing/payments').then(
+        (r) => setPayments(r.payments),
+        () => undefined,
+      );
       if (p.status !== 'succeeded') return;
       void onAccountChanged();
       void loadSubscription().catch((err) => setError(errorText(err)));
@@ -154,8 +162,17 @@ export function PlanPage({
                     {p.price.usd.toLocaleString('en-US', { style: 'currency', currency: 'USD' })}
                   </td>
                   <td>KES {p.price.kes.toLocaleString('en-KE')}</td>
-                  <td>{p.limits.connections}</td>
-                  <td>{p.limits.dispatch_rate}</td>
+                  {/* Free holds only the Test key: its limits, not the unused Live ones. */}
+                  <td data-testid={`catalogue-connections-${p.id}`}>
+                    {p.paid
+                      ? p.limits.connections
+                      : `${account.test_key_limits.connections} (Test key)`}
+                  </td>
+                  <td data-testid={`catalogue-rate-${p.id}`}>
+                    {p.paid
+                      ? p.limits.dispatch_rate
+                      : `${account.test_key_limits.dispatch_rate} (Test key)`}
+                  </td>
                   <td>
                     {payable(p) ? (
                       <button type="button" onClick={() => setPaying({ plan: p })}>
@@ -185,7 +202,12 @@ export function PlanPage({
             </tbody>
           </table>
         </div>
+        <p className="hint" data-testid="catalogue-free">
+          Free holds only the Test key, so its figures are the Test key's limits (every account's
+          Test key has them); a paid plan's figures are for its Live keys.
+        </p>
       </div>
+      <PastPayments payments={payments} />
       {paying && (
         <Checkout
           key={paying.plan.id}

@@ -4,6 +4,7 @@ import {
   errorText,
   fieldError,
   type Key,
+  keyLabel,
   type PusherApp,
   type PusherAppSecret,
 } from './api.js';
@@ -15,7 +16,7 @@ const LABELS = { key_id: 'Bound key', user_ids: 'User ids', user_channel: 'User 
 /** A key as the bound-key choice names it: kind, prefix, client (and domain). */
 export function keyText(k: Key): string {
   const client = k.client === 'web' ? `web, ${k.domain}` : 'mobile';
-  return `${k.kind === 'test' ? 'Test' : 'Live'} ${k.key_prefix}… (${client})`;
+  return `${k.kind === 'test' ? 'Test' : 'Live'} ${keyLabel(k)} (${client})`;
 }
 
 /** The key an app is bound to by default: the account's only Live key, as the API chooses. */

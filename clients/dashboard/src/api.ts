@@ -52,6 +52,8 @@ export async function api<T = unknown>(method: string, path: string, body?: unkn
 
 export interface Key {
   id: string;
+  /** What the user calls it; null: unnamed (lists show the prefix). */
+  name?: string | null;
   key_prefix: string;
   kind: 'live' | 'test';
   client: 'web' | 'mobile';
@@ -209,6 +211,13 @@ export interface DashboardConfig {
   ingress_url: string | null;
   ws_url: string | null;
   checkout_url: string | null;
+  /** How long a rotated signing secret keeps working (TOKEN_SECRET_OVERLAP_MS). */
+  secret_overlap_ms?: number;
+}
+
+/** A key as every list and picker names it: its name, then its prefix (the prefix alone if unnamed). */
+export function keyLabel(k: Pick<Key, 'name' | 'key_prefix'>): string {
+  return k.name ? `${k.name} (${k.key_prefix}…)` : `${k.key_prefix}…`;
 }
 
 export function errorText(err: unknown): string {

@@ -70,7 +70,12 @@ export function paymentText(p: Pick<Payment, 'status' | 'reason'>, planName: str
   if (p.status === 'succeeded') return `Payment succeeded: you are on ${planName}.`;
   const [label, fallback] = UNPAID[p.status];
   const reason = (p.reason ?? fallback).replace(/\.$/, '');
-  return `${label}. ${reason}. Your plan is unchanged.`;
+  // A reason that already says what happened ("The payment was cancelled on the phone") is said
+  // once, not after a label that repeats it.
+  const word = label.replace(/^Payment /, '').toLowerCase();
+  return reason.toLowerCase().includes(word)
+    ? `${reason}. Your plan is unchanged.`
+    : `${label}. ${reason}. Your plan is unchanged.`;
 }
 
 /** The newest pending payment, to resume following it after a reload. */

@@ -145,11 +145,11 @@ describe('dashboard checkout in headless Chromium', () => {
     await phone.blur();
     expect(await page.locator('#phone-hint').textContent()).toMatch(/does not look like/);
     await page.getByRole('button', { name: 'Send the M-Pesa prompt' }).click();
+    // Said once, under the number, in place of the hint that said it before.
     await until(async () =>
-      expect(await page.locator('#checkout-title ~ [role=alert]').textContent()).toMatch(
-        /^phone: .*0812 345/,
-      ),
+      expect(await page.getByTestId('phone-error').textContent()).toMatch(/0812 345/),
     );
+    expect(await page.getByText(/does not look like|0812 345/).count()).toBe(1);
     expect(sim.pushes).toHaveLength(0);
 
     await phone.fill('0708 374 149');
@@ -190,7 +190,16 @@ describe('dashboard checkout in headless Chromium', () => {
     // The account re-read: the plan card shows the new plan and its period end.
     await until(async () => expect(await planHeading().textContent()).toMatch(/^Hobby active/));
     expect(await page.getByTestId('period-end').textContent()).not.toContain('never');
-    expect(await page.getByLabel('Payment history').textContent()).toContain('succeeded');
+    expect(await page.getByLabel('Payment history').textContent()).toMatch(
+      /prompt sent to .*: paid$/,
+    );
+    // The list of payments keeps it once the checkout is closed (no receipt here: the query
+    // settled it, and only Daraja's lost callback carries one).
+    await until(async () =>
+      expect(await page.getByTestId('past-payment').first().textContent()).toMatch(
+        /hobbyKES 1,200paid—$/,
+      ),
+    );
     await shot('checkout-2-succeeded');
 
     await page.getByRole('link', { name: 'Create a Live key on the Keys page' }).click();
@@ -229,6 +238,15 @@ describe('dashboard checkout in headless Chromium', () => {
     // No edge: the page's socket cannot connect, so the page falls back to reading every second.
     await stack.stopService('socket-edge');
     await page.getByRole('button', { name: 'Pay for Startup' }).click();
+    // Close is not the page's main action.
+    const look = (name: string) =>
+      page.getByRole('button', { name }).evaluate((e) => getComputedStyle(e).backgroundColor);
+    expect(await look('Close')).toBe('rgb(255, 255, 255)');
+    expect(await look('Send the M-Pesa prompt')).not.toBe('rgb(255, 255, 255)');
+    // The catalogue's Free row is the Test key's limits, and says so.
+    expect(await page.getByTestId('catalogue-connections-free').textContent()).toMatch(
+      /\(Test key\)$/,
+    );
     await page.getByLabel('M-Pesa phone number').fill(`+${TEST_PHONES.cancelled}`);
     await page.getByRole('button', { name: 'Send the M-Pesa prompt' }).click();
     await until(async () => expect(await status().getAttribute('data-status')).toBe('pending'));
@@ -237,8 +255,12 @@ describe('dashboard checkout in headless Chromium', () => {
     await answerPrompt(TEST_PHONES.cancelled);
     await until(async () => expect(await status().getAttribute('data-status')).toBe('cancelled'));
     expect(await status().textContent()).toBe(
-      'Payment cancelled. The payment was cancelled on the phone. Your plan is unchanged.',
+      'The payment was cancelled on the phone. Your plan is unchanged.',
     );
+    // The payer's steps only: never the provider's callbacks or queries.
+    const steps = (await page.getByLabel('Payment history').textContent()) ?? '';
+    expect(steps).toContain('cancelled on the phone');
+    expect(steps).not.toMatch(/callback|query|\(pending\)/);
     await shot('checkout-4-cancelled');
     await stack.startService('socket-edge');
     await page.reload();

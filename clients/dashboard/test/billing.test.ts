@@ -38,7 +38,7 @@ describe('paymentText', () => {
         { status: 'cancelled', reason: 'The payment was cancelled on the phone' },
         'Hobby',
       ),
-    ).toBe('Payment cancelled. The payment was cancelled on the phone. Your plan is unchanged.');
+    ).toBe('The payment was cancelled on the phone. Your plan is unchanged.');
     expect(paymentText({ status: 'failed', reason: 'Wrong PIN.' }, 'Hobby')).toBe(
       'Payment failed. Wrong PIN. Your plan is unchanged.',
     );

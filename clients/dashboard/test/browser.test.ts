@@ -188,7 +188,7 @@ describe('dashboard in headless Chromium', () => {
 
   it('round-trips a test event through the debug console, and closes its listener', async () => {
     await page.goto(`${origin}/#debug`);
-    await page.getByLabel('API key (kept in this page only)').fill(testKey);
+    await page.getByLabel('API key (kept in this tab only)').fill(testKey);
     await page.getByRole('button', { name: 'Open listener' }).click();
     await until(async () =>
       expect(await page.getByTestId('listener-state').textContent()).toBe('Listener: connected'),
@@ -223,7 +223,7 @@ describe('dashboard in headless Chromium', () => {
     });
     await page.goto(`${origin}/#debug`);
     await page.reload();
-    await page.getByLabel('API key (kept in this page only)').fill(web.key);
+    await page.getByLabel('API key (kept in this tab only)').fill(web.key);
     await page.getByLabel('Client').selectOption('web');
     await page.getByRole('button', { name: 'Open listener' }).click();
     await until(async () =>

@@ -56,7 +56,7 @@ describe('recipient tokens in the dashboard, in headless Chromium', () => {
   const listen = async (token = '') => {
     await page.goto(`${origin}/#debug`);
     await page.reload();
-    await page.getByLabel('API key (kept in this page only)').fill(webKey);
+    await page.getByLabel('API key (kept in this tab only)').fill(webKey);
     await page.getByLabel('Client').selectOption('web');
     await page.getByLabel('Recipient token (only for keys that require one)').fill(token);
     await page.getByRole('button', { name: 'Open listener' }).click();
@@ -137,7 +137,7 @@ describe('recipient tokens in the dashboard, in headless Chromium', () => {
         to,
         '--json',
       ])) as { token: string };
-      await page.getByLabel('API key (kept in this page only)').fill(webKey);
+      await page.getByLabel('API key (kept in this tab only)').fill(webKey);
       await page.getByLabel('Recipient token (only for keys that require one)').fill(token);
       await page.getByLabel('Recipient (UUID v4)').fill(to);
       await page.getByRole('button', { name: 'Open listener' }).click();

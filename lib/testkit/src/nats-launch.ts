@@ -1,7 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { PortTakenError, readIfExists, waitFor } from './ports.js';
+import { spawnTied } from './tied-spawn.js';
 
 export interface LaunchedNats {
   proc: ChildProcess;
@@ -26,7 +27,7 @@ export async function launchNats(
   // HERALD_TEST_NATS_LOG=<dir>: each server logs there (permission violations name the user).
   const logDir = process.env.HERALD_TEST_NATS_LOG;
   const log = logDir ? ['-l', join(logDir, `nats-${process.pid}-${Date.now()}.log`)] : [];
-  const proc = spawn(
+  const proc = spawnTied(
     bin,
     [
       ...args,

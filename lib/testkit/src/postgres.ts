@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { chmodSync, chownSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +6,7 @@ import { startPostgresContainer, useContainers } from './containers.js';
 import { execFileAsync, which } from './exec.js';
 import { PortTakenError, readIfExists, retryOnPortTaken, waitFor } from './ports.js';
 import type { PostgresServer } from './servers.js';
+import { spawnTied } from './tied-spawn.js';
 
 export type { PostgresServer } from './servers.js';
 
@@ -34,11 +35,13 @@ export async function startPostgres(): Promise<PostgresServer> {
       string,
       string[],
     ];
+  let owner: { uid: number; gid: number } | undefined;
   if (asRoot) {
     chmodSync(dir, 0o755);
     const { stdout } = await execFileAsync('id', ['-u', 'postgres']);
     const { stdout: gid } = await execFileAsync('id', ['-g', 'postgres']);
-    chownSync(dir, Number(stdout.trim()), Number(gid.trim()));
+    owner = { uid: Number(stdout.trim()), gid: Number(gid.trim()) };
+    chownSync(dir, owner.uid, owner.gid);
   }
   const [initCmd, initArgs] = runAs(initdb, [
     '-D',
@@ -52,7 +55,7 @@ export async function startPostgres(): Promise<PostgresServer> {
   ]);
   await execFileAsync(initCmd, initArgs);
   const launch = async (port: number) => {
-    const [pgCmd, pgArgs] = runAs(postgres, [
+    const pgArgs = [
       '-D',
       data,
       '-p',
@@ -69,8 +72,13 @@ export async function startPostgres(): Promise<PostgresServer> {
       'full_page_writes=off',
       '-c',
       'max_connections=200',
-    ]);
-    const proc: ChildProcess = spawn(pgCmd, pgArgs, { stdio: ['ignore', 'ignore', 'pipe'] });
+    ];
+    // SIGQUIT, postgres's immediate stop, when the process that started it dies.
+    const proc: ChildProcess = spawnTied(postgres, pgArgs, {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      deathSignal: 'SIGQUIT',
+      ...(owner ? { runAs: owner } : {}),
+    });
     let stderr = '';
     proc.stderr?.on('data', (c: Buffer) => {
       stderr = (stderr + c.toString('utf8')).slice(-4000);

@@ -1,8 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import https from 'node:https';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PortTakenError } from './ports.js';
+import { spawnTied } from './tied-spawn.js';
 
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
@@ -27,7 +28,8 @@ export async function startServiceProcess(
   env: Record<string, string>,
   ca: string,
 ): Promise<ServiceProcess> {
-  const proc: ChildProcess = spawn(
+  // SIGTERM: a service stops cleanly when the test process dies.
+  const proc: ChildProcess = spawnTied(
     process.execPath,
     ['--conditions=herald-source', '--import', 'tsx', join('services', name, 'src', 'main.ts')],
     {
@@ -42,6 +44,7 @@ export async function startServiceProcess(
         ...env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
+      deathSignal: 'SIGTERM',
     },
   );
   const lines: string[] = [];

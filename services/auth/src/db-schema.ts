@@ -73,6 +73,8 @@ export interface ApiKeysTable {
   push_body: NullableText;
   /** FCM/APNs may carry the payload (Web Push always may); set exactly when push_after_ms is. */
   push_include_payload: ColumnType<boolean | null, boolean | null | undefined, boolean | null>;
+  /** What the user calls it (migration 0014, issue 45), 1 to 64 characters; null: unnamed. */
+  name: NullableText;
 }
 
 type NullableInt = ColumnType<number | null, number | null | undefined, number | null>;

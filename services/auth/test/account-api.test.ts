@@ -579,6 +579,7 @@ describe('keys through the account API', () => {
     expect(JSON.stringify(list.body)).not.toContain(key.slice(12));
     expect(list.body.keys[0]).toEqual({
       id: created.body.id,
+      name: null,
       key_prefix: key.slice(0, 12),
       kind: 'test',
       client: 'web',

@@ -105,6 +105,7 @@ describe('admin CLI', { timeout: CHILD_TEST_TIMEOUT_MS }, () => {
     expect(created).toEqual({
       id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       key: expect.stringMatching(/^hk_test_[0-9A-Za-z]{43}$/),
+      name: null,
       kind: 'test',
       client: 'web',
       domain: 'https://app.example.com',
@@ -138,6 +139,7 @@ describe('admin CLI', { timeout: CHILD_TEST_TIMEOUT_MS }, () => {
       keys: [
         {
           id: created.id,
+          name: null,
           key_prefix: key.slice(0, 12),
           kind: 'test',
           client: 'web',

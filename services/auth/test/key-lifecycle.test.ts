@@ -198,6 +198,7 @@ describe('the Test key', () => {
       // The same object `key create --json` prints.
       expect(printed).toEqual({
         id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        name: null,
         key: expect.stringMatching(/^hk_test_[0-9A-Za-z]{43}$/),
         kind: 'test',
         client: 'web',

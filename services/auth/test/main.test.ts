@@ -76,6 +76,7 @@ describe('main.ts', () => {
           '0011_key_webhook_payload',
           '0012_key_push',
           '0013_pusher_apps',
+          '0014_key_names',
         ]);
       } finally {
         await fresh.destroy();

@@ -38,6 +38,7 @@ describe('migrations', () => {
         '0011_key_webhook_payload',
         '0012_key_push',
         '0013_pusher_apps',
+        '0014_key_names',
       ]);
       expect(await migrateToLatest(fresh)).toEqual([]);
       const tables = await sql<{ table_name: string }>`
@@ -106,6 +107,7 @@ describe('migration 0002_plans on existing data', () => {
         '0011_key_webhook_payload',
         '0012_key_push',
         '0013_pusher_apps',
+        '0014_key_names',
       ]);
       const subs = await sql<{ plan: string; period_end: Date | null }>`
         select plan, period_end from subscriptions where account_id = ${id}`.execute(old);
@@ -281,6 +283,7 @@ describe('api keys', () => {
         'inbox_days',
         'key_prefix',
         'kind',
+        'name',
         'push_after_ms',
         'push_body',
         'push_include_payload',

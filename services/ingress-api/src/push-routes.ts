@@ -4,14 +4,14 @@ import {
   type KeyVerifier,
   type TokenPolicy,
 } from '@herald/access';
-import { type NatsLink, sourceAddress } from '@herald/kit';
+import type { NatsLink } from '@herald/kit';
 import { HeraldError, NOTIFY_PATHS, type VerifiedKey } from '@herald/proto';
 import { PushClient } from '@herald/status-client';
 import type Router from '@koa/router';
-import type { Context, Middleware } from 'koa';
+import type { Context } from 'koa';
 import type { NatsConnection } from 'nats';
+import { guardedRoute } from './guarded-route.js';
 import { checkJsonRequest, readJsonBody } from './http-body.js';
-import { refuseWhileDown } from './nats-outage.js';
 import {
   parseApiKey,
   parseSubscribeBody,
@@ -39,6 +39,8 @@ export interface PushRouteOptions {
   now: () => number;
 }
 
+/** What a 503 names while NATS is down. */
+const UNREACHABLE = 'push subscriptions could not be reached';
 /** Where the push routes hang: under every base of the notify routes (`''`, `/bff_v001`). */
 const BASES = NOTIFY_PATHS.map((path) => path.slice(0, -'/notify'.length));
 const VAPID = '/push/vapid-public-key';
@@ -59,7 +61,7 @@ export function mountPushRoutes(router: Router, opts: PushRouteOptions): void {
   for (const base of BASES) {
     router.get(
       base + VAPID,
-      route(opts, async (ctx) => {
+      guardedRoute(opts, UNREACHABLE, async (ctx) => {
         const key = await opts.verifier.verify(parseApiKey(queryOf(ctx)));
         // Any key of the account (any client, any scope), used as its own rules allow.
         authorizeKeyUse(key, { client: key.client, origin: origin(ctx), now: opts.now() });
@@ -69,7 +71,7 @@ export function mountPushRoutes(router: Router, opts: PushRouteOptions): void {
     );
     router.post(
       base + SUBSCRIPTIONS,
-      route(opts, async (ctx) => {
+      guardedRoute(opts, UNREACHABLE, async (ctx) => {
         checkJsonRequest(
           ctx.get('Content-Type') || undefined,
           ctx.get('Content-Encoding') || undefined,
@@ -93,7 +95,7 @@ export function mountPushRoutes(router: Router, opts: PushRouteOptions): void {
     );
     router.delete(
       `${base + SUBSCRIPTIONS}/:id`,
-      route(opts, async (ctx) => {
+      guardedRoute(opts, UNREACHABLE, async (ctx) => {
         const id = String(ctx.params.id ?? '');
         if (!SUBSCRIPTION_ID.test(id)) {
           throw new HeraldError(
@@ -121,26 +123,6 @@ export function pushCorsMethods(path: string): string | undefined {
     if (rest.startsWith(`${SUBSCRIPTIONS}/`)) return 'DELETE';
   }
   return undefined;
-}
-
-type Handler = (ctx: Context & { params: Record<string, string> }) => Promise<void>;
-
-/** One route: the source's failed-key limit first, then the handler; refusals as plain errors. */
-function route(opts: PushRouteOptions, handler: Handler): Middleware {
-  return async (ctx) => {
-    const source = sourceAddress(ctx.req, opts.trustedProxyHops);
-    try {
-      opts.checkSource(source);
-      refuseWhileDown(opts.link, 'push subscriptions could not be reached');
-      await handler(ctx as Context & { params: Record<string, string> });
-    } catch (err) {
-      opts.countFailure(source, err);
-      if (!(err instanceof HeraldError)) throw err;
-      ctx.status = err.status;
-      ctx.body = err.toBody();
-      if (err.retryAfter !== undefined) ctx.set('Retry-After', String(err.retryAfter));
-    }
-  };
 }
 
 /** The key of a subscriber, verified and authorised as `/ws/connect` authorises a socket's. */

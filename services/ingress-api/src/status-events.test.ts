@@ -30,6 +30,7 @@ interface Target {
   recipient: string;
   payload: Uint8Array;
   push?: { title: string; body?: string; url?: string; icon?: string };
+  topic?: { name: string; id: string };
 }
 
 const PAYLOAD = Buffer.from('{"title":"hé \\"you\\"","n":1}');
@@ -95,6 +96,31 @@ describe('withStatusEvents', () => {
       status: 'pending',
       recipient: plain.recipient,
     });
+  });
+
+  it('a topic copy that failed for now leaves no record (its chunk comes back); a refused or queued one does', async () => {
+    const { added, batcher } = recorder();
+    const copy: Target = { ...plain, topic: { name: 'project.42', id: 'topic-event-1' } };
+    const answers: Outcome[] = [
+      notDelivered(new HeraldError('unavailable', 'down'), 'c1'),
+      notDelivered(new HeraldError('queue_full', 'full', { field: 'recipient' }), 'c2'),
+      queued('c3'),
+    ];
+    const deliver = withStatusEvents(batcher, async () => answers.shift() ?? queued('none'));
+    await expect(deliver(copy, 'c1', 'c1')).resolves.toMatchObject({ kind: 'failed' });
+    expect(added).toHaveLength(0);
+    await deliver(copy, 'c2', 'c2');
+    await deliver(copy, 'c3', 'c3');
+    expect(added.map(([, json]) => JSON.parse(json))).toMatchObject([
+      { status: 'failed', reason: 'queue_full', topic_id: 'topic-event-1' },
+      { status: 'pending', topic_id: 'topic-event-1' },
+    ]);
+    // A direct event's failure is still recorded.
+    const direct = withStatusEvents(batcher, async (_t: Target, id: string) =>
+      notDelivered(new HeraldError('unavailable', 'down'), id),
+    );
+    await direct(plain, 'd1', 'd1');
+    expect(JSON.parse(added.at(-1)?.[1] ?? '')).toMatchObject({ id: 'd1', status: 'failed' });
   });
 
   it('a --webhook-payload key: sent and pending records carry the payload text and go alone', async () => {

@@ -59,6 +59,10 @@ export function withStatusEvents<T extends Dispatched, P>(
 ): Deliver<T, P> {
   return async (target, id, msgId, pushed) => {
     const outcome = await deliver(target, id, msgId, pushed);
+    // A topic copy that failed for now (JetStream or NATS away) is not its final word: its chunk
+    // comes back and the retry's outcome is recorded (a `failed` first would outrank it). A copy
+    // refused for good (4xx, 507) is recorded as any event's.
+    if (outcome.kind === 'failed' && target.topic !== undefined) return outcome;
     const at = Date.now();
     const account = target.key.account_id;
     if (target.key.webhook_payload === true || target.key.push !== undefined) {

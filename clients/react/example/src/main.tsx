@@ -3,7 +3,7 @@ import './app.css';
 import { NotificationBell } from '@herald/react';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
-import { NotificationsPage } from './notifications-page.js';
+import { NotificationsPage, timeText } from './notifications-page.js';
 
 /**
  * A page with the bell. `make example` serves it configured for one user of the make dev stack
@@ -54,10 +54,13 @@ function Bar() {
         wsUrl={wsUrl}
         onError={(error) => console.warn('herald', error.kind, error.code, error.message)}
       >
-        {(data: Payload) => (
+        {(data: Payload, item) => (
           <div className="note">
             <span className="note-title">{data.title}</span>
             {data.body && <span className="note-body">{data.body}</span>}
+            <time className="note-time" dateTime={new Date(item.ts).toISOString()}>
+              {timeText(item.ts)}
+            </time>
           </div>
         )}
       </NotificationBell>

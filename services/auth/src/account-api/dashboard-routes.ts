@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { findAccount } from '../accounts.js';
 import { broadcastRevoked } from '../invalidation.js';
 import { mintDashboardKey } from '../keys/dashboard-keys.js';
+import { DEFAULT_SECRET_OVERLAP_MS } from '../keys/signing-secrets.js';
 import { listApiKeys } from '../keys/store.js';
 import { keyView } from '../keys/views.js';
 import { useResetToken } from '../password-resets.js';
@@ -69,6 +70,8 @@ export function dashboardRoutes(router: Router<SessionState>, deps: AccountApiDe
       ws_url: dashboard.wsUrl ?? null,
       // The seam for billing: a Pay button appears when a checkout path is configured.
       checkout_url: dashboard.checkoutUrl ?? null,
+      // How long a rotated signing secret keeps working: the Rotate button's question says it.
+      secret_overlap_ms: settings.secretOverlapMs ?? DEFAULT_SECRET_OVERLAP_MS,
     };
   });
 

@@ -14,11 +14,17 @@ import {
   requireTokens,
   rotateSigningSecret,
 } from '../keys/signing-secrets.js';
-import { findApiKey, listApiKeys, revokeApiKey, setApiKeyDomain } from '../keys/store.js';
+import {
+  findApiKey,
+  listApiKeys,
+  revokeApiKey,
+  setApiKeyDomain,
+  setApiKeyName,
+} from '../keys/store.js';
 import { createdKeyView, keyView, rotatedView, tokensOnView } from '../keys/views.js';
 import type { AccountApiDeps } from './deps.js';
 import { parseBody, readJson } from './json-body.js';
-import { DomainBody, LiveKeyBody, TestKeyBody } from './schemas.js';
+import { DomainBody, LiveKeyBody, NameBody, TestKeyBody } from './schemas.js';
 import { requireSession, type SessionState } from './session-auth.js';
 
 /** The account's keys: list, create Live, generate Test, revoke, tokens and secrets, domain. */
@@ -71,6 +77,7 @@ export function keyRoutes(router: Router<SessionState>, deps: AccountApiDeps): v
           allow_unsigned_recipients: body.allow_unsigned_recipients,
           inbox_days: body.inbox_days,
           webhook_payload: body.webhook_payload,
+          name: body.name,
           push_after_ms: body.push_after_ms,
           push_ttl_s: body.push_ttl_s,
           push_title: body.push_title,
@@ -112,6 +119,18 @@ export function keyRoutes(router: Router<SessionState>, deps: AccountApiDeps): v
     const turnedOn = await requireTokens(db, settings.box, ctx.params.id ?? '', accountId);
     await broadcast(tokenRequiredMessage(turnedOn.key));
     ctx.body = tokensOnView(turnedOn);
+  });
+
+  // A label only: nothing verifies a name, so no cache needs telling.
+  router.put('/v1/keys/:id/name', session, async (ctx) => {
+    const body = parseBody(NameBody, await readJson(ctx, settings.bodyLimitBytes));
+    const key = await setApiKeyName(
+      db,
+      ctx.params.id ?? '',
+      body.name,
+      ctx.state.session.account_id,
+    );
+    ctx.body = keyView(key);
   });
 
   router.put('/v1/keys/:id/domain', session, async (ctx) => {

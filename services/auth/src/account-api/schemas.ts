@@ -69,6 +69,11 @@ const push = {
   push_include_payload: PushKeyFields.push_include_payload.optional(),
 };
 
+/** A key's name: its length and characters are checked by keys/key-name.ts, for the CLI too. */
+const name = z
+  .string({ error: 'name must be a string: what you call the key, such as "checkout backend"' })
+  .nullable();
+
 /** `POST /v1/keys`: a Live key. */
 export const LiveKeyBody = z.strictObject({
   kind: z
@@ -83,6 +88,7 @@ export const LiveKeyBody = z.strictObject({
   allow_unsigned_recipients: allowUnsigned.optional(),
   inbox_days: inboxDays.optional(),
   webhook_payload: webhookPayload.optional(),
+  name: name.optional(),
   ...push,
 });
 export type LiveKeyBody = z.infer<typeof LiveKeyBody>;
@@ -96,6 +102,7 @@ export const TestKeyBody = z.strictObject({
   allow_unsigned_recipients: allowUnsigned.optional(),
   inbox_days: inboxDays.optional(),
   webhook_payload: webhookPayload.optional(),
+  name: name.optional(),
   ...push,
 });
 export type TestKeyBody = z.infer<typeof TestKeyBody>;
@@ -103,6 +110,10 @@ export type TestKeyBody = z.infer<typeof TestKeyBody>;
 /** `PUT /v1/keys/:id/domain`. */
 export const DomainBody = z.strictObject({ domain });
 export type DomainBody = z.infer<typeof DomainBody>;
+
+/** `PUT /v1/keys/:id/name`: empty or null leaves the key unnamed. */
+export const NameBody = z.strictObject({ name });
+export type NameBody = z.infer<typeof NameBody>;
 
 /** `POST /v1/password-resets`: the token support printed and the new password. */
 export const ResetBody = z.strictObject({

@@ -9,6 +9,7 @@ import {
   type CreatedApiKey,
   listApiKeys,
   revokeApiKey,
+  setApiKeyName,
 } from '../keys/store.js';
 import { keyView } from '../keys/views.js';
 import { broadcast } from './broadcast.js';
@@ -34,10 +35,11 @@ export const keyCommands: CommandGroup = {
       'inbox-days': 'string',
       'allow-unsigned-recipients': 'boolean',
       'webhook-payload': 'boolean',
+      name: 'string',
       ...PUSH_KEY_FLAGS,
     },
     required: ['account', 'kind', 'client'],
-    synopsis: `key create --account ID --kind live|test --client web|mobile [--domain D] [--scope subscribe|dispatch|both] [--require-token] [--inbox-days N (1-365: keep every event N days, with read state; a web key then requires tokens)] [--allow-unsigned-recipients (a web inbox key without tokens: anyone with the key and a user id reads that inbox)] [--webhook-payload (its events' payloads go into the account's webhook bodies)] ${PUSH_KEY_SYNOPSIS}`,
+    synopsis: `key create --account ID --kind live|test --client web|mobile [--name NAME (what you call it, up to 64 characters)] [--domain D] [--scope subscribe|dispatch|both] [--require-token] [--inbox-days N (1-365: keep every event N days, with read state; a web key then requires tokens)] [--allow-unsigned-recipients (a web inbox key without tokens: anyone with the key and a user id reads that inbox)] [--webhook-payload (its events' payloads go into the account's webhook bodies)] ${PUSH_KEY_SYNOPSIS}`,
     async run(ctx, flags) {
       const request: KeyRequest = {
         kind: flags.kind as KeyKind,
@@ -49,6 +51,7 @@ export const keyCommands: CommandGroup = {
         allow_unsigned_recipients: flags['allow-unsigned-recipients'] === 'true' || undefined,
         inbox_days: inboxDaysFlag(flags['inbox-days']),
         webhook_payload: flags['webhook-payload'] === 'true',
+        name: flags.name,
         ...pushFlags(flags),
       };
       // issueKey checks kind, client and domain (naming the field), then the plan rules.
@@ -154,6 +157,22 @@ export const keyCommands: CommandGroup = {
     },
   }),
 
+  'key rename': command({
+    flags: { key: 'string', name: 'string' },
+    required: ['key'],
+    synopsis:
+      'key rename --key KEY_ID [--name NAME] (up to 64 characters; without --name the key is unnamed)',
+    async run(ctx, flags) {
+      const key = await setApiKeyName(ctx.db(), flags.key ?? '', flags.name ?? '');
+      return {
+        json: keyView(key),
+        text: key.name
+          ? `Named key ${key.id} "${key.name}"`
+          : `Key ${key.id} is unnamed now (lists show ${key.key_prefix}…)`,
+      };
+    },
+  }),
+
   'key list': command({
     flags: { account: 'string' },
     required: ['account'],
@@ -165,6 +184,7 @@ export const keyCommands: CommandGroup = {
         [
           k.id,
           `${k.key_prefix}…`,
+          k.name ? JSON.stringify(k.name) : '(unnamed)',
           k.kind,
           k.client,
           `scope ${k.scope}`,
@@ -216,6 +236,7 @@ function createdOutput(key: CreatedApiKey, headline: string): CommandOutput {
   const view = keyView(key);
   const lines = [
     `${headline} for account ${key.account_id}`,
+    ...(key.name ? [`  name:    ${key.name}`] : []),
     `  key:     ${key.key}`,
     '           (shown only now: store it in your secret manager; Herald keeps only its hash)',
     ...(key.signing_secret
@@ -242,6 +263,7 @@ function createdOutput(key: CreatedApiKey, headline: string): CommandOutput {
   return {
     json: {
       id: key.id,
+      name: key.name,
       key: key.key,
       kind: key.kind,
       client: key.client,

@@ -11,6 +11,7 @@ import {
   SIGNING_SECRET_PREFIX,
 } from '@herald/proto';
 import { normalizeDomain } from './domain.js';
+import { resolveKeyName } from './key-name.js';
 import { type PushColumns, type PushRequestFields, resolveKeyPush } from './push-settings.js';
 import { resolveTokenRule } from './token-rule.js';
 
@@ -78,6 +79,8 @@ export interface KeyRequest extends PushRequestFields {
   inbox_days?: number | null | undefined;
   /** Its events' payloads go into the account's webhook bodies (issue 39); default false. */
   webhook_payload?: boolean | undefined;
+  /** What the user calls the key (key-name.ts); default none. */
+  name?: string | null | undefined;
 }
 
 /** A validated key request: the domain normalised, the expiry fixed, push columns resolved. */
@@ -92,6 +95,7 @@ export interface KeySpec extends PushColumns {
   allow_unsigned_recipients: boolean;
   inbox_days: number | null;
   webhook_payload: boolean;
+  name: string | null;
   /** Not stored: tokens came on by the rule (token-rule.ts), not because they were asked for. */
   tokens_by_default: boolean;
 }
@@ -167,6 +171,7 @@ export function resolveKeySpec(request: KeyRequest, now: Date): KeySpec {
     allow_unsigned_recipients: tokens.allow_unsigned_recipients,
     inbox_days: inboxDays,
     webhook_payload: webhookPayload,
+    name: resolveKeyName(request.name),
     ...push,
     tokens_by_default: tokens.by_default,
   };

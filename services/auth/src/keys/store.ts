@@ -6,6 +6,7 @@ import type { Kysely } from 'kysely';
 import type { ApiKeyRow, AuthDb } from '../db-schema.js';
 import { parseId } from '../ids.js';
 import { isPgError, PgCodes } from '../pg-errors.js';
+import { resolveKeyName } from './key-name.js';
 import { generateApiKey, type KeyRequest, keyPrefixOf, resolveKeySpec } from './key-spec.js';
 import { newSigningSecret } from './secret-box.js';
 
@@ -42,6 +43,7 @@ export const SUMMARY_COLUMNS = [
   'push_title',
   'push_body',
   'push_include_payload',
+  'name',
 ] as const;
 
 const ACCOUNT_HINT = 'give the id `account create` printed';
@@ -181,6 +183,27 @@ export async function setApiKeyDomain(
     .where('id', '=', key.id)
     .returning(SUMMARY_COLUMNS)
     .executeTakeFirstOrThrow();
+}
+
+/**
+ * Names a key (blank: unnamed; resolveKeyName checks it) and returns it. Revoked keys may be
+ * renamed too: the name is only a label. With `accountId`, only that account's key is touched.
+ */
+export async function setApiKeyName(
+  db: Kysely<AuthDb>,
+  keyId: string,
+  name: string | null,
+  accountId?: string,
+): Promise<ApiKeySummary> {
+  const id = parseId('key', keyId, KEY_HINT);
+  let query = db
+    .updateTable('api_keys')
+    .set({ name: resolveKeyName(name) })
+    .where('id', '=', id);
+  if (accountId !== undefined) query = query.where('account_id', '=', accountId);
+  const row = await query.returning(SUMMARY_COLUMNS).executeTakeFirst();
+  if (!row) throw noKey(id);
+  return row;
 }
 
 /** How many keys of an account are not revoked, by kind. */

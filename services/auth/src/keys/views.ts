@@ -8,6 +8,8 @@ import { unsignedRecipientsLine } from './token-rule.js';
 export function keyView(k: ApiKeySummary) {
   return {
     id: k.id,
+    /** What the user calls it; null: unnamed (lists show the prefix). */
+    name: k.name,
     key_prefix: k.key_prefix,
     kind: k.kind,
     client: k.client,

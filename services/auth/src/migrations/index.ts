@@ -12,6 +12,7 @@ import * as m0010 from './0010_key_unsigned_recipients.js';
 import * as m0011 from './0011_key_webhook_payload.js';
 import * as m0012 from './0012_key_push.js';
 import * as m0013 from './0013_pusher_apps.js';
+import * as m0014 from './0014_key_names.js';
 
 /**
  * Every migration, imported statically rather than read from a folder at run time, so the same
@@ -31,4 +32,5 @@ export const migrations: Record<string, Migration> = {
   '0011_key_webhook_payload': m0011,
   '0012_key_push': m0012,
   '0013_pusher_apps': m0013,
+  '0014_key_names': m0014,
 };

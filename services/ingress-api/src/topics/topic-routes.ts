@@ -1,5 +1,5 @@
 import type { KeyVerifier } from '@herald/access';
-import { type NatsLink, sourceAddress } from '@herald/kit';
+import type { NatsLink } from '@herald/kit';
 import {
   Client,
   HeraldError,
@@ -13,10 +13,10 @@ import {
 } from '@herald/proto';
 import type { TopicClient } from '@herald/status-client';
 import type Router from '@koa/router';
-import type { Context, Middleware } from 'koa';
+import type { Context } from 'koa';
 import type { Authorise } from '../authorise.js';
+import { guardedRoute } from '../guarded-route.js';
 import { checkJsonRequest, readJsonBody } from '../http-body.js';
-import { refuseWhileDown } from '../nats-outage.js';
 
 export interface TopicRouteOptions {
   topics: Pick<TopicClient, 'change' | 'list' | 'delete'>;
@@ -32,6 +32,8 @@ export interface TopicRouteOptions {
   countFailure(source: string | undefined, err: unknown): void;
 }
 
+/** What a 503 names while NATS is down. */
+const UNREACHABLE = 'topics could not be reached';
 /** Where the topic routes hang: under every base of the notify routes (`''`, `/bff_v001`). */
 const BASES = NOTIFY_PATHS.map((path) => path.slice(0, -'/notify'.length));
 
@@ -46,7 +48,7 @@ export function mountTopicRoutes(router: Router, opts: TopicRouteOptions): void 
   for (const base of BASES) {
     const members = `${base}/topics/:topic/members`;
     const change = (op: 'add' | 'remove') =>
-      route(opts, async (ctx) => {
+      guardedRoute(opts, UNREACHABLE, async (ctx) => {
         const topic = topicOf(ctx);
         checkJsonRequest(
           ctx.get('Content-Type') || undefined,
@@ -62,7 +64,7 @@ export function mountTopicRoutes(router: Router, opts: TopicRouteOptions): void 
     router.delete(members, change('remove'));
     router.get(
       members,
-      route(opts, async (ctx) => {
+      guardedRoute(opts, UNREACHABLE, async (ctx) => {
         const topic = topicOf(ctx);
         const q = new URLSearchParams(ctx.querystring);
         const key = await authorised(opts, ctx, q.get('api_key'), q.get('client') ?? undefined);
@@ -91,7 +93,7 @@ export function mountTopicRoutes(router: Router, opts: TopicRouteOptions): void 
     );
     router.delete(
       `${base}/topics/:topic`,
-      route(opts, async (ctx) => {
+      guardedRoute(opts, UNREACHABLE, async (ctx) => {
         const topic = topicOf(ctx);
         const q = new URLSearchParams(ctx.querystring);
         let apiKey: unknown = q.get('api_key');
@@ -112,26 +114,6 @@ export function mountTopicRoutes(router: Router, opts: TopicRouteOptions): void 
       }),
     );
   }
-}
-
-type Handler = (ctx: Context & { params: Record<string, string> }) => Promise<void>;
-
-/** One route: the source's failed-key limit first, then the handler; refusals as plain errors. */
-function route(opts: TopicRouteOptions, handler: Handler): Middleware {
-  return async (ctx) => {
-    const source = sourceAddress(ctx.req, opts.trustedProxyHops);
-    try {
-      opts.checkSource(source);
-      refuseWhileDown(opts.link, 'topics could not be reached');
-      await handler(ctx as Context & { params: Record<string, string> });
-    } catch (err) {
-      opts.countFailure(source, err);
-      if (!(err instanceof HeraldError)) throw err;
-      ctx.status = err.status;
-      ctx.body = err.toBody();
-      if (err.retryAfter !== undefined) ctx.set('Retry-After', String(err.retryAfter));
-    }
-  };
 }
 
 /**
