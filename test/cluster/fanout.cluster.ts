@@ -186,8 +186,8 @@ describe('a topic fan-out through a NATS node kill', () => {
     });
     const done = last as TopicCounts;
     expect(done.members).toBe(MEMBERS);
-    // A copy whose try failed during the kill keeps `failed` in its status although its chunk
-    // came back and placed it: each such member connects and must find the copy.
+    // A copy refused for good would say `failed` (a try that failed for now leaves no record):
+    // each such member connects and must find the copy all the same.
     const failed = done.failed > 0 ? await failedMembers(id, members) : [];
     expect(failed.length, JSON.stringify(done)).toBe(done.failed);
     const copiesMs = Date.now() - acceptedAt;
