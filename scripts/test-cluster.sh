@@ -7,7 +7,9 @@
 # scripts/lib/stack-test.sh makes before the stack starts), and every Pusher sendToUser answered
 # 200 must have reached its pusher-js user (test/cluster/pusher-load.ts); and
 # test/cluster/backup.cluster.ts: scripts/cluster.sh backup, every container and volume removed,
-# restore, then what was queued at backup time arrives and the keys work. Its own compose project,
+# restore, then what was queued at backup time arrives and the keys work; and
+# test/cluster/fanout.cluster.ts: a topic fan-out of 12,000 members through a NATS node kill gives
+# every member its copy. Its own compose project,
 # free ports of 127.0.0.1 and cleanup, as make test-deploy (scripts/lib/stack-test.sh). Arguments
 # go to vitest: `scripts/test-cluster.sh test/cluster/backup.cluster.ts` runs that file alone.
 #
