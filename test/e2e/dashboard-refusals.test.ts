@@ -129,6 +129,40 @@ describe('dashboard API: refusals', () => {
     expect(own.body.refusals).toEqual([]);
   });
 
+  it('names the route by its pattern: a batch and a topic route refused for their Origin', async () => {
+    const a = await signup();
+    const evil = { origin: 'https://evil.test' };
+    const batch = await post(
+      stack().baseUrl,
+      stack().ca,
+      { api_key: a.key.key, client: 'web', events: [{ recipient: randomUUID(), payload: {} }] },
+      { path: '/notify/batch', headers: evil },
+    );
+    expect(batch.body.error?.code).toBe('origin_mismatch');
+    const topic = `secret-topic-${randomUUID()}`;
+    const members = await request(
+      'PUT',
+      `${stack().baseUrl}/topics/${topic}/members`,
+      stack().ca,
+      { api_key: a.key.key, client: 'web', recipients: [randomUUID()] },
+      evil,
+    );
+    expect(members.body.error?.code).toBe('origin_mismatch');
+    await eventually(
+      async () => {
+        const res = await get(`/v1/dashboard/refusals?key_id=${a.key.id}`, a.headers);
+        const routes = (res.body.refusals as Array<{ route: string }>).map((r) => r.route);
+        return routes.includes('/notify/batch') && routes.includes('/topics/:topic/members');
+      },
+      'the batch and topic refusals, each under its route',
+      30_000,
+    );
+    const text = JSON.stringify(
+      (await get(`/v1/dashboard/refusals?key_id=${a.key.id}`, a.headers)).body,
+    );
+    expect(text).not.toContain(topic);
+  });
+
   it('needs a session and a key_id, and names the field at fault', async () => {
     expect((await get('/v1/dashboard/refusals?key_id=x')).status).toBe(401);
     const a = await signup();
