@@ -175,6 +175,14 @@ export {
   tokenTtlSeconds,
 } from './recipient-token.js';
 export {
+  REFUSAL_BATCH_RECORDS_MAX,
+  REFUSAL_ORIGIN_MAX,
+  REFUSALS_PAGE_MAX,
+  RefusalBatch,
+  RefusalRecord,
+  RefusalView,
+} from './refusals.js';
+export {
   AckFrame,
   BatchedEvent,
   ClientFrame,

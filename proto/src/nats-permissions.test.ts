@@ -29,6 +29,7 @@ describe('subjectPatterns', () => {
       authInvalidate: subjects.authInvalidate,
       status: subjects.status(A),
       statusQuery: subjects.statusQuery,
+      refusals: subjects.refusals(A),
       statusTrim: subjects.statusTrim,
       billingNotice: billingSubjects.notice(A),
       inboxStore: subjects.inboxStore(A),
@@ -60,6 +61,10 @@ describe('subjectPatterns', () => {
     // Nor topics' membership, nor a topic event's chunks (issue 44).
     expect(matches(subjectPatterns.recipient, TOPIC_API_SUBJECT)).toBe(false);
     expect(matches(subjectPatterns.recipient, fanoutSubjects.chunk(A))).toBe(false);
+    // Refusals (issue 45) are never on the status stream (whose records fire webhooks), and an
+    // edge's per-recipient subscription never reads them.
+    expect(matches('rt.status.>', subjects.refusals(A))).toBe(false);
+    expect(matches(subjectPatterns.recipient, subjects.refusals(A))).toBe(false);
   });
 
   it("gives a backend only its account's two dispatch subjects, and refuses a bad account id", () => {

@@ -44,6 +44,8 @@ export const subjectPatterns = {
   authInvalidate: 'rt.auth.invalidate',
   status: 'rt.status.*',
   statusQuery: 'rt.statusapi.query',
+  /** A key's refusals (issue 45): ingress publishes, the status service keeps the last few. */
+  refusals: 'rt.refusals.*',
   statusTrim: 'rt.statusapi.trim',
   billingNotice: billingSubjects.noticeAll,
   inboxStore: 'rt.inboxapi.store.*',
@@ -164,6 +166,8 @@ export const servicePermissions: Record<NatsService, NatsPermissions> = {
       subjectPatterns.authVerify,
       subjectPatterns.status,
       subjectPatterns.statusQuery,
+      // A key's refusals, aggregated (proto/refusals.ts): publish only.
+      subjectPatterns.refusals,
       // Inbox keys: events kept before the answer; /inbox/history and /inbox/read.
       subjectPatterns.inboxStore,
       subjectPatterns.inboxQuery,
@@ -276,6 +280,7 @@ export const servicePermissions: Record<NatsService, NatsPermissions> = {
     [
       subjectPatterns.statusQuery,
       subjectPatterns.statusTrim,
+      subjectPatterns.refusals,
       subjectPatterns.inboxStore,
       subjectPatterns.inboxQuery,
       subjectPatterns.inboxExpire,

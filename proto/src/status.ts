@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { ErrorReply } from './error-reply.js';
 import { PushSpec } from './push.js';
+import { REFUSALS_PAGE_MAX, RefusalView } from './refusals.js';
 import { subjects } from './subjects.js';
 import { TopicEventView } from './topics.js';
 
@@ -197,6 +198,14 @@ export const StatusQuery = z.discriminatedUnion('op', [
     account_id: z.string().min(1),
     limit: z.number().int().min(1).max(FANOUTS_PAGE_MAX).default(20),
   }),
+  /** One key's recent refusals, newest first (issue 45, proto/refusals.ts). */
+  z.object({
+    v: z.literal(1),
+    op: z.literal('refusals'),
+    account_id: z.string().min(1),
+    key_id: z.string().min(1).max(64),
+    limit: z.number().int().min(1).max(REFUSALS_PAGE_MAX).default(50),
+  }),
 ]);
 export type StatusQuery = z.input<typeof StatusQuery>;
 
@@ -239,6 +248,7 @@ export const StatusReply = z.discriminatedUnion('ok', [
     last_used: z.record(z.string(), z.string()).optional(),
     topics: z.array(TopicSummary).optional(),
     fanouts: z.array(FanoutSummary).optional(),
+    refusals: z.array(RefusalView).optional(),
   }),
   ErrorReply,
 ]);

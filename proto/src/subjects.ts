@@ -149,6 +149,13 @@ export const subjects = {
   statusAll: 'rt.status.>',
   /** Requests to the status service (queries). Outside rt.status.> so the stream never captures them. */
   statusQuery: 'rt.statusapi.query',
+  /**
+   * A key's refusals, aggregated by ingress (proto/refusals.ts), core NATS to the status service.
+   * Outside rt.status.>: refusals are never status records and fire no webhook.
+   */
+  refusals: (account: string) => `rt.refusals.${assertToken('account', account)}`,
+  /** What the status service subscribes to (in a queue group): every account's refusals. */
+  refusalsAll: 'rt.refusals.*',
   /** Retention's request to trim status rows older than the status service's window. */
   statusTrim: 'rt.statusapi.trim',
   /** Ingress keeps an inbox key's events (proto/inbox.ts), answered by the inbox store. */

@@ -3,6 +3,7 @@ import { api, type Counts, type EventView, errorText, type Key, keyLabel } from 
 import { when } from './KeysPage.js';
 import { PusherUserLookup } from './PusherUserLookup.js';
 import { pushedText } from './push.js';
+import { RecentRefusals } from './RecentRefusals.js';
 import { StatusChart } from './StatusChart.js';
 
 type Window = 'hour' | 'day' | 'week';
@@ -36,6 +37,8 @@ export function DeliveryPage() {
   const [events, setEvents] = useState<EventView[]>([]);
   const [lookup, setLookup] = useState({ id: '', recipient: '' });
   const [error, setError] = useState('');
+  // Each refresh's number: the recent refusals fetch again with the page's figures.
+  const [tick, setTick] = useState(0);
 
   useEffect(() => {
     api<{ keys: Key[] }>('GET', '/v1/dashboard/keys')
@@ -67,6 +70,7 @@ export function DeliveryPage() {
       setSeries(s.series);
       setEvents(e.events);
       setConns(c);
+      setTick((t) => t + 1);
     } catch (err) {
       if (mine === latest.current) setError(errorText(err));
     }
@@ -158,6 +162,7 @@ export function DeliveryPage() {
         <h2>Over time</h2>
         <StatusChart series={series} />
       </div>
+      <RecentRefusals selected={selected} tick={tick} />
       <PusherUserLookup onRecipient={(recipient) => setLookup({ id: '', recipient })} />
       <div className="card">
         <h2>Recent events</h2>

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openSocket, type Stack } from '@herald/testkit';
+import { openSocket, post, type Stack } from '@herald/testkit';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -23,7 +23,8 @@ const UI_TIMEOUT = 180_000;
 /**
  * The delivery page as a new user meets it (issue 45): an empty chart says so on a small axis, its
  * legend shows totals and the hovered bucket's values, the page refreshes itself, a live event
- * answered 200 reads as delivered at its proof, and the payload line does not deny inbox keys.
+ * answered 200 reads as delivered at its proof, the payload line does not deny inbox keys, and
+ * the chosen key's recent refusals are listed (time, code, field, Origin, count).
  */
 describe('the delivery page, in headless Chromium', () => {
   let stack: Stack;
@@ -112,6 +113,51 @@ describe('the delivery page, in headless Chromium', () => {
       await page.mouse.move(over.x + over.width - 2, over.y + over.height / 2);
       await until(async () => expect(await sentValue.textContent()).toMatch(/^[0-9]+$/));
       await shot('2-live-delivered');
+    },
+    UI_TIMEOUT,
+  );
+
+  it(
+    "lists the chosen key's recent refusals, with an empty state, never the payload",
+    async () => {
+      await page.goto(`${origin}/#delivery`);
+      // The first of the filters: the key.
+      const picker = page.locator('section .card.inline select').first();
+      await until(async () => expect(await picker.locator('option').count()).toBeGreaterThan(1));
+      await picker.selectOption({ index: 1 });
+      await until(async () =>
+        expect(await page.getByTestId('refusals-empty').textContent()).toBe(
+          'No refusals of this key recently.',
+        ),
+      );
+      // A bad field: refused before the key is checked, yet the body's key verifies: its refusal.
+      const refused = await post(
+        stack.baseUrl,
+        stack.ca,
+        {
+          recipient: 'not a recipient!',
+          payload: { secret: 'refusal-payload' },
+          api_key: testKey,
+          client: 'mobile',
+        },
+        { headers: { origin: 'https://shop.example.test' } },
+      );
+      expect(refused.status).toBe(400);
+      // No click on Refresh: the page's own refresh brings it.
+      const row = page.getByTestId('refusal-row').first();
+      await until(async () => expect(await row.textContent()).toContain('recipient'));
+      const cells = await row.locator('td').allTextContents();
+      expect(cells.slice(1)).toEqual([
+        `400 ${refused.body.error.code}`,
+        'recipient',
+        'https://shop.example.test',
+        '/notify',
+        '1',
+      ]);
+      const card = (await page.getByTestId('refusals').textContent()) ?? '';
+      expect(card).not.toContain('refusal-payload');
+      expect(card).not.toContain(testKey);
+      await shot('3-refusals');
     },
     UI_TIMEOUT,
   );

@@ -5,6 +5,7 @@ import {
   type KeyVerifier,
 } from '@herald/access';
 import { HeraldError, type NotifyRequest, type VerifiedKey } from '@herald/proto';
+import { attributeRefusal } from './refusals/refusal-log.js';
 
 export interface AuthoriseDeps {
   verifier: Pick<KeyVerifier, 'verify'>;
@@ -34,22 +35,37 @@ export function createAuthorise(deps: AuthoriseDeps) {
     caller: Caller,
   ): Promise<VerifiedKey> {
     const key = await deps.verifier.verify(request.api_key);
-    if (caller.subjectAccount !== undefined && caller.subjectAccount !== key.account_id) {
-      throw new HeraldError(
-        'account_mismatch',
-        `This api_key belongs to another account than the dispatch subject names: publish to the subject of account ${key.account_id}`,
-        { field: 'api_key' },
-      );
+    try {
+      checkKey(key, request, caller, deps.now());
+    } catch (err) {
+      // Verified, then refused: the refusal is this key's, for the dashboard (refusal-log.ts).
+      throw attributeRefusal(err, key);
     }
-    authorizeKeyUse(key, { client: request.client, origin: caller.origin, now: deps.now() });
-    const entry = caller.subjectAccount === undefined ? 'http' : 'nats';
-    if (request.recipient !== undefined) authorizeRecipient(key, request.recipient, entry);
-    else if (key.kind === 'dashboard') authorizeRecipient(key, '', 'http');
-    // After the dashboard checks, so a dashboard credential keeps its own code; a subscribe key
-    // (the browser's) never sends, whichever transport it tries.
-    authorizeScope(key, 'dispatch');
     return key;
   };
+}
+
+/** The checks of a verified key, in `authorise`'s order; throws the refusal. */
+function checkKey(
+  key: VerifiedKey,
+  request: Pick<NotifyRequest, 'client'> & { recipient?: string | undefined },
+  caller: Caller,
+  now: number,
+): void {
+  if (caller.subjectAccount !== undefined && caller.subjectAccount !== key.account_id) {
+    throw new HeraldError(
+      'account_mismatch',
+      `This api_key belongs to another account than the dispatch subject names: publish to the subject of account ${key.account_id}`,
+      { field: 'api_key' },
+    );
+  }
+  authorizeKeyUse(key, { client: request.client, origin: caller.origin, now });
+  const entry = caller.subjectAccount === undefined ? 'http' : 'nats';
+  if (request.recipient !== undefined) authorizeRecipient(key, request.recipient, entry);
+  else if (key.kind === 'dashboard') authorizeRecipient(key, '', 'http');
+  // After the dashboard checks, so a dashboard credential keeps its own code; a subscribe key
+  // (the browser's) never sends, whichever transport it tries.
+  authorizeScope(key, 'dispatch');
 }
 
 export type Authorise = ReturnType<typeof createAuthorise>;

@@ -13,6 +13,7 @@ import { DEFAULT_QUEUE_PARTITIONS, MAX_QUEUE_PARTITIONS } from '@herald/queue';
 import { DEFAULT_STATUS_ACK_OPTIONS, DEFAULT_STATUS_BATCH_LIMITS } from '@herald/status-client';
 import { z } from 'zod';
 import { PusherEnv } from './pusher/pusher-env.js';
+import { RefusalEnv } from './refusals/refusal-env.js';
 
 const MIB = 1024 * 1024;
 
@@ -244,6 +245,7 @@ export const Env = CommonEnv.extend({
   ),
   /** The Pusher HTTP API's limits (issue 41): PUSHER_MAX_*, PUSHER_TIMESTAMP_SKEW_S. */
   ...PusherEnv,
+  ...RefusalEnv,
 }).superRefine(
   (env, ctx) => {
     requireTls(env, ctx);

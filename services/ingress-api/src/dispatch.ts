@@ -5,6 +5,7 @@ import { fingerprintOf } from './idempotency.js';
 import { createIdempotentDelivery } from './idempotent-delivery.js';
 import type { Outcome } from './outcome.js';
 import type { DispatchInput, Pipeline } from './pipeline.js';
+import { attributeRefusal } from './refusals/refusal-log.js';
 import type { Target } from './target.js';
 import { acceptTopic } from './topics/topic-accept.js';
 import type { TopicDispatch } from './topics/topic-dispatch.js';
@@ -32,7 +33,11 @@ export function createDispatchVerified(pipeline: Pipeline): DispatchVerified {
   const deliverOnce = createIdempotentDelivery(pipeline.store, pipeline.logger);
   return async function dispatchVerified(target, idempotency) {
     // After every check of the request, so a refused request spends no token.
-    if (rateLimiter && !rateLimiter.takeNow(target.key)) await rateLimiter.take(target.key);
+    if (rateLimiter && !rateLimiter.takeNow(target.key)) {
+      await rateLimiter.take(target.key).catch((err: unknown) => {
+        throw attributeRefusal(err, target.key);
+      });
+    }
     return deliverOnce(
       target.account,
       idempotency?.key,
@@ -87,6 +92,7 @@ export function createDispatch(
       });
     } catch (err) {
       pipeline.countFailure(source, err);
+      await pipeline.attributeBadRequest(err, input.body);
       throw err;
     }
   };

@@ -2,6 +2,7 @@ import { type NatsLink, sourceAddress } from '@herald/kit';
 import { HeraldError } from '@herald/proto';
 import type { Context, Middleware } from 'koa';
 import { refuseWhileDown } from './nats-outage.js';
+import type { RefusalLog } from './refusals/refusal-log.js';
 
 /** What a keyed route beside `/notify` (push subscriptions, topics) checks before its handler. */
 export interface RouteGuard {
@@ -11,6 +12,8 @@ export interface RouteGuard {
   /** The failed-authentication limit of every dispatch path: checked first, fed each 401. */
   checkSource(source: string | undefined): void;
   countFailure(source: string | undefined, err: unknown): void;
+  /** Where a refusal attributed to a key is noted for the dashboard (issue 45); none when absent. */
+  refusals?: Pick<RefusalLog, 'noteError'> | undefined;
 }
 
 export type RouteHandler = (ctx: Context & { params: Record<string, string> }) => Promise<void>;
@@ -33,6 +36,11 @@ export function guardedRoute(
       await handler(ctx as Context & { params: Record<string, string> });
     } catch (err) {
       guard.countFailure(source, err);
+      const route = (ctx as { _matchedRoute?: unknown })._matchedRoute;
+      guard.refusals?.noteError(err, {
+        route: typeof route === 'string' ? route : ctx.path,
+        origin: ctx.get('Origin') || undefined,
+      });
       if (!(err instanceof HeraldError)) throw err;
       ctx.status = err.status;
       ctx.body = err.toBody();

@@ -17,6 +17,7 @@ import { notifyRoute, setAnswerHeaders } from './notify-route.js';
 import { type Outcome, toHttp } from './outcome.js';
 import { mountPushRoutes, type PushRouteOptions, pushCorsMethods } from './push-routes.js';
 import { mountPusherRoutes, type PusherRouteDeps, pusherListener } from './pusher/pusher-route.js';
+import type { RefusalLog } from './refusals/refusal-log.js';
 import { mountTopicRoutes, type TopicRouteOptions } from './topics/topic-routes.js';
 
 export interface HttpAppOptions {
@@ -27,6 +28,8 @@ export interface HttpAppOptions {
   logger: Logger;
   /** Counts each dispatch's outcome once (the dispatch's last step). */
   answer: Answer;
+  /** Where a refusal attributed to a key is noted for the dashboard (issue 45); none when absent. */
+  refusals?: Pick<RefusalLog, 'noteError'> | undefined;
   /** kit's createOpsHandler (public): /healthz and /readyz's status on the same listener. */
   ops?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
   /** `POST /events/status` (status-route.ts); absent, the path is a 404. */
@@ -88,7 +91,7 @@ export function createHttpApp(dispatch: Dispatch, opts: HttpAppOptions): HttpApp
   // The push routes are the browser's too: a page registers its subscription from its own domain.
   const push = opts.push ? pushCorsMethods : () => undefined;
 
-  app.use(errorBoundary(opts.logger, opts.answer));
+  app.use(errorBoundary(opts.logger, opts.answer, opts.refusals));
   if (opts.ops) app.use(opsRoutes(opts.ops));
   app.use(cors((path) => (CORS_PATHS.has(path) ? 'POST' : push(path))));
   app.use(unmatchedAsJson());
@@ -110,12 +113,22 @@ export function createHttpApp(dispatch: Dispatch, opts: HttpAppOptions): HttpApp
  * to the log under a request id, never to the caller), and every dispatch, answered or refused,
  * is counted here once.
  */
-function errorBoundary(logger: Logger, answer: Answer): Middleware {
+function errorBoundary(
+  logger: Logger,
+  answer: Answer,
+  refusals: HttpAppOptions['refusals'],
+): Middleware {
   return async (ctx, next) => {
     const started = performance.now();
     try {
       await next();
     } catch (err) {
+      // The route's pattern, never its parameters (a topic's name is the customer's).
+      const route = (ctx as { _matchedRoute?: unknown })._matchedRoute;
+      refusals?.noteError(err, {
+        route: typeof route === 'string' ? route : ctx.path,
+        origin: ctx.get('Origin') || undefined,
+      });
       respond(ctx, outcomeOfError(err, logger, { method: ctx.method, path: safePath(ctx.url) }));
     }
     // Only the notify routes' answers count as dispatches; a 404, 405 or preflight is not one.

@@ -14,6 +14,8 @@ export interface IngressMetrics {
   fanoutChunks: Counter<'result'>;
   /** Copies in the chunks this instance acked. */
   fanoutCopies: Counter;
+  /** Refusals the refusal log did not hold, a bound being reached (issue 45). */
+  refusalsDropped?: Counter;
 }
 
 export function createIngressMetrics(registry: Registry): IngressMetrics {
@@ -54,6 +56,11 @@ export function createIngressMetrics(registry: Registry): IngressMetrics {
     fanoutCopies: new Counter({
       name: 'herald_fanout_copies_total',
       help: "Members' copies in the topic fan-out chunks this instance acked",
+      registers: [registry],
+    }),
+    refusalsDropped: new Counter({
+      name: 'herald_refusals_dropped_total',
+      help: 'Refusals not recorded for the dashboard: REFUSAL_KEYS_MAX or REFUSAL_KINDS_PER_KEY_MAX reached',
       registers: [registry],
     }),
     pusherRequests: new Counter({

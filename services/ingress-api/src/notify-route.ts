@@ -7,6 +7,7 @@ import { allowOrigin, exposeRetryAfter } from './cors.js';
 import type { Dispatch } from './dispatch.js';
 import { checkJsonRequest, readJsonBody } from './http-body.js';
 import { type HttpAnswer, type Outcome, toHttp } from './outcome.js';
+import type { RefusalLog } from './refusals/refusal-log.js';
 
 export interface NotifyRouteOptions {
   /** Most bytes a body may have: PAYLOAD_LIMIT_BYTES + BODY_OVERHEAD_BYTES. */
@@ -16,6 +17,8 @@ export interface NotifyRouteOptions {
   logger: Logger;
   /** Counts each dispatch's outcome once. */
   answer: Answer;
+  /** Where a refusal attributed to a key is noted for the dashboard (issue 45); none when absent. */
+  refusals?: Pick<RefusalLog, 'noteError'> | undefined;
 }
 
 export interface NotifyRoute {
@@ -68,7 +71,9 @@ export function notifyRoute(dispatch: Dispatch, opts: NotifyRouteOptions): Notif
         source: sourceAddress(req, opts.trustedProxyHops ?? 0),
       });
     } catch (err) {
-      outcome = outcomeOfError(err, opts.logger, { method: req.method, path: safePath(req.url) });
+      const path = safePath(req.url);
+      opts.refusals?.noteError(err, { route: path, origin });
+      outcome = outcomeOfError(err, opts.logger, { method: req.method, path });
     }
     opts.answer('http', outcome, started);
     write(res, toHttp(outcome), cors ? origin : undefined, tooLarge);

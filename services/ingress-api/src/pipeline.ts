@@ -1,6 +1,7 @@
 import type { KeyVerifier } from '@herald/access';
 import { type AuthFailureLimiter, isAuthFailure, type Logger, type NatsLink } from '@herald/kit';
 import { NatsRequester, TurnPublisher } from '@herald/nats';
+import { subjects } from '@herald/proto';
 import type { QueuedRecipients, QueueLayout, RecipientDepth } from '@herald/queue';
 import {
   createStatusAcks,
@@ -18,6 +19,9 @@ import { createInboxKeeper, type InboxKeeper } from './inbox-keep.js';
 import type { IngressMetrics } from './metrics.js';
 import { refuseWhileDown } from './nats-outage.js';
 import type { DispatchRateLimiter } from './rate-limiter.js';
+import { createBadRequestAttribution } from './refusals/bad-request.js';
+import { refusalLimits } from './refusals/refusal-env.js';
+import { RefusalLog } from './refusals/refusal-log.js';
 import { withStatusEvents } from './status-events.js';
 
 /** What either front door (a single dispatch, a batch) is given by its transport. */
@@ -92,6 +96,10 @@ export interface Pipeline {
   countFailure(source: string | undefined, err: unknown): void;
   /** Refuses at once (503) while NATS has been unreachable past its grace. */
   refuseWhileDown(): void;
+  /** A key's refusals, aggregated for the dashboard (issue 45); stopped at close. */
+  refusals: RefusalLog;
+  /** Attributes a body's 400 to the key the body names, when it verifies (refusals/bad-request.ts). */
+  attributeBadRequest(err: unknown, body: Uint8Array): Promise<void>;
   logger: Logger;
   /** Epoch ms. */
   now: () => number;
@@ -171,6 +179,20 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       if (source !== undefined && isAuthFailure(err)) authFailures?.fail(source);
     },
     refuseWhileDown: () => refuseWhileDown(deps.link),
+    // Core NATS, one message per key per REFUSAL_FLUSH_MS at most: a lost one is a debugging
+    // aid lost, never a delivery's record (proto/refusals.ts).
+    refusals: new RefusalLog(
+      (batch) => {
+        try {
+          nc.publish(subjects.refusals(batch.account_id), JSON.stringify(batch));
+        } catch (err) {
+          logger.warn({ err: String(err) }, "could not publish a key's refusals");
+        }
+      },
+      refusalLimits(config),
+      { now, onDrop: () => deps.metrics.refusalsDropped?.inc() },
+    ),
+    attributeBadRequest: createBadRequestAttribution(deps.verifier),
     logger,
     now,
   };

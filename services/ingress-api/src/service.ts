@@ -157,6 +157,7 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
     trustedProxyHops: config.TRUSTED_PROXY_HOPS,
     logger,
     answer,
+    refusals: pipeline.refusals,
     ops: createOpsHandler(registry, ready, { public: true }),
     eventStatus: statusRoute({
       nc,
@@ -203,6 +204,7 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
       trustedProxyHops: config.TRUSTED_PROXY_HOPS,
       checkSource: pipeline.checkSource,
       countFailure: pipeline.countFailure,
+      refusals: pipeline.refusals,
     },
     pusher: {
       apps: pusherApps,
@@ -281,6 +283,7 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
       verifier.close();
       subscriberVerifier.close();
       pusherApps.close();
+      pipeline.refusals.stop();
       // Every dispatch is answered, so every status record is made: wait for their acks before
       // runService drains the connection (what is left is logged, and lost).
       await pipeline.statusAcks.stop(

@@ -235,6 +235,14 @@ export const Env = CommonEnv.extend({
   INBOX_MAX_PER_RECIPIENT: envInt(10_000, 1, 1_000_000),
   /** Most inbox events kept in one transaction (concurrent stores share it). Default 1000. */
   INBOX_BATCH_MAX: envInt(1000, 1, 10_000),
+  /** A key's refusals kept for the dashboard (issue 45); older ones are trimmed on write. Default 50. */
+  REFUSALS_PER_KEY: envInt(50, 1, 1000),
+  /**
+   * A key's refusal merges into the last stored one of its kind (same status, code, field, Origin,
+   * route) when that one's last time is at most this long before it, ms: a steady flood is one
+   * row with a count. 0 merges nothing. Default 60000.
+   */
+  REFUSAL_MERGE_MS: envInt(60_000, 0, 3_600_000),
   ...webhookEnv(),
   ...pushEnv(),
 }).superRefine(requireTls);

@@ -1,5 +1,5 @@
 import type { EventStatus } from '@herald/proto';
-import type { ColumnType, Selectable } from 'kysely';
+import type { ColumnType, Generated, Selectable } from 'kysely';
 
 type Timestamp = ColumnType<Date, Date, Date>;
 
@@ -184,6 +184,22 @@ export interface StatusDb {
   topic_members: TopicMembersTable;
   topic_fanouts: TopicFanoutsTable;
   topic_fanout_chunks: TopicFanoutChunksTable;
+  key_refusals: KeyRefusalsTable;
+}
+
+/** A key's recent refusals (migration 0009, issue 45); '' for no field or Origin. */
+export interface KeyRefusalsTable {
+  id: Generated<string>;
+  account_id: string;
+  key_id: string;
+  status: number;
+  code: string;
+  field: string;
+  origin: string;
+  route: string;
+  count: number;
+  first_at: Date;
+  last_at: Date;
 }
 
 /** An account's topic (migration 0007); `members` is kept by every change of its membership. */

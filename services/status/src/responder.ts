@@ -13,6 +13,7 @@ import type { Kysely } from 'kysely';
 import type { Msg, NatsConnection, Subscription } from 'nats';
 import type { StatusDb } from './db-schema.js';
 import { countsOver, lastUsed, recentEvents, statusOfIds } from './queries.js';
+import { keyRefusals } from './refusals/store.js';
 import { accountTopics, recentFanouts } from './topics/fanouts.js';
 import { trimBefore } from './trim.js';
 
@@ -79,6 +80,12 @@ async function runQuery(deps: ResponderDeps, msg: Msg): Promise<StatusReply> {
       return { v: 1, ok: true, topics: await accountTopics(deps.db, q.account_id, q) };
     case 'fanouts':
       return { v: 1, ok: true, fanouts: await recentFanouts(deps.db, q.account_id, q.limit) };
+    case 'refusals':
+      return {
+        v: 1,
+        ok: true,
+        refusals: await keyRefusals(deps.db, q.account_id, q.key_id, q.limit),
+      };
   }
 }
 

@@ -20,6 +20,7 @@ import { type InboxResponder, serveInbox } from './inbox/responder.js';
 import { createStatusMetrics } from './metrics.js';
 import { dueCount } from './push/claim.js';
 import { createPush } from './push/wing.js';
+import { serveRefusals } from './refusals/subscriber.js';
 import { serveStatusRequests } from './responder.js';
 import { serveTopicApi } from './topics/responder.js';
 import { queueDepth } from './webhooks/claim.js';
@@ -58,6 +59,7 @@ export function createStatusService(config: StatusConfig, deps: StatusServiceDep
   let writer: StatusWriter | undefined;
   let subs: Subscription[] = [];
   let inbox: InboxResponder | undefined;
+  let refusals: ReturnType<typeof serveRefusals> | undefined;
   const webhooks = createWebhooks(config, {
     nc,
     db,
@@ -124,7 +126,14 @@ export function createStatusService(config: StatusConfig, deps: StatusServiceDep
         webhookQueueMax: config.WEBHOOK_ENDPOINT_QUEUE_MAX,
         webhooksWritten: webhooks.written,
       });
+      refusals = serveRefusals({
+        nc,
+        db,
+        logger,
+        limits: { perKey: config.REFUSALS_PER_KEY, mergeMs: config.REFUSAL_MERGE_MS },
+      });
       subs.push(
+        refusals.sub,
         webhooks.start(),
         push.start(),
         serveTopicApi({
@@ -142,7 +151,7 @@ export function createStatusService(config: StatusConfig, deps: StatusServiceDep
     },
     async close() {
       for (const s of [...subs, ...(inbox?.subs ?? [])]) s.unsubscribe();
-      await inbox?.idle();
+      await Promise.all([inbox?.idle(), refusals?.idle()]);
       await Promise.all([writer?.stop(), webhooks.stop(), push.stop()]);
     },
   };

@@ -1,6 +1,7 @@
 import {
   FANOUTS_PAGE_MAX,
   HeraldError,
+  REFUSALS_PAGE_MAX,
   type StatusQuery,
   StatusWindow,
   TOPICS_PAGE_MAX,
@@ -32,6 +33,11 @@ const EventsParams = z.object({
   id: z.string().min(1).max(64).optional(),
   recipient: z.string().min(1).max(64).optional(),
   limit: z.coerce.number().int().min(1).max(200).default(50),
+});
+
+const RefusalsParams = z.object({
+  key_id: z.string({ error: 'key_id is required: the id of one of your keys' }).min(1).max(64),
+  limit: z.coerce.number().int().min(1).max(REFUSALS_PAGE_MAX).default(50),
 });
 
 const TopicsParams = z.object({
@@ -134,6 +140,20 @@ export function dashboardRoutes(router: Router<SessionState>, deps: AccountApiDe
       ...(q.recipient ? { recipient: q.recipient } : {}),
     });
     ctx.body = { events: answer.events ?? [] };
+  });
+
+  // A key's recent refusals (issue 45): what ingress refused for it. The status service answers
+  // only the session's account's rows, so another account's key id reads an empty list.
+  router.get('/v1/dashboard/refusals', session, async (ctx) => {
+    const q = parseQuery(RefusalsParams, ctx.query);
+    const answer = await status({
+      v: 1,
+      op: 'refusals',
+      account_id: ctx.state.session.account_id,
+      key_id: q.key_id,
+      limit: q.limit,
+    });
+    ctx.body = { key_id: q.key_id, refusals: answer.refusals ?? [] };
   });
 
   // Topics (issue 44): the account's topics with member counts, and its last fan-outs' progress.

@@ -5,6 +5,7 @@ import type { IngressConfig } from '../config.js';
 import type { PushedLive } from '../deliver.js';
 import { notDelivered, type Outcome } from '../outcome.js';
 import type { DispatchInput, Pipeline } from '../pipeline.js';
+import { attributeRefusal } from '../refusals/refusal-log.js';
 import { type AcceptedEvent, acceptBatch } from './batch-accept.js';
 import { createIdempotentBatch } from './batch-idempotency.js';
 import { mapBounded } from './bounded.js';
@@ -69,6 +70,7 @@ export function createBatchDispatch(
       key = await pipeline.authorise(accepted.request, input);
     } catch (err) {
       pipeline.countFailure(source, err);
+      await pipeline.attributeBadRequest(err, input.body);
       throw err;
     }
     const { events, idempotencyKey } = accepted;
@@ -143,7 +145,8 @@ export function createBatchDispatch(
         granted++;
         out.push(event);
       } catch (err) {
-        if (granted === 0 || !(err instanceof HeraldError)) throw err;
+        // The whole batch refused for its key's rate: a refusal of that key (refusal-log.ts).
+        if (granted === 0 || !(err instanceof HeraldError)) throw attributeRefusal(err, key);
         out.push({ ok: false, error: err });
       }
     }

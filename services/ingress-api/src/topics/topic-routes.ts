@@ -15,7 +15,7 @@ import type { TopicClient } from '@herald/status-client';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Authorise } from '../authorise.js';
-import { guardedRoute } from '../guarded-route.js';
+import { guardedRoute, type RouteGuard } from '../guarded-route.js';
 import { checkJsonRequest, readJsonBody } from '../http-body.js';
 
 export interface TopicRouteOptions {
@@ -30,6 +30,8 @@ export interface TopicRouteOptions {
   trustedProxyHops: number;
   checkSource(source: string | undefined): void;
   countFailure(source: string | undefined, err: unknown): void;
+  /** A key's refusals for the dashboard (issue 45). */
+  refusals?: RouteGuard['refusals'];
 }
 
 /** What a 503 names while NATS is down. */
