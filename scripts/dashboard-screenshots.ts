@@ -17,6 +17,7 @@ import {
   startDashboardStack,
 } from '../clients/dashboard/test/support.js';
 import { furnishAccount, PAGES, visit } from '../clients/dashboard/test/tour.js';
+import { build as buildSdk } from '../clients/sdk/scripts/build.js';
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..');
 const OUT = join(REPO, 'docs', 'screenshots');
@@ -24,6 +25,8 @@ const WIDTHS = [1366, 375] as const;
 
 const dist = mkdtempSync(join(tmpdir(), 'herald-dashboard-shots-'));
 mkdirSync(OUT, { recursive: true });
+// The dashboard imports @herald/sdk as shipped (its dist/), which a fresh clone has not built yet.
+await buildSdk({ ifStale: true });
 await buildDashboard(dist);
 const { stack, origin } = await startDashboardStack(dist, [
   'auth',

@@ -15,8 +15,9 @@ export const PAGES = [
 
 /**
  * An account with something on every page, as a new user makes it: signed up, a named Test key,
- * an event delivered live and one queued then delivered, a paid plan and a named Live key. The
- * screenshots script and the narrow-screen test walk the pages of this account.
+ * an event delivered live and one queued then delivered, a request refused for a bad field, a paid
+ * plan and a named Live key. The screenshots script and the narrow-screen test walk the pages of
+ * this account.
  */
 export async function furnishAccount(page: Page, stack: Stack, origin: string): Promise<void> {
   await signUp(page, origin, 'tour');
@@ -31,6 +32,8 @@ export async function furnishAccount(page: Page, stack: Stack, origin: string): 
   await sock.waitForFrames(1);
   await notifyWithCurl(stack, { recipient: to, payload: { hello: 'live' }, api_key: testKey });
   await sock.close();
+  // Refused (400, the recipient field) with a key ingress can name: the Delivery page's refusals.
+  await notifyWithCurl(stack, { recipient: 'not-a-uuid', payload: {}, api_key: testKey });
   const until365 = new Date(Date.now() + 365 * 86_400_000).toISOString();
   const me = await accountOf(page);
   await stack.admin([
@@ -70,6 +73,15 @@ export async function visit(
   await page.waitForLoadState('networkidle');
   // The Keys page's list of Live keys (the tour makes one) is drawn once its fetch answered.
   if (hash === 'keys') await page.getByRole('table', { name: 'Live keys' }).waitFor();
+  // The Delivery page lists refusals for one key: the tour's Test key, once its refusal has
+  // reached the page (ingress sends refusals every REFUSAL_FLUSH_MS).
+  if (hash === 'delivery') {
+    const picker = page.locator('section .card.inline select').first();
+    const testKey = picker.locator('option', { hasText: 'Test' });
+    await testKey.waitFor({ state: 'attached' });
+    await picker.selectOption((await testKey.getAttribute('value')) ?? '');
+    await page.getByTestId('refusal-row').first().waitFor({ timeout: 30_000 });
+  }
   await until(async () => {
     const loading = await page.getByText('…', { exact: true }).count();
     if (loading > 0) throw new Error('still loading');
