@@ -236,6 +236,14 @@ describe('loadConfig', () => {
     expect(load({ FANOUT_ACK_WAIT_MS: '108999' }).FANOUT_ACK_WAIT_MS).toBe(108_999);
   });
 
+  it('takes FANOUT_LIVE as grouped (the default) or per_copy, naming the choices otherwise', () => {
+    expect(load({}).FANOUT_LIVE).toBe('grouped');
+    expect(load({ FANOUT_LIVE: 'per_copy' }).FANOUT_LIVE).toBe('per_copy');
+    expect(problems({ ...base, FANOUT_LIVE: 'batched' })).toContain(
+      'FANOUT_LIVE ("batched"): must be grouped or per_copy',
+    );
+  });
+
   it('bounds LIVE_PROOF_WAIT_MS at 10 ms and 60 s', () => {
     expect(load({ LIVE_PROOF_WAIT_MS: '10' }).LIVE_PROOF_WAIT_MS).toBe(10);
     expect(load({ LIVE_PROOF_WAIT_MS: '60000' }).LIVE_PROOF_WAIT_MS).toBe(60_000);

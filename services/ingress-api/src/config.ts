@@ -193,6 +193,17 @@ export const Env = CommonEnv.extend({
   /** Copies of one chunk in flight at once (each a direct dispatch's deliver step). Default 16. */
   FANOUT_COPY_CONCURRENCY: envInt(16, 1, 1024),
   /**
+   * How a chunk's copies are pushed live: `grouped` asks every edge once which of the chunk's
+   * members it holds and sends each holding edge their copies in one message, every copy's proof
+   * awaited at once (the window of copies awaiting a socket's proof is the chunk,
+   * FANOUT_CHUNK_SIZE); `per_copy` pushes each copy on its own, FANOUT_COPY_CONCURRENCY at once, as
+   * a single dispatch does. Either way a copy no socket proved is queued. Inbox keys' copies go
+   * per copy (each is kept before it is pushed). Default grouped.
+   */
+  FANOUT_LIVE: z
+    .enum(['grouped', 'per_copy'], { error: 'must be grouped or per_copy' })
+    .default('grouped'),
+  /**
    * How long a chunk may go unacked before JetStream gives it to another worker (a killed
    * instance's chunk is redelivered after this), ms; a live worker extends it while it works.
    * Default 30000.
