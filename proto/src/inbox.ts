@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ErrorReply } from './error-reply.js';
+import { TopicName } from './topics.js';
 import { UUID_V4 } from './uuid.js';
 
 /**
@@ -50,6 +51,8 @@ export const InboxStoreEvent = z.object({
   id: EventId,
   ts: z.number().int(),
   payload_json: z.string(),
+  /** A topic event's copy (issue 44): its topic, which a device's catch-up frame carries. */
+  topic: TopicName.optional(),
 });
 export type InboxStoreEvent = z.infer<typeof InboxStoreEvent>;
 
@@ -118,6 +121,8 @@ export const InboxCatchUpEvent = z.object({
   id: z.string(),
   ts: z.number(),
   payload_json: z.string(),
+  /** A topic event's copy: its topic (issue 44). */
+  topic: z.string().optional(),
 });
 export type InboxCatchUpEvent = z.infer<typeof InboxCatchUpEvent>;
 

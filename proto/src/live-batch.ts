@@ -49,6 +49,8 @@ export const LiveBatchEvent = z.object({
   ts: z.number().int().nonnegative(),
   /** Byte length of the payload's JSON text in the tail. */
   bytes: z.number().int().nonnegative(),
+  /** A topic event's copy (issue 44): its topic, which the frame carries. */
+  topic: z.string().min(1).max(128).optional(),
 });
 export type LiveBatchEvent = z.infer<typeof LiveBatchEvent>;
 

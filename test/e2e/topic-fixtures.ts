@@ -10,7 +10,7 @@ export const recipients = (n: number): string[] =>
 /** A topic route on the stack's ingress: `method` `/topics/{topic}{rest}` with a JSON body. */
 export function topicCall(
   stack: Stack,
-  method: 'PUT' | 'DELETE' | 'GET',
+  method: 'PUT' | 'DELETE' | 'GET' | 'OPTIONS',
   path: string,
   body?: unknown,
   headers: Record<string, string> = {},

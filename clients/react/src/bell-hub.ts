@@ -177,6 +177,7 @@ export class BellHub {
 
   #receive(event: HeraldEvent): void {
     const item: BellItem = { id: event.id, ts: event.ts, data: event.payload };
+    if (event.topic !== undefined) item.topic = event.topic;
     const fresh = this.#store.add([item], this.maxItems);
     if (fresh.length === 0) return;
     this.#refresh({ state: this.#store.read() });
@@ -198,7 +199,7 @@ export class BellHub {
     const fresh = items.filter((i) => !this.#known.has(i.id));
     if (fresh.length === 0) return;
     for (const i of fresh) this.#remember(i.id);
-    const events = fresh.map((i) => ({ id: i.id, ts: i.ts, payload: i.data }));
+    const events = fresh.map((i) => ({ id: i.id, ts: i.ts, topic: i.topic, payload: i.data }));
     for (const l of this.#newListeners) l(fresh, events);
   }
 

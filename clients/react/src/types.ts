@@ -8,6 +8,8 @@ export interface BellItem {
   ts: number;
   /** The sender's JSON payload, any shape. */
   data: unknown;
+  /** A topic event's copy: the topic it was sent to (absent on a direct event). */
+  topic?: string | undefined;
 }
 
 /** Props of {@link NotificationBell}. The first six are the spec's; the rest are extensions. */

@@ -13,7 +13,7 @@ export interface ErrorDetail {
  * request the frame answers. `events`: queued events sent together, on a `batch=1` socket.
  */
 export type ServerFrame =
-  | { type: 'event'; id: string; ts: number; payload: unknown }
+  | ({ type: 'event' } & HeraldEvent)
   | { type: 'events'; events: HeraldEvent[] }
   | { type: 'error'; error: ErrorDetail; ref?: string | undefined }
   | { type: 'inbox'; unread: number; ref?: string | undefined }
@@ -31,8 +31,7 @@ export function parseFrame(data: unknown): ServerFrame | undefined {
   }
   if (typeof f !== 'object' || f === null) return undefined;
   const ref = typeof f.ref === 'string' ? f.ref : undefined;
-  if (f.type === 'event' && isEvent(f))
-    return { type: 'event', id: f.id, ts: f.ts, payload: f.payload };
+  if (f.type === 'event' && isEvent(f)) return { type: 'event', ...eventOf(f) };
   // All or nothing, as a bad single event frame is skipped: what is not acked comes again.
   if (
     f.type === 'events' &&
@@ -40,8 +39,7 @@ export function parseFrame(data: unknown): ServerFrame | undefined {
     f.events.length &&
     f.events.every(isEvent)
   ) {
-    const events = f.events.map((e: HeraldEvent) => ({ id: e.id, ts: e.ts, payload: e.payload }));
-    return { type: 'events', events };
+    return { type: 'events', events: f.events.map(eventOf) };
   }
   if (f.type === 'inbox' && typeof f.unread === 'number')
     return { type: 'inbox', unread: f.unread, ref };
@@ -70,6 +68,13 @@ const isEvent = (e: any): boolean =>
   e.id !== '' &&
   typeof e.ts === 'number';
 
+/** The event a listener gets: its envelope's fields, `topic` only when the frame has one. */
+// biome-ignore lint/suspicious/noExplicitAny: a frame's event, checked by isEvent
+const eventOf = (e: any): HeraldEvent =>
+  typeof e.topic === 'string'
+    ? { id: e.id, ts: e.ts, topic: e.topic, payload: e.payload }
+    : { id: e.id, ts: e.ts, payload: e.payload };
+
 /**
  * Hands each event of an `event` or `events` frame to the listeners, in order, but for those whose
  * id `recent` holds (redeliveries), and returns the ack answering the frame: `{id}` for an `event`,
@@ -89,7 +94,7 @@ export function deliver(
     ids.push(e.id);
     if (recent.has(e.id)) continue;
     recent.add(e.id);
-    listeners.emit(e.payload, { id: e.id, ts: e.ts, payload: e.payload });
+    listeners.emit(e.payload, eventOf(e));
   }
   return JSON.stringify(
     frame.type === 'event' ? { type: 'ack', id: frame.id } : { type: 'ack', ids },

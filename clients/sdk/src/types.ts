@@ -13,6 +13,11 @@ export interface HeraldEvent<TPayload = unknown> {
   id: string;
   /** Milliseconds since the epoch at which Herald accepted the event. */
   ts: number;
+  /**
+   * The topic a topic event's copy was sent to (`POST /notify` with `topic`); absent on an event
+   * sent to this recipient directly.
+   */
+  topic?: string | undefined;
   /** The sender's JSON payload, as sent. Not validated: type it with `subscribe<T>()`. */
   payload: TPayload;
 }

@@ -217,7 +217,31 @@ describe('loadConfig', () => {
     expect(problems({ ...base, IDEMPOTENCY_TTL_MS: '11000' })).toContain(
       'IDEMPOTENCY_TTL_MS ("11000"): must exceed LIVE_TIMEOUT_MS + LIVE_PROOF_WAIT_MS + PUBLISH_TIMEOUT_MS (11000)',
     );
-    expect(load({ IDEMPOTENCY_TTL_MS: '11001' }).IDEMPOTENCY_TTL_MS).toBe(11_001);
+    // Past it, the fan-out's rule (below) is the one that binds.
+    expect(problems({ ...base, IDEMPOTENCY_TTL_MS: '11001' })).not.toContain('(11000)');
+  });
+
+  it('needs IDEMPOTENCY_TTL_MS to outlast a killed fan-out worker’s chunk coming back', () => {
+    // Defaults: FANOUT_ACK_WAIT_MS 30000 + a dispatch's 11000.
+    const message =
+      'IDEMPOTENCY_TTL_MS ("41000"): must exceed FANOUT_ACK_WAIT_MS + LIVE_TIMEOUT_MS + LIVE_PROOF_WAIT_MS + PUBLISH_TIMEOUT_MS (41000)';
+    const equal = problems({ ...base, IDEMPOTENCY_TTL_MS: '41000' });
+    expect(equal).toContain(message);
+    expect(equal).toContain('raise IDEMPOTENCY_TTL_MS or lower FANOUT_ACK_WAIT_MS');
+    expect(load({ IDEMPOTENCY_TTL_MS: '41001' }).IDEMPOTENCY_TTL_MS).toBe(41_001);
+    // The other side of the edge: the ack wait one ms over what the window covers.
+    expect(problems({ ...base, FANOUT_ACK_WAIT_MS: '109000' })).toContain(
+      'IDEMPOTENCY_TTL_MS (unset): must exceed FANOUT_ACK_WAIT_MS + LIVE_TIMEOUT_MS + LIVE_PROOF_WAIT_MS + PUBLISH_TIMEOUT_MS (120000)',
+    );
+    expect(load({ FANOUT_ACK_WAIT_MS: '108999' }).FANOUT_ACK_WAIT_MS).toBe(108_999);
+  });
+
+  it('takes FANOUT_LIVE as grouped (the default) or per_copy, naming the choices otherwise', () => {
+    expect(load({}).FANOUT_LIVE).toBe('grouped');
+    expect(load({ FANOUT_LIVE: 'per_copy' }).FANOUT_LIVE).toBe('per_copy');
+    expect(problems({ ...base, FANOUT_LIVE: 'batched' })).toContain(
+      'FANOUT_LIVE ("batched"): must be grouped or per_copy',
+    );
   });
 
   it('bounds LIVE_PROOF_WAIT_MS at 10 ms and 60 s', () => {

@@ -12,17 +12,13 @@ import { STATUS_BATCH_RECORDS_MAX } from '@herald/proto';
 import { DEFAULT_QUEUE_PARTITIONS, MAX_QUEUE_PARTITIONS } from '@herald/queue';
 import { DEFAULT_STATUS_ACK_OPTIONS, DEFAULT_STATUS_BATCH_LIMITS } from '@herald/status-client';
 import { z } from 'zod';
+import { crossChecks, HEADER_HEADROOM_BYTES } from './config-checks.js';
 import { PusherEnv } from './pusher/pusher-env.js';
 import { RefusalEnv } from './refusals/refusal-env.js';
 
-const MIB = 1024 * 1024;
+export { dispatchCeilingMs, fanoutRedeliveryMs, HEADER_HEADROOM_BYTES } from './config-checks.js';
 
-/**
- * Room a queued message needs beyond its payload for the headers ingress sets (event id, ts,
- * Nats-Msg-Id with a 255-character Idempotency-Key, expected stream): JetStream counts headers
- * against `max_msg_size` (measured on 2.9.10), so the stream must allow payload + headers.
- */
-export const HEADER_HEADROOM_BYTES = 1024;
+const MIB = 1024 * 1024;
 
 export const Env = CommonEnv.extend({
   /** Port of the HTTPS listener (dispatch, /healthz, /readyz status). Default 8443; 0 picks one. */
@@ -198,6 +194,17 @@ export const Env = CommonEnv.extend({
   /** Copies of one chunk in flight at once (each a direct dispatch's deliver step). Default 16. */
   FANOUT_COPY_CONCURRENCY: envInt(16, 1, 1024),
   /**
+   * How a chunk's copies are pushed live: `grouped` asks every edge once which of the chunk's
+   * members it holds and sends each holding edge their copies in one message, every copy's proof
+   * awaited at once (the window of copies awaiting a socket's proof is the chunk,
+   * FANOUT_CHUNK_SIZE); `per_copy` pushes each copy on its own, FANOUT_COPY_CONCURRENCY at once, as
+   * a single dispatch does. Either way a copy no socket proved is queued. Inbox keys' copies go
+   * per copy (each is kept before it is pushed). Default grouped.
+   */
+  FANOUT_LIVE: z
+    .enum(['grouped', 'per_copy'], { error: 'must be grouped or per_copy' })
+    .default('grouped'),
+  /**
    * How long a chunk may go unacked before JetStream gives it to another worker (a killed
    * instance's chunk is redelivered after this), ms; a live worker extends it while it works.
    * Default 30000.
@@ -255,35 +262,6 @@ export const Env = CommonEnv.extend({
   { when: () => true },
 );
 export type Env = z.infer<typeof Env>;
-
-function crossChecks(env: Env, ctx: z.RefinementCtx): void {
-  const needed = env.PAYLOAD_LIMIT_BYTES + HEADER_HEADROOM_BYTES;
-  if (env.QUEUE_MAX_MSG_BYTES !== undefined && env.QUEUE_MAX_MSG_BYTES < needed) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['QUEUE_MAX_MSG_BYTES'],
-      message: `must be at least PAYLOAD_LIMIT_BYTES + ${HEADER_HEADROOM_BYTES} (${needed}): headers count against it; unset it to derive it`,
-    });
-  }
-  const inFlight = dispatchCeilingMs(env);
-  if (env.IDEMPOTENCY_TTL_MS <= inFlight) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['IDEMPOTENCY_TTL_MS'],
-      message: `must exceed LIVE_TIMEOUT_MS + LIVE_PROOF_WAIT_MS + PUBLISH_TIMEOUT_MS (${inFlight}) so a key outlives its own dispatch`,
-    });
-  }
-}
-
-/**
- * The longest one event's dispatch waits on NATS: the live push (a batch's: its holders question,
- * then the proof of what was written), then the queue publish.
- */
-export function dispatchCeilingMs(
-  env: Pick<Env, 'LIVE_TIMEOUT_MS' | 'LIVE_PROOF_WAIT_MS' | 'PUBLISH_TIMEOUT_MS'>,
-): number {
-  return env.LIVE_TIMEOUT_MS + env.LIVE_PROOF_WAIT_MS + env.PUBLISH_TIMEOUT_MS;
-}
 
 /** The parsed configuration, with QUEUE_MAX_MSG_BYTES resolved. */
 export type IngressConfig = Omit<Env, 'QUEUE_MAX_MSG_BYTES'> & { QUEUE_MAX_MSG_BYTES: number };

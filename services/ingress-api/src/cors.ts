@@ -7,7 +7,7 @@ const ALLOWED_HEADERS = 'Content-Type, Idempotency-Key';
 const PREFLIGHT_MAX_AGE = 600;
 
 /**
- * Lets browsers call the dispatch endpoints (and the push routes) with a web key. Any Origin is
+ * Lets browsers call the dispatch endpoints (and the push and topic routes) with a web key. Any Origin is
  * reflected because CORS is not the gate here: a web key's registered domain is (authorizeKeyUse
  * refuses any other Origin with 403), and no cookies or credentials are involved. `methodsOf`
  * says which methods a path takes (`POST` for the dispatch paths), undefined for a path closed

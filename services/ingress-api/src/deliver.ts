@@ -91,7 +91,9 @@ export function createDeliver(deps: DeliverDeps) {
     // A key without inbox mode never reaches the store.
     if (target.key.inbox_days && !pushed?.kept) {
       if (!deps.inbox) throw new Error('deliver: an inbox key and no inbox store');
-      const [refusal] = await deps.inbox.keep(target.key, [{ recipient, id, ts, payload }]);
+      const [refusal] = await deps.inbox.keep(target.key, [
+        { recipient, id, ts, payload, topic: target.topic?.name },
+      ]);
       if (refusal) return notDelivered(refusal, id);
     }
     // The live, queue and notice subjects and the queue's stream from one check of the tokens.

@@ -18,7 +18,11 @@ import { type Outcome, toHttp } from './outcome.js';
 import { mountPushRoutes, type PushRouteOptions, pushCorsMethods } from './push-routes.js';
 import { mountPusherRoutes, type PusherRouteDeps, pusherListener } from './pusher/pusher-route.js';
 import type { RefusalLog } from './refusals/refusal-log.js';
-import { mountTopicRoutes, type TopicRouteOptions } from './topics/topic-routes.js';
+import {
+  mountTopicRoutes,
+  type TopicRouteOptions,
+  topicCorsMethods,
+} from './topics/topic-routes.js';
 
 export interface HttpAppOptions {
   /** Most bytes a body may have: PAYLOAD_LIMIT_BYTES + BODY_OVERHEAD_BYTES. */
@@ -90,10 +94,12 @@ export function createHttpApp(dispatch: Dispatch, opts: HttpAppOptions): HttpApp
   if (opts.topics) mountTopicRoutes(router, opts.topics);
   // The push routes are the browser's too: a page registers its subscription from its own domain.
   const push = opts.push ? pushCorsMethods : () => undefined;
+  // So are the topic routes: the same web keys, held to the same Origin, as /notify.
+  const topics = opts.topics ? topicCorsMethods : () => undefined;
 
   app.use(errorBoundary(opts.logger, opts.answer, opts.refusals));
   if (opts.ops) app.use(opsRoutes(opts.ops));
-  app.use(cors((path) => (CORS_PATHS.has(path) ? 'POST' : push(path))));
+  app.use(cors((path) => (CORS_PATHS.has(path) ? 'POST' : (push(path) ?? topics(path)))));
   app.use(unmatchedAsJson());
   app.use(router.routes());
   app.use(router.allowedMethods());

@@ -8,6 +8,8 @@ export interface KeepItem {
   ts: number;
   /** The sender's payload JSON, as received. */
   payload: Uint8Array;
+  /** A topic event's copy (issue 44): its topic, kept for the device's catch-up frame. */
+  topic?: string | undefined;
 }
 
 export interface InboxKeeper {
@@ -50,7 +52,14 @@ export function createInboxKeeper(
           bytes = 0;
         }
         bytes += size;
-        chunks.at(-1)?.events.push({ recipient: it.recipient, id: it.id, ts: it.ts, payload_json });
+        const event: InboxStoreEvent = {
+          recipient: it.recipient,
+          id: it.id,
+          ts: it.ts,
+          payload_json,
+        };
+        if (it.topic !== undefined) event.topic = it.topic;
+        chunks.at(-1)?.events.push(event);
       });
       const out: Array<HeraldError | undefined> = new Array(items.length).fill(undefined);
       await Promise.all(

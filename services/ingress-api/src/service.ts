@@ -17,6 +17,7 @@ import type { Registry } from 'prom-client';
 import { createAnswer } from './answer.js';
 import { createBatchDispatch } from './batch/batch.js';
 import { batchRoute } from './batch/batch-route.js';
+import { createLiveBatch } from './batch/live-batch.js';
 import { serveNatsBatch } from './batch/nats-batch.js';
 import type { IngressConfig } from './config.js';
 import { createDispatch, createDispatchVerified } from './dispatch.js';
@@ -130,11 +131,18 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
   const topics = new TopicClient(nc, config.TOPIC_TIMEOUT_MS);
   const dispatchTopic = createTopicDispatch({ pipeline, topics, js, config });
   const dispatch = createDispatch(pipeline, config, dispatchVerified, dispatchTopic);
-  const dispatchBatch = createBatchDispatch(
-    pipeline,
-    config,
-    nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD,
-  );
+  const maxMessageBytes = nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD;
+  const dispatchBatch = createBatchDispatch(pipeline, config, maxMessageBytes);
+  // A fan-out chunk's live push, grouped as a batch's (FANOUT_LIVE).
+  const { LIVE_TIMEOUT_MS: timeoutMs, LIVE_PROOF_WAIT_MS: proofWaitMs } = config;
+  const { requester } = pipeline;
+  const fanoutLive = createLiveBatch({
+    requester,
+    timeoutMs,
+    proofWaitMs,
+    maxMessageBytes,
+    logger,
+  });
   const bodyLimitBytes = config.PAYLOAD_LIMIT_BYTES + config.BODY_OVERHEAD_BYTES;
   const ready = async () => {
     const [nats, queue_stream] = await Promise.all([
@@ -254,6 +262,7 @@ export function createIngress(config: IngressConfig, deps: IngressDeps): Ingress
         js,
         deliver: pipeline.deliver,
         topics,
+        pushLiveBatch: config.FANOUT_LIVE === 'grouped' ? fanoutLive : undefined,
         config,
         logger,
         onChunk: (result, copies) => {

@@ -54,6 +54,8 @@ export interface InboxEventsTable {
   read_at: Date | null;
   expires_at: Date;
   delivered: ColumnType<boolean, boolean | undefined, boolean>;
+  /** A topic event's copy (migration 0009): its topic, for the device's catch-up frame. */
+  topic: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** A webhook endpoint of an account (migration 0003). */

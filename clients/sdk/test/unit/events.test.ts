@@ -55,6 +55,35 @@ describe('herald.v1 events, acks and dedup (fake timers)', () => {
     herald.disconnect();
   });
 
+  it("passes a topic copy's topic through, in an event and in an events frame", async () => {
+    const { herald, last } = setup();
+    const seen: HeraldEvent[] = [];
+    herald.subscribe(uuid()).listen((_payload, event) => seen.push(event));
+    await settle();
+    await accept(last());
+    const copy = { id: 'c-1', ts: 1, topic: 'project:1.followers', payload: { n: 1 } };
+    last().raw(JSON.stringify({ type: 'event', ...copy }));
+    last().raw(
+      JSON.stringify({
+        type: 'events',
+        events: [
+          { id: 'c-2', ts: 2, topic: 'team', payload: 2 },
+          { id: 'd-1', ts: 3, payload: 3 },
+          { id: 'd-2', ts: 4, topic: 7, payload: 4 },
+        ],
+      }),
+    );
+    expect(seen).toStrictEqual([
+      copy,
+      { id: 'c-2', ts: 2, topic: 'team', payload: 2 },
+      // A direct event has no topic, and a topic that is not a string is not one.
+      { id: 'd-1', ts: 3, payload: 3 },
+      { id: 'd-2', ts: 4, payload: 4 },
+    ]);
+    expect(last().acks()).toEqual(['c-1', 'c-2', 'd-1', 'd-2']);
+    herald.disconnect();
+  });
+
   it('drops a duplicate id but acks it again, on the same socket and after a reconnect', async () => {
     const { herald, sockets, last } = setup();
     const seen: string[] = [];

@@ -17,6 +17,8 @@ export interface LiveBatchItem {
   ts: number;
   /** The payload's JSON text as UTF-8 bytes. */
   payload: Uint8Array;
+  /** A topic event's copy (issue 44): its topic, which the edge puts on the frame. */
+  topic?: string | undefined;
 }
 
 export interface LiveBatchOptions {
@@ -167,7 +169,8 @@ export function createLiveBatch(opts: LiveBatchOptions) {
     const chunks: number[][] = [[]];
     let tail = 0;
     for (const index of indices) {
-      const bytes = EVENT_HEAD_BYTES + (items[index] as LiveBatchItem).payload.byteLength;
+      const item = items[index] as LiveBatchItem;
+      const bytes = EVENT_HEAD_BYTES + (item.topic?.length ?? 0) + item.payload.byteLength;
       const chunk = chunks[chunks.length - 1] as number[];
       if (chunk.length > 0 && tail + bytes > maxTail) {
         chunks.push([index]);
@@ -197,12 +200,14 @@ export function createLiveBatch(opts: LiveBatchOptions) {
       reply_within_ms: Math.max(1, Math.floor(writeMs / 2)),
       events: indices.map((index) => {
         const item = items[index] as LiveBatchItem;
-        return {
+        const event: LiveBatchMeta['events'][number] = {
           recipient: item.recipient,
           id: item.id,
           ts: item.ts,
           bytes: item.payload.byteLength,
         };
+        if (item.topic !== undefined) event.topic = item.topic;
+        return event;
       }),
     };
     const data = encodeLiveBatch(

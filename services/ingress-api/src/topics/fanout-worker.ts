@@ -2,8 +2,10 @@ import type { Logger } from '@herald/kit';
 import { FANOUT_CONSUMER, FANOUT_STREAM, FanoutItem, HeraldError } from '@herald/proto';
 import type { TopicClient } from '@herald/status-client';
 import type { Consumer, JetStreamClient, JsMsg } from 'nats';
+import type { LiveBatchItem, PushLiveBatch } from '../batch/live-batch.js';
 import type { IngressConfig } from '../config.js';
 import type { Deliver } from '../deliver.js';
+import type { LiveOutcome } from '../live-push.js';
 import type { Outcome } from '../outcome.js';
 import { copyIdOf } from './copy-id.js';
 
@@ -12,6 +14,11 @@ export interface FanoutWorkerDeps {
   /** The direct dispatch's deliver step (live, else queued; a status record per outcome). */
   deliver: Deliver;
   topics: Pick<TopicClient, 'chunk'>;
+  /**
+   * FANOUT_LIVE=grouped: a chunk's live push in two messages (the batch's, live-batch.ts), every
+   * copy's proof awaited at once; absent, each copy's deliver step pushes it on its own.
+   */
+  pushLiveBatch?: PushLiveBatch | undefined;
   config: Pick<IngressConfig, 'FANOUT_WORKERS' | 'FANOUT_COPY_CONCURRENCY' | 'FANOUT_ACK_WAIT_MS'>;
   logger: Logger;
   /** Counts each chunk's end and each copy's outcome. */
@@ -92,14 +99,34 @@ async function work(deps: FanoutWorkerDeps, msg: JsMsg): Promise<void> {
     const { recipients } = await deps.topics.chunk(account, item.id, item.chunk);
     const payload = Buffer.from(item.payload_json, 'utf8');
     const topic = { name: item.topic, id: item.id };
+    const ids = recipients.map((recipient) => copyIdOf(item.id, recipient));
+    // Grouped: the chunk's live copies go out at once and their proofs come back together; a copy
+    // no socket proved is queued below by its deliver step, as a single dispatch's. Inbox keys'
+    // copies are kept before they are pushed, so their deliver step pushes each.
+    const live: (LiveOutcome | undefined)[] =
+      deps.pushLiveBatch && !item.key.inbox_days
+        ? await deps.pushLiveBatch(
+            account,
+            recipients.map(
+              (recipient, i): LiveBatchItem => ({
+                recipient,
+                id: ids[i] as string,
+                ts: item.ts,
+                payload,
+                topic: item.topic,
+              }),
+            ),
+          )
+        : [];
     let failed = 0;
-    await eachLimited(recipients, deps.config.FANOUT_COPY_CONCURRENCY, async (recipient) => {
-      const id = copyIdOf(item.id, recipient);
+    await eachLimited(recipients.keys(), deps.config.FANOUT_COPY_CONCURRENCY, async (i) => {
+      const recipient = recipients[i] as string;
+      const id = ids[i] as string;
       const outcome: Outcome = await deps.deliver(
         { key: item.key, account, recipient, payload, push: item.push, topic },
         id,
         id,
-        { ts: item.ts },
+        { ts: item.ts, live: live[i] },
       );
       if (outcome.kind === 'failed') failed++;
     });
@@ -138,10 +165,11 @@ async function work(deps: FanoutWorkerDeps, msg: JsMsg): Promise<void> {
 
 /** Runs `task` over `items`, at most `limit` at once. */
 async function eachLimited<T>(
-  items: readonly T[],
+  iterable: Iterable<T>,
   limit: number,
   task: (item: T) => Promise<void>,
 ): Promise<void> {
+  const items = [...iterable];
   let next = 0;
   const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
     while (next < items.length) {

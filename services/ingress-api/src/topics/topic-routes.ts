@@ -119,6 +119,20 @@ export function mountTopicRoutes(router: Router, opts: TopicRouteOptions): void 
 }
 
 /**
+ * The methods a browser may preflight on `path` when it is a topic route, undefined otherwise: a
+ * web dispatch key manages its topics from its own domain as it sends to them (issue 44).
+ */
+export function topicCorsMethods(path: string): string | undefined {
+  for (const base of BASES) {
+    if (!path.startsWith(`${base}/topics/`)) continue;
+    const parts = path.slice(`${base}/topics/`.length).split('/');
+    if (parts.length === 1 && parts[0]) return 'DELETE';
+    if (parts.length === 2 && parts[0] && parts[1] === 'members') return 'GET, PUT, DELETE';
+  }
+  return undefined;
+}
+
+/**
  * The key, authorised as `/notify`'s: `client` (optional here, the key's own by default) must be
  * the key's, a web key's Origin its domain, its scope `dispatch`; a dashboard credential never.
  */

@@ -56,7 +56,13 @@ export class InboxSource implements FeedSource {
     const stored = await this.#inbox.after(this.#account, this.#recipient, after, max);
     const events = stored.map((ev) => ({
       position: ev.seq,
-      frames: new EventFrames({ id: ev.id, ts: ev.ts, data: utf8.encode(ev.payload_json) }),
+      frames: new EventFrames({
+        id: ev.id,
+        ts: ev.ts,
+        data: utf8.encode(ev.payload_json),
+        // A topic copy's frame carries its topic from the store as it does live (issue 44).
+        topic: ev.topic,
+      }),
     }));
     // The store cuts an answer to fit one NATS message: a short one that was big may be cut.
     const more = stored.length >= max || mayBeCut(stored);

@@ -97,7 +97,11 @@ export function serveLiveBatches(deps: LiveBatchServerDeps): { stop(): void } {
         waiting--;
         return;
       }
-      const edgeEvent = { id: event.id, ts: event.ts, data: payloads[index] as Uint8Array };
+      const data = payloads[index] as Uint8Array;
+      const edgeEvent =
+        event.topic === undefined
+          ? { id: event.id, ts: event.ts, data }
+          : { id: event.id, ts: event.ts, data, topic: event.topic };
       let settled = false;
       const settle = (count: number) => {
         if (settled || answered) return;

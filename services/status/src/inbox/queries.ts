@@ -28,6 +28,8 @@ export interface HistoryRow {
   ts: number;
   payloadJson: string;
   read: boolean;
+  /** A topic event's copy: its topic (the catch-up reads it; history does not). */
+  topic?: string;
 }
 
 /**
@@ -65,7 +67,7 @@ export async function eventsAfter(
 ): Promise<HistoryRow[]> {
   const rows = await db
     .selectFrom('inbox_events')
-    .select(['seq', 'id', 'ts', 'payload_json', 'read_at'])
+    .select(['seq', 'id', 'ts', 'payload_json', 'read_at', 'topic'])
     .where('account_id', '=', r.account)
     .where('recipient', '=', r.recipient)
     .where('seq', '>', String(after) as never)
@@ -146,12 +148,15 @@ function toRow(r: {
   ts: string;
   payload_json: string;
   read_at: Date | null;
+  topic?: string | null;
 }): HistoryRow {
-  return {
+  const row: HistoryRow = {
     seq: Number(r.seq),
     id: r.id,
     ts: Number(r.ts),
     payloadJson: r.payload_json,
     read: r.read_at !== null,
   };
+  if (r.topic) row.topic = r.topic;
+  return row;
 }

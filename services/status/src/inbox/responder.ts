@@ -208,6 +208,7 @@ async function runQuery(
         id: e.id,
         ts: e.ts,
         payload_json: e.payloadJson,
+        ...(e.topic ? { topic: e.topic } : {}),
       }));
       return JSON.stringify({ v: 1, ok: true, catch_up: catchUp });
     }

@@ -95,6 +95,7 @@ export class InboxStoreBatcher {
           id: e.id,
           ts: e.ts,
           payloadJson: e.payload_json,
+          topic: e.topic,
           expiresAt,
         },
       });

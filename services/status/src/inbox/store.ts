@@ -8,6 +8,8 @@ export interface StoreItem {
   id: string;
   ts: number;
   payloadJson: string;
+  /** A topic event's copy (issue 44): its topic. */
+  topic?: string | undefined;
   expiresAt: Date;
 }
 
@@ -120,12 +122,13 @@ export async function storeEvents(
         recipient: string;
         seq: string;
       }>`
-        insert into inbox_events (account_id, recipient, id, ts, payload_json, expires_at)
-        select a, r, i, t, p, e from unnest(${fresh.map((i) => i.account)}::text[],
+        insert into inbox_events (account_id, recipient, id, ts, payload_json, expires_at, topic)
+        select a, r, i, t, p, e, tp from unnest(${fresh.map((i) => i.account)}::text[],
           ${fresh.map((i) => i.recipient)}::text[], ${fresh.map((i) => i.id)}::text[],
           ${fresh.map((i) => String(i.ts))}::bigint[], ${fresh.map((i) => i.payloadJson)}::text[],
-          ${fresh.map((i) => i.expiresAt.toISOString())}::timestamptz[])
-          with ordinality as u(a, r, i, t, p, e, n)
+          ${fresh.map((i) => i.expiresAt.toISOString())}::timestamptz[],
+          ${fresh.map((i) => i.topic ?? null)}::text[])
+          with ordinality as u(a, r, i, t, p, e, tp, n)
         order by n
         returning account_id, id, recipient, seq`.execute(trx);
       for (const r of inserted.rows)

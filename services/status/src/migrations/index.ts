@@ -8,6 +8,7 @@ import * as m0006 from './0006_push_native.js';
 import * as m0007 from './0007_topics.js';
 import * as m0008 from './0008_topic_fanouts_account.js';
 import * as m0009 from './0009_key_refusals.js';
+import * as m0010 from './0010_inbox_topic.js';
 
 /** Every migration, imported statically so sources and a build share one list. */
 export const migrations: Record<string, Migration> = {
@@ -20,4 +21,5 @@ export const migrations: Record<string, Migration> = {
   '0007_topics': m0007,
   '0008_topic_fanouts_account': m0008,
   '0009_key_refusals': m0009,
+  '0010_inbox_topic': m0010,
 };
