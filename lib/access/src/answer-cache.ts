@@ -50,6 +50,19 @@ export class AnswerCache<V> {
   }
 
   /** The cached answer about `id`, or auth's (one question shared by every caller meanwhile). */
+  /**
+   * The cached answer when it has not expired (starting its refresh ahead, as `get` does), with
+   * no promise; undefined when `get` would ask.
+   */
+  peek(id: string): Answer<V> | undefined {
+    const now = Date.now();
+    const cached = this.#cache.get(id) ?? this.#negative.get(id);
+    if (!cached || cached.until <= now) return undefined;
+    if (now >= cached.refreshAt && !this.#inflight.has(id))
+      this.#refresh(id).catch(() => undefined);
+    return cached.answer;
+  }
+
   async get(id: string): Promise<Answer<V>> {
     const now = Date.now();
     const cached = this.#cache.get(id) ?? this.#negative.get(id);

@@ -74,6 +74,17 @@ export class PusherAppVerifier {
     throw answer.error;
   }
 
+  /**
+   * {@link lookup} of an app by id while its answer is cached, with no promise (the HTTP API's
+   * every request after the first); undefined when only `lookup` can answer. A cached refusal
+   * throws, as `lookup` rejects.
+   */
+  cachedById(appId: string): VerifiedPusherApp | undefined {
+    const answer = this.#cache.peek(`id:${appId}`);
+    if (answer === undefined || answer.ok) return answer?.value;
+    throw answer.error;
+  }
+
   invalidate(msg: AuthInvalidate): void {
     this.#cache.invalidate(
       ({ key }) =>

@@ -20,8 +20,6 @@ export type PusherDelivery =
   | { kind: 'durable'; recipient: string; userId: string; payload: Uint8Array }
   | { kind: 'channel'; subject: string; message: PusherChannelMessage };
 
-const utf8 = new TextEncoder();
-
 export function planDeliveries(
   events: readonly PusherEvent[],
   app: Pick<PusherApp, 'app_id' | 'account_id' | 'user_ids' | 'user_channel'>,
@@ -46,7 +44,10 @@ export function planDeliveries(
         continue;
       }
       const recipient = recipientOf(app, userId);
-      const payload = utf8.encode(JSON.stringify({ event: event.name, channel, data: event.data }));
+      const payload = Buffer.from(
+        JSON.stringify({ event: event.name, channel, data: event.data }),
+        'utf8',
+      );
       if (payload.byteLength > payloadLimitBytes) {
         throw new HeraldError(
           'payload_too_large',

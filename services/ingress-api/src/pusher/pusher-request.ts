@@ -34,7 +34,8 @@ export interface ParsedPusherRequest {
 const SOCKET_ID = /^\d+\.\d+$/;
 /** A user id's characters: what a channel name may hold after `#server-to-user-`. */
 const USER_ID = /^[-a-zA-Z0-9_=@,.;]+$/;
-const utf8 = new TextEncoder();
+/** Made once: one per request was measurable (a fatal decoder refuses bytes that are not UTF-8). */
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * Parses the body of `kind` (the raw bytes; `userId` from the path for the user routes). Throws
@@ -118,7 +119,8 @@ function eventOf(
       `${at}data`,
     );
   }
-  const bytes = utf8.encode(data).byteLength;
+  // Counted, not encoded: a lone surrogate counts 3 bytes either way (as U+FFFD would).
+  const bytes = Buffer.byteLength(data, 'utf8');
   if (bytes > limits.maxDataBytes) {
     throw new HeraldError(
       'payload_too_large',
@@ -190,7 +192,7 @@ function parseJson(body: Uint8Array, kind: PusherRouteKind): Record<string, unkn
   if (body.byteLength === 0 && kind === 'terminate_connections') return {};
   let json: unknown;
   try {
-    json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body));
+    json = JSON.parse(strictUtf8.decode(body));
   } catch {
     throw new HeraldError('invalid_json', 'The body is not valid JSON: send a JSON object', {
       field: 'body',

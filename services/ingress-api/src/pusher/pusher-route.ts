@@ -1,7 +1,7 @@
 import type http from 'node:http';
-import type { PusherAppVerifier, VerifiedPusherApp } from '@herald/access';
+import { authorizeRecipient } from '@herald/access';
 import { type Logger, safePath, sourceAddress } from '@herald/kit';
-import { HeraldError, PUSHER_APP_ID, PUSHER_LIMITS, pusherSubjects } from '@herald/proto';
+import { HeraldError, PUSHER_LIMITS, pusherSubjects } from '@herald/proto';
 import type Router from '@koa/router';
 import { type Answer, outcomeOfError } from '../answer.js';
 import { authoriseAppKey } from '../authorise.js';
@@ -11,13 +11,14 @@ import type { IngressMetrics } from '../metrics.js';
 import { type Outcome, UNAVAILABLE_RETRY_AFTER_S } from '../outcome.js';
 import type { Pipeline } from '../pipeline.js';
 import { type PusherLimits, pusherBodyLimit } from './pusher-env.js';
+import { cachedApp, lookupApp, type PusherApps } from './pusher-lookup.js';
 import { planDeliveries, recipientOf } from './pusher-plan.js';
 import { checkUserId, type PusherRouteKind, parsePusherBody } from './pusher-request.js';
 import { sendDeliveries } from './pusher-send.js';
 import { checkSignature, queryParams } from './pusher-signature.js';
 
 export interface PusherRouteDeps {
-  apps: Pick<PusherAppVerifier, 'lookup'>;
+  apps: PusherApps;
   pipeline: Pick<
     Pipeline,
     'checkSource' | 'countFailure' | 'refuseWhileDown' | 'rateLimiter' | 'publisher'
@@ -94,7 +95,11 @@ export function pusherApi(deps: PusherRouteDeps): (call: PusherCall) => Promise<
       });
       durable = [refused];
     }
-    if (durable.length > 0) deps.answer.batch('pusher', durable.filter(hasId), started);
+    // `sendToUser`'s one event is counted as a single dispatch is (no list, no tally).
+    if (durable.length === 1) {
+      const [only] = durable as [Outcome];
+      if (hasId(only)) deps.answer('pusher', only, started);
+    } else if (durable.length > 0) deps.answer.batch('pusher', durable.filter(hasId), started);
     return answerOf(call.kind, durable, body, deps.metrics, headers);
   };
 }
@@ -165,10 +170,11 @@ export function pusherListener(
 function write(res: http.ServerResponse, a: PusherAnswer): void {
   // The client went away: nobody reads the answer (koa skips it the same way).
   if (res.writableEnded || res.socket?.writable === false) return;
-  for (const [name, value] of a.headers) res.setHeader(name, value);
-  res.setHeader('Content-Type', a.type);
-  res.setHeader('Content-Length', Buffer.byteLength(a.body));
-  res.statusCode = a.status;
+  // One flat list to writeHead: no header object is built and checked name by name.
+  const flat: string[] = [];
+  for (const [name, value] of a.headers) flat.push(name, value);
+  flat.push('Content-Type', a.type, 'Content-Length', String(Buffer.byteLength(a.body)));
+  res.writeHead(a.status, flat);
   res.end(a.body);
 }
 
@@ -196,7 +202,7 @@ async function handle(
       { field: 'body' },
     );
   });
-  const { app, key } = await lookupApp(deps, call.appId);
+  const { app, key } = cachedApp(deps, call.appId) ?? (await lookupApp(deps, call.appId));
   const url = req.url ?? '';
   const q = url.indexOf('?');
   checkSignature(
@@ -223,8 +229,15 @@ async function handle(
     return { durable: [], body: '{}' };
   }
   const deliveries = planDeliveries(parsed.events, app, deps.payloadLimitBytes);
+  // The key's use and scope once for the request, then only the recipient rule per recipient
+  // (the same refusals in the same order as the whole check for each).
   authoriseAppKey(key, undefined, now);
-  for (const d of deliveries) if (d.kind === 'durable') authoriseAppKey(key, d.recipient, now);
+  let last: string | undefined;
+  for (const d of deliveries) {
+    if (d.kind !== 'durable' || d.recipient === last) continue;
+    authorizeRecipient(key, d.recipient, 'http');
+    last = d.recipient;
+  }
   deps.pipeline.refuseWhileDown();
   const durable = await sendDeliveries(deliveries, key, {
     dispatchVerified: deps.dispatchVerified,
@@ -233,24 +246,6 @@ async function handle(
     logger: deps.logger,
   });
   return { durable, body: okBody(parsed.batchInfo, parsed.events.length) };
-}
-
-/** The app of the path's id; an unknown one is 401, as a bad signature is (and counted so). */
-async function lookupApp(deps: PusherRouteDeps, appId: string): Promise<VerifiedPusherApp> {
-  const unknown = () =>
-    new HeraldError(
-      'invalid_api_key',
-      `Unknown app_id ${JSON.stringify(appId.slice(0, 24))}: use the app id pusher-app create printed`,
-      { field: 'app_id' },
-    );
-  if (!PUSHER_APP_ID.test(appId)) throw unknown();
-  deps.pipeline.refuseWhileDown();
-  try {
-    return await deps.apps.lookup({ app_id: appId });
-  } catch (err) {
-    if (err instanceof HeraldError && err.code === 'invalid_api_key') throw unknown();
-    throw err;
-  }
 }
 
 const hasId = (o: Outcome): boolean => o.id !== undefined;
@@ -267,10 +262,16 @@ function answerOf(
   metrics: PusherRouteDeps['metrics'],
   headers: PusherAnswer['headers'],
 ): PusherAnswer {
-  const accepted = outcomes.filter((o) => o.kind === 'sent' || o.kind === 'queued');
-  if (accepted.length > 0) {
-    headers.push([HERALD_ID_HEADER, accepted.map((o) => o.id).join(',')]);
-    headers.push([HERALD_STATUS_HEADER, accepted.map((o) => o.kind).join(',')]);
+  let ids = '';
+  let kinds = '';
+  for (const o of outcomes) {
+    if (o.kind !== 'sent' && o.kind !== 'queued') continue;
+    ids = ids === '' ? o.id : `${ids},${o.id}`;
+    kinds = kinds === '' ? o.kind : `${kinds},${o.kind}`;
+  }
+  if (ids !== '') {
+    headers.push([HERALD_ID_HEADER, ids]);
+    headers.push([HERALD_STATUS_HEADER, kinds]);
   }
   const bad = outcomes.find(
     (o): o is Extract<Outcome, { error: unknown }> => o.kind === 'refused' || o.kind === 'failed',

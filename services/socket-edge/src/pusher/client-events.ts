@@ -12,6 +12,7 @@ import { Membership } from './membership.js';
 import type { PusherContext } from './pusher-context.js';
 import {
   dataObject,
+  exactPingPong,
   PONG_FRAME,
   PusherClose,
   readPusherFrame,
@@ -33,6 +34,16 @@ export function handleClientFrame(
   raw: RawData,
   isBinary: boolean,
 ): void {
+  // The pong that proves each tick's events, and pusher-js's own ping, need no parse.
+  const exact = exactPingPong(raw, isBinary);
+  if (exact === 'pong') {
+    socket.member?.proofAnswered();
+    return;
+  }
+  if (exact === 'ping') {
+    socket.send(PONG_FRAME);
+    return;
+  }
   const frame = readPusherFrame(raw, isBinary);
   switch (frame?.event) {
     case 'pusher:ping':

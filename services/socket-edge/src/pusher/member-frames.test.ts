@@ -37,30 +37,34 @@ describe('memberFrame', () => {
       return c ?? 'none';
     });
     expect(seen).toEqual(['#server-to-user-7']);
-    expect(JSON.parse(frame.data)).toEqual({
+    expect(JSON.parse(frame.data.toString())).toEqual({
       event: 'order.shipped',
       channel: '#server-to-user-7',
       data: '{"herald_id":"ev-1","order":5}',
     });
-    expect(frame.bytes).toBe(Buffer.byteLength(frame.data));
+    expect(frame.bytes).toBe(frame.data.byteLength);
   });
 
   it('sends any other payload as herald:event with its JSON text, once per channel', () => {
     const event = frames('{"n": 1}', 'ev-2');
     const a = memberFrame(event, () => 'private-App.Models.User.7');
-    expect(JSON.parse(a.data)).toEqual({
+    expect(JSON.parse(a.data.toString())).toEqual({
       event: 'herald:event',
       channel: 'private-App.Models.User.7',
       data: '{"herald_id":"ev-2","n": 1}',
     });
     expect(memberFrame(event, () => 'private-App.Models.User.7')).toBe(a);
     const b = memberFrame(event, () => '#server-to-user-7');
-    expect(JSON.parse(b.data).channel).toBe('#server-to-user-7');
+    expect(JSON.parse(b.data.toString()).channel).toBe('#server-to-user-7');
   });
 
   it('keeps a string data that is not an object as sent', () => {
     const payload = JSON.stringify({ event: 'e', data: 'plain text' });
     const frame = memberFrame(frames(payload), () => 'c');
-    expect(JSON.parse(frame.data)).toEqual({ event: 'e', channel: 'c', data: 'plain text' });
+    expect(JSON.parse(frame.data.toString())).toEqual({
+      event: 'e',
+      channel: 'c',
+      data: 'plain text',
+    });
   });
 });

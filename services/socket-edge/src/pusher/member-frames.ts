@@ -7,8 +7,16 @@ interface PusherView {
   channel: string | undefined;
   /** The data string, with `"herald_id":"<id>",` spliced in when it is a JSON object. */
   data: string;
-  /** Built frames by channel: an event goes to every socket of the recipient, most on one channel. */
-  frames: Map<string, { data: string; bytes: number }>;
+  /** The first frame built, and its channel: most events go out on one channel only. */
+  first: { channel: string; frame: MemberFrame } | undefined;
+  /** Frames built on other channels, by channel. */
+  more: Map<string, MemberFrame> | undefined;
+}
+
+/** A frame's bytes as ws sends them (encoded once, here), and their count. */
+export interface MemberFrame {
+  data: Buffer;
+  bytes: number;
 }
 
 /** Each event's view, built once however many Pusher sockets it goes to. */
@@ -26,18 +34,25 @@ const decoder = new TextDecoder();
 export function memberFrame(
   frames: EventFrames,
   channelOf: (envelopeChannel: string | undefined) => string,
-): { data: string; bytes: number } {
+): MemberFrame {
   let view = views.get(frames);
   if (!view) {
     view = viewOf(frames);
     views.set(frames, view);
   }
   const channel = channelOf(view.channel);
-  let frame = view.frames.get(channel);
+  const { first } = view;
+  if (first?.channel === channel) return first.frame;
+  let frame = view.more?.get(channel);
   if (!frame) {
-    const data = JSON.stringify({ event: view.event, channel, data: view.data });
-    frame = { data, bytes: Buffer.byteLength(data) };
-    view.frames.set(channel, frame);
+    // Encoded here, once: ws would encode a string again for every send.
+    const data = Buffer.from(JSON.stringify({ event: view.event, channel, data: view.data }));
+    frame = { data, bytes: data.byteLength };
+    if (!first) view.first = { channel, frame };
+    else {
+      view.more ??= new Map();
+      view.more.set(channel, frame);
+    }
   }
   return frame;
 }
@@ -51,13 +66,15 @@ function viewOf(frames: EventFrames): PusherView {
         event: envelope.event,
         channel: envelope.channel,
         data: withHeraldId(envelope.data, id),
-        frames: new Map(),
+        first: undefined,
+        more: undefined,
       }
     : {
         event: HERALD_PUSHER_EVENT,
         channel: undefined,
         data: withHeraldId(text, id),
-        frames: new Map(),
+        first: undefined,
+        more: undefined,
       };
 }
 

@@ -4,9 +4,9 @@ import type { RecipientSession } from '../session/recipient-session.js';
 import { EdgeSocket } from '../socket/edge-socket.js';
 import type { EventFrames } from '../socket/framing.js';
 import type { SocketWire } from '../socket/socket-wire.js';
-import { memberFrame } from './member-frames.js';
+import { type MemberFrame, memberFrame } from './member-frames.js';
 import type { PusherContext } from './pusher-context.js';
-import { PING_FRAME, PusherClose, pusherCloseOf } from './pusher-frames.js';
+import { PING_BYTES, PusherClose, pusherCloseOf } from './pusher-frames.js';
 
 /** What a membership needs of its Pusher socket (pusher-socket.ts), which owns the WebSocket. */
 export interface MemberOwner {
@@ -16,7 +16,7 @@ export interface MemberOwner {
   readonly origin: string | undefined;
   readonly app: { readonly app_id: string };
   readonly open: boolean;
-  send(frame: string): void;
+  send(frame: string | Buffer): void;
   refuse(code: number, message: string): void;
   channelFor(envelopeChannel: string | undefined, member: Membership): string;
 }
@@ -109,12 +109,12 @@ export class Membership implements SocketWire {
     this.#socket?.proofAnswered();
   }
 
-  frame(frames: EventFrames): { data: string; bytes: number } {
+  frame(frames: EventFrames): MemberFrame {
     return memberFrame(frames, (channel) => this.#owner.channelFor(channel, this));
   }
 
   sendProofPing(): void {
-    this.#owner.send(PING_FRAME);
+    this.#owner.send(PING_BYTES);
   }
 
   fail(err: HeraldError): void {

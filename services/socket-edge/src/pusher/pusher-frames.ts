@@ -53,6 +53,26 @@ export function pusherCloseOf(err: HeraldError): number {
 export const PING_FRAME = '{"event":"pusher:ping","data":{}}';
 export const PONG_FRAME = '{"event":"pusher:pong","data":{}}';
 
+/**
+ * The ping frame's bytes, made once: the proof ping follows every tick's events to a member
+ * socket, and a string would be encoded again by ws for each.
+ */
+export const PING_BYTES = Buffer.from(PING_FRAME);
+const PONG_BYTES = Buffer.from(PONG_FRAME);
+const CLIENT_PING_BYTES = Buffer.from(PING_FRAME);
+
+/**
+ * The client's `pusher:pong` or `pusher:ping` exactly as pusher-js writes them, told from the
+ * bytes without a decode or a JSON parse (a pong answers every proof ping); any other spelling
+ * (spaces, another key order) is undefined here and goes through {@link readPusherFrame}.
+ */
+export function exactPingPong(raw: RawData, isBinary: boolean): 'pong' | 'ping' | undefined {
+  if (isBinary || !Buffer.isBuffer(raw) || raw.length !== PONG_BYTES.length) return undefined;
+  if (raw.equals(PONG_BYTES)) return 'pong';
+  if (raw.equals(CLIENT_PING_BYTES)) return 'ping';
+  return undefined;
+}
+
 export function connectionEstablished(socketId: string, activityTimeoutS: number): string {
   const data = JSON.stringify({ socket_id: socketId, activity_timeout: activityTimeoutS });
   return JSON.stringify({ event: 'pusher:connection_established', data });

@@ -98,8 +98,9 @@ export class PusherSocket implements ChannelMember, Heartbeating, MemberOwner {
     }
   }
 
-  send(frame: string): void {
-    if (this.ws.readyState === WebSocket.OPEN) this.ws.send(frame);
+  /** A text frame (a Buffer is sent as text too: its bytes are a frame's UTF-8). */
+  send(frame: string | Buffer): void {
+    if (this.ws.readyState === WebSocket.OPEN) this.ws.send(frame, { binary: false });
   }
 
   /** `pusher:error` with the code and message, then the close with that code. */
