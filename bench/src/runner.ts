@@ -118,7 +118,14 @@ export async function runBench(
           CONNECT_RATE_PER_S: '0',
           ...config.edgeEnv,
         },
-        'ingress-api': config.ingressEnv,
+        'ingress-api': {
+          // Figure 10 stores a copy for every member of its offline topics, run after run (up to
+          // BENCH_TOPIC_MEMBERS each): above QUEUE_MAX_RECIPIENTS' default (50,000) the queue
+          // would refuse the copies of new recipients (507, status failed), and the figure would
+          // measure the ceiling instead of the fan-out.
+          QUEUE_MAX_RECIPIENTS: String(10_000_000),
+          ...config.ingressEnv,
+        },
         status: {
           // As deployed: webhook secrets are sealed with a key of the status service's own.
           WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),

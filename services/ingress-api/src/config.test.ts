@@ -244,6 +244,18 @@ describe('loadConfig', () => {
     );
   });
 
+  it('paces the fan-out at 1000 copies/s by default, 0 (no pace) to 1000000, naming the variable past either edge', () => {
+    expect(load({}).FANOUT_COPIES_PER_S).toBe(1000);
+    expect(load({ FANOUT_COPIES_PER_S: '0' }).FANOUT_COPIES_PER_S).toBe(0);
+    expect(load({ FANOUT_COPIES_PER_S: '1000000' }).FANOUT_COPIES_PER_S).toBe(1_000_000);
+    expect(problems({ ...base, FANOUT_COPIES_PER_S: '-1' })).toContain(
+      'FANOUT_COPIES_PER_S ("-1")',
+    );
+    expect(problems({ ...base, FANOUT_COPIES_PER_S: '1000001' })).toContain(
+      'FANOUT_COPIES_PER_S ("1000001")',
+    );
+  });
+
   it('bounds LIVE_PROOF_WAIT_MS at 10 ms and 60 s', () => {
     expect(load({ LIVE_PROOF_WAIT_MS: '10' }).LIVE_PROOF_WAIT_MS).toBe(10);
     expect(load({ LIVE_PROOF_WAIT_MS: '60000' }).LIVE_PROOF_WAIT_MS).toBe(60_000);

@@ -194,6 +194,12 @@ export const Env = CommonEnv.extend({
   /** Copies of one chunk in flight at once (each a direct dispatch's deliver step). Default 16. */
   FANOUT_COPY_CONCURRENCY: envInt(16, 1, 1024),
   /**
+   * Most copies a second this instance's fan-out places (live or queued), over all its workers:
+   * the share of the core a topic leaves to direct dispatch (topics/fanout-pacer.ts; figure 10
+   * measures /notify's p99 during a 100,000-member fan-out). 0 = no pace. Default 1000.
+   */
+  FANOUT_COPIES_PER_S: envInt(1000, 0, 1_000_000),
+  /**
    * How a chunk's copies are pushed live: `grouped` asks every edge once which of the chunk's
    * members it holds and sends each holding edge their copies in one message, every copy's proof
    * awaited at once (the window of copies awaiting a socket's proof is the chunk,

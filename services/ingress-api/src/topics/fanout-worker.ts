@@ -8,6 +8,7 @@ import type { Deliver } from '../deliver.js';
 import type { LiveOutcome } from '../live-push.js';
 import type { Outcome } from '../outcome.js';
 import { copyIdOf } from './copy-id.js';
+import { FanoutPacer } from './fanout-pacer.js';
 
 export interface FanoutWorkerDeps {
   js: JetStreamClient;
@@ -19,7 +20,10 @@ export interface FanoutWorkerDeps {
    * copy's proof awaited at once; absent, each copy's deliver step pushes it on its own.
    */
   pushLiveBatch?: PushLiveBatch | undefined;
-  config: Pick<IngressConfig, 'FANOUT_WORKERS' | 'FANOUT_COPY_CONCURRENCY' | 'FANOUT_ACK_WAIT_MS'>;
+  config: Pick<
+    IngressConfig,
+    'FANOUT_WORKERS' | 'FANOUT_COPY_CONCURRENCY' | 'FANOUT_ACK_WAIT_MS' | 'FANOUT_COPIES_PER_S'
+  >;
   logger: Logger;
   /** Counts each chunk's end and each copy's outcome. */
   onChunk?: (result: 'acked' | 'retried' | 'dropped', copies: number) => void;
@@ -45,20 +49,22 @@ const RETRY_DELAY_MS = 1000;
  * chunk to come back, and the derived ids make the copies it already placed duplicates that
  * JetStream's window drops. While it works the chunk's ack deadline is pushed on, so only a
  * worker that is gone (killed, cut off) lets it go to another after FANOUT_ACK_WAIT_MS.
- * The two knobs bound what a fan-out takes from direct dispatch on this instance: at most
- * FANOUT_WORKERS × FANOUT_COPY_CONCURRENCY copies in flight.
+ * Three knobs bound what a fan-out takes from direct dispatch on this instance: at most
+ * FANOUT_WORKERS × FANOUT_COPY_CONCURRENCY copies in flight, and FANOUT_COPIES_PER_S a second
+ * over all of them (one pacer per instance).
  */
 export async function startFanoutWorkers(deps: FanoutWorkerDeps): Promise<FanoutWorkers> {
   let stopping = false;
   if (deps.config.FANOUT_WORKERS === 0) return { stop: async () => undefined };
   const consumer = await deps.js.consumers.get(FANOUT_STREAM, FANOUT_CONSUMER);
+  const pacer = new FanoutPacer(deps.config.FANOUT_COPIES_PER_S);
   const loops: Promise<void>[] = [];
   for (let i = 0; i < deps.config.FANOUT_WORKERS; i++) {
     loops.push(
       (async () => {
         while (!stopping) {
           const msg = await pull(consumer, deps.logger);
-          if (msg) await work(deps, msg);
+          if (msg) await work(deps, pacer, msg);
           else if (!stopping) await pause(100);
         }
       })(),
@@ -82,7 +88,7 @@ async function pull(consumer: Consumer, logger: Logger): Promise<JsMsg | null> {
   }
 }
 
-async function work(deps: FanoutWorkerDeps, msg: JsMsg): Promise<void> {
+async function work(deps: FanoutWorkerDeps, pacer: FanoutPacer, msg: JsMsg): Promise<void> {
   const parsed = FanoutItem.safeParse(safeJson(msg.data));
   if (!parsed.success) {
     // Not one ingress wrote: nothing can deliver it, and it must not block the queue.
@@ -103,8 +109,11 @@ async function work(deps: FanoutWorkerDeps, msg: JsMsg): Promise<void> {
     // Grouped: the chunk's live copies go out at once and their proofs come back together; a copy
     // no socket proved is queued below by its deliver step, as a single dispatch's. Inbox keys'
     // copies are kept before they are pushed, so their deliver step pushes each.
+    const grouped = deps.pushLiveBatch !== undefined && !item.key.inbox_days;
+    // A grouped chunk's live push goes at once: its copies take their share of the pace first.
+    if (grouped) await pacer.take(recipients.length);
     const live: (LiveOutcome | undefined)[] =
-      deps.pushLiveBatch && !item.key.inbox_days
+      grouped && deps.pushLiveBatch
         ? await deps.pushLiveBatch(
             account,
             recipients.map(
@@ -122,6 +131,7 @@ async function work(deps: FanoutWorkerDeps, msg: JsMsg): Promise<void> {
     await eachLimited(recipients.keys(), deps.config.FANOUT_COPY_CONCURRENCY, async (i) => {
       const recipient = recipients[i] as string;
       const id = ids[i] as string;
+      if (!grouped) await pacer.take();
       const outcome: Outcome = await deps.deliver(
         { key: item.key, account, recipient, payload, push: item.push, topic },
         id,
