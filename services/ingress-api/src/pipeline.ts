@@ -192,7 +192,14 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       refusalLimits(config),
       { now, onDrop: () => deps.metrics.refusalsDropped?.inc() },
     ),
-    attributeBadRequest: createBadRequestAttribution(deps.verifier),
+    attributeBadRequest: createBadRequestAttribution(deps.verifier, () => {
+      try {
+        refuseWhileDown(deps.link);
+        return false;
+      } catch {
+        return true;
+      }
+    }),
     logger,
     now,
   };

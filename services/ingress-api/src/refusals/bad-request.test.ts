@@ -39,4 +39,28 @@ describe('a bad request attributed to the key its body names', () => {
     // Only the well-formed key was looked up; the others cost no verification.
     expect(asked).toEqual([`hk_test_${'b'.repeat(43)}`]);
   });
+
+  it('does not hold the 400 for a verification while NATS is down, nor past its bound', async () => {
+    let verifications = 0;
+    const down = createBadRequestAttribution(
+      {
+        verify: async () => {
+          verifications++;
+          return verified;
+        },
+      },
+      () => true,
+    );
+    const whileDown = bad();
+    await down(whileDown, body({ api_key: KEY }));
+    expect(refusedKeyOf(whileDown)).toBeUndefined();
+    expect(verifications).toBe(0);
+
+    // A verification that never answers: the 400 still goes (after the bound), unattributed;
+    // without the bound this would hang until the test's timeout.
+    const hung = createBadRequestAttribution({ verify: () => new Promise<VerifiedKey>(() => {}) });
+    const slow = bad();
+    await hung(slow, body({ api_key: KEY }));
+    expect(refusedKeyOf(slow)).toBeUndefined();
+  });
 });
