@@ -64,9 +64,23 @@ export function DebugConsole() {
   // Apart: sending a test event must not hide why the listener was refused.
   const [listenerError, setListenerError] = useState('');
   const [error, setError] = useState('');
-  // Whether the user typed a key yet: the list's default pick must not replace it.
+  // Whether the user took the key field (focused it, or typed or pasted a key): the list's default
+  // pick, arriving later, must not replace it. Replacing it under the cursor also lost the
+  // selection, so a paste then appended the key to the picked one.
   const typed = useRef(false);
+  // The field's value for the list's callback, which would otherwise see the first render's.
+  const typedValue = useRef('');
   const herald = useRef<{ h: Herald; sub: Subscription<unknown> } | undefined>(undefined);
+
+  /** Names a typed key in the picker when it is one of `listed`, and keeps its value in the tab. */
+  const showListed = useCallback((listed: Key[], value: string) => {
+    const k = listed.find((l) => l.key_prefix === prefixOf(value.trim()));
+    setChosen(k?.key_prefix ?? PASTED);
+    if (k) {
+      setClient(k.client);
+      rememberKey(value);
+    }
+  }, []);
 
   const choose = useCallback((k: Key | undefined) => {
     setChosen(k?.key_prefix ?? PASTED);
@@ -85,13 +99,15 @@ export function DebugConsole() {
         const offered = all.filter((k) => usable(k, Date.now()));
         setKeys(offered);
         const here = offered.filter((k) => triableHere(k, location.origin));
-        // A key typed or pasted before the list came wins over the page's own pick.
+        // A key typed or pasted before the list came wins over the page's own pick, and is
+        // named in the picker when it is one of the account's.
         if (!typed.current) choose(here.find((k) => recallKey(k.key_prefix)) ?? here[0]);
+        else showListed(offered, typedValue.current);
       },
       (err) => setError(errorText(err)),
     );
     return () => herald.current?.h.disconnect();
-  }, [choose]);
+  }, [choose, showListed]);
 
   /** Another key or recipient: the last one's listener, answer and errors go. */
   const startOver = () => {
@@ -105,14 +121,10 @@ export function DebugConsole() {
 
   const typeKey = (value: string) => {
     typed.current = true;
+    typedValue.current = value;
     startOver();
     setApiKey(value);
-    const listed = keys.find((k) => k.key_prefix === prefixOf(value.trim()));
-    setChosen(listed?.key_prefix ?? PASTED);
-    if (listed) {
-      setClient(listed.client);
-      rememberKey(value);
-    }
+    showListed(keys, value);
   };
   const picked = keys.find((k) => k.key_prefix === chosen);
 
@@ -190,6 +202,10 @@ export function DebugConsole() {
             type="password"
             value={apiKey}
             onChange={(e) => typeKey(e.target.value)}
+            onFocus={() => {
+              typed.current = true;
+              typedValue.current = apiKey;
+            }}
             required
             autoComplete="off"
             placeholder={picked ? `${picked.key_prefix}…` : 'hk_test_…'}

@@ -122,6 +122,37 @@ describe('the debug console, in headless Chromium', () => {
   );
 
   it(
+    'never replaces a key field the user took before the key list came (a paste then appended to the pick)',
+    async () => {
+      // The real answer to the key list, held until the field has the cursor.
+      let release = () => {};
+      const held = new Promise<void>((r) => {
+        release = r;
+      });
+      await page.route('**/v1/keys', async (route) => {
+        await held;
+        await route.continue();
+      });
+      try {
+        await page.reload();
+        await page.getByLabel(KEY_INPUT).focus();
+        release();
+        const picker = page.getByLabel('Key to try');
+        await until(async () => expect(await picker.locator('option').count()).toBe(2));
+        expect(await page.getByLabel(KEY_INPUT).inputValue()).toBe('');
+        await page.getByLabel(KEY_INPUT).fill(testKey);
+        expect(await page.getByLabel(KEY_INPUT).inputValue()).toBe(testKey);
+        // Typed or pasted, a listed key is still named in the picker.
+        expect(await picker.inputValue()).toBe(testKey.slice(0, 12));
+      } finally {
+        release();
+        await page.unroute('**/v1/keys');
+      }
+    },
+    UI_TIMEOUT,
+  );
+
+  it(
     'never offers a revoked key, and tells a dashboard user what to do with one',
     async () => {
       const me = await accountOf(page);

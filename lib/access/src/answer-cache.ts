@@ -49,7 +49,6 @@ export class AnswerCache<V> {
     this.#opts = opts;
   }
 
-  /** The cached answer about `id`, or auth's (one question shared by every caller meanwhile). */
   /**
    * The cached answer when it has not expired (starting its refresh ahead, as `get` does), with
    * no promise; undefined when `get` would ask.
@@ -63,6 +62,7 @@ export class AnswerCache<V> {
     return cached.answer;
   }
 
+  /** The cached answer about `id`, or auth's (one question shared by every caller meanwhile). */
   async get(id: string): Promise<Answer<V>> {
     const now = Date.now();
     const cached = this.#cache.get(id) ?? this.#negative.get(id);
