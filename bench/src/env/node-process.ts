@@ -1,6 +1,6 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import https from 'node:https';
-import { REPO_ROOT } from '@herald/testkit';
+import { REPO_ROOT, spawnTied } from '@herald/testkit';
 
 export { REPO_ROOT };
 
@@ -80,11 +80,13 @@ export interface ServerProcessOptions {
 
 /**
  * Runs any server the bench measures (a Node service, Centrifugo, redis-server) as a child process
- * and resolves once it is ready; on failure it is killed and the error carries its last output.
+ * tied to the bench's life (the kit's `spawnTied`: a bench stopped by a signal or an uncaught
+ * error leaves no server running), and resolves once it is ready; on failure it is killed and the
+ * error carries its last output.
  */
 export async function startServerProcess(opts: ServerProcessOptions): Promise<NodeProcess> {
   const [cmd, ...args] = opts.argv as [string, ...string[]];
-  const proc: ChildProcess = spawn(cmd, args, {
+  const proc: ChildProcess = spawnTied(cmd, args, {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],

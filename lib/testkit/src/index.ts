@@ -47,6 +47,7 @@ export {
   tenants,
 } from './tenants.js';
 export { TEST_PLANS } from './test-plans.js';
+export { PARENT_DEATH_SIGNAL, spawnTied } from './tied-spawn.js';
 export {
   type WebhookArrival,
   WebhookReceiver,
