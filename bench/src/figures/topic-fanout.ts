@@ -95,7 +95,8 @@ export async function storedMessages(ctx: BenchContext): Promise<number> {
 /**
  * One event to the offline topic: from the POST until the queue streams hold one more message per
  * member (or the settle bound), Herald's CPU metered over the same span. `extraStored()`: messages
- * others stored meanwhile (direct events answered 202), left out of the copies' count.
+ * others stored meanwhile (direct events answered 202), left out of the copies' count. `pollMs`:
+ * how often the partition streams are read (one request per stream).
  */
 export async function offlineFanout(
   ctx: BenchContext,
@@ -103,6 +104,7 @@ export async function offlineFanout(
   members: number,
   seq: number,
   extraStored: () => number = () => 0,
+  pollMs = POLL_MS,
 ): Promise<FanoutRun> {
   const before = await storedMessages(ctx);
   let stored = 0;
@@ -119,7 +121,7 @@ export async function offlineFanout(
         lastAt = performance.now();
       }
       if (stored >= members) return;
-      await new Promise((r) => setTimeout(r, POLL_MS));
+      await new Promise((r) => setTimeout(r, pollMs));
     }
   });
   return {
