@@ -244,6 +244,16 @@ describe('loadConfig', () => {
     );
   });
 
+  it("groups a chunk's live copies 50 at a time by default, 1 to 10000, naming the variable past either edge", () => {
+    expect(load({}).FANOUT_LIVE_GROUP).toBe(50);
+    expect(load({ FANOUT_LIVE_GROUP: '1' }).FANOUT_LIVE_GROUP).toBe(1);
+    expect(load({ FANOUT_LIVE_GROUP: '10000' }).FANOUT_LIVE_GROUP).toBe(10_000);
+    expect(problems({ ...base, FANOUT_LIVE_GROUP: '0' })).toContain('FANOUT_LIVE_GROUP ("0")');
+    expect(problems({ ...base, FANOUT_LIVE_GROUP: '10001' })).toContain(
+      'FANOUT_LIVE_GROUP ("10001")',
+    );
+  });
+
   it('paces the fan-out at 1000 copies/s by default, 0 (no pace) to 1000000, naming the variable past either edge', () => {
     expect(load({}).FANOUT_COPIES_PER_S).toBe(1000);
     expect(load({ FANOUT_COPIES_PER_S: '0' }).FANOUT_COPIES_PER_S).toBe(0);

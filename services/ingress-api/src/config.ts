@@ -200,16 +200,22 @@ export const Env = CommonEnv.extend({
    */
   FANOUT_COPIES_PER_S: envInt(1000, 0, 1_000_000),
   /**
-   * How a chunk's copies are pushed live: `grouped` asks every edge once which of the chunk's
-   * members it holds and sends each holding edge their copies in one message, every copy's proof
-   * awaited at once (the window of copies awaiting a socket's proof is the chunk,
-   * FANOUT_CHUNK_SIZE); `per_copy` pushes each copy on its own, FANOUT_COPY_CONCURRENCY at once, as
+   * How a chunk's copies are pushed live: `grouped` asks every edge once per group of the chunk
+   * (FANOUT_LIVE_GROUP) which of its members it holds and sends each holding edge their copies in one message, every copy's proof
+   * awaited at once (the window of copies awaiting a socket's proof is a group of the chunk,
+   * FANOUT_LIVE_GROUP); `per_copy` pushes each copy on its own, FANOUT_COPY_CONCURRENCY at once, as
    * a single dispatch does. Either way a copy no socket proved is queued. Inbox keys' copies go
    * per copy (each is kept before it is pushed). Default grouped.
    */
   FANOUT_LIVE: z
     .enum(['grouped', 'per_copy'], { error: 'must be grouped or per_copy' })
     .default('grouped'),
+  /**
+   * With FANOUT_LIVE=grouped, the copies of a chunk pushed live in one message to each holding
+   * edge; the next group goes once this one's copies are placed, each at the pace
+   * (FANOUT_COPIES_PER_S). Default 50.
+   */
+  FANOUT_LIVE_GROUP: envInt(50, 1, 10_000),
   /**
    * How long a chunk may go unacked before JetStream gives it to another worker (a killed
    * instance's chunk is redelivered after this), ms; a live worker extends it while it works.

@@ -16,13 +16,18 @@ export interface FanoutWorkerDeps {
   deliver: Deliver;
   topics: Pick<TopicClient, 'chunk'>;
   /**
-   * FANOUT_LIVE=grouped: a chunk's live push in two messages (the batch's, live-batch.ts), every
-   * copy's proof awaited at once; absent, each copy's deliver step pushes it on its own.
+   * FANOUT_LIVE=grouped: the live push of each FANOUT_LIVE_GROUP copies of a chunk in two messages
+   * (the batch's, live-batch.ts), every copy's proof awaited at once; absent, each copy's deliver
+   * step pushes it on its own.
    */
   pushLiveBatch?: PushLiveBatch | undefined;
   config: Pick<
     IngressConfig,
-    'FANOUT_WORKERS' | 'FANOUT_COPY_CONCURRENCY' | 'FANOUT_ACK_WAIT_MS' | 'FANOUT_COPIES_PER_S'
+    | 'FANOUT_WORKERS'
+    | 'FANOUT_COPY_CONCURRENCY'
+    | 'FANOUT_ACK_WAIT_MS'
+    | 'FANOUT_COPIES_PER_S'
+    | 'FANOUT_LIVE_GROUP'
   >;
   logger: Logger;
   /** Counts each chunk's end and each copy's outcome. */
@@ -105,41 +110,52 @@ async function work(deps: FanoutWorkerDeps, pacer: FanoutPacer, msg: JsMsg): Pro
     const { recipients } = await deps.topics.chunk(account, item.id, item.chunk);
     const payload = Buffer.from(item.payload_json, 'utf8');
     const topic = { name: item.topic, id: item.id };
-    const ids = recipients.map((recipient) => copyIdOf(item.id, recipient));
-    // Grouped: the chunk's live copies go out at once and their proofs come back together; a copy
+    // Grouped: a group's live copies go out at once and their proofs come back together; a copy
     // no socket proved is queued below by its deliver step, as a single dispatch's. Inbox keys'
     // copies are kept before they are pushed, so their deliver step pushes each.
     const grouped = deps.pushLiveBatch !== undefined && !item.key.inbox_days;
-    // A grouped chunk's live push goes at once: its copies take their share of the pace first.
-    if (grouped) await pacer.take(recipients.length);
-    const live: (LiveOutcome | undefined)[] =
-      grouped && deps.pushLiveBatch
-        ? await deps.pushLiveBatch(
-            account,
-            recipients.map(
-              (recipient, i): LiveBatchItem => ({
-                recipient,
-                id: ids[i] as string,
-                ts: item.ts,
-                payload,
-                topic: item.topic,
-              }),
-            ),
-          )
-        : [];
+    const group = grouped ? deps.config.FANOUT_LIVE_GROUP : recipients.length;
     let failed = 0;
-    await eachLimited(recipients.keys(), deps.config.FANOUT_COPY_CONCURRENCY, async (i) => {
-      const recipient = recipients[i] as string;
-      const id = ids[i] as string;
-      if (!grouped) await pacer.take();
-      const outcome: Outcome = await deps.deliver(
-        { key: item.key, account, recipient, payload, push: item.push, topic },
-        id,
-        id,
-        { ts: item.ts, live: live[i] },
-      );
-      if (outcome.kind === 'failed') failed++;
-    });
+    // Group by group, each copy paced: the pace spaces the copies' placing (the costly part, a
+    // stored copy's write), not only the chunks, so a chunk never goes as one burst that
+    // saturates the core direct events share (figure 10).
+    for (let start = 0; start < recipients.length; start += group) {
+      const members = recipients.slice(start, start + group);
+      const ids = members.map((recipient) => copyIdOf(item.id, recipient));
+      const live: (LiveOutcome | undefined)[] =
+        grouped && deps.pushLiveBatch
+          ? await deps.pushLiveBatch(
+              account,
+              members.map(
+                (recipient, i): LiveBatchItem => ({
+                  recipient,
+                  id: ids[i] as string,
+                  ts: item.ts,
+                  payload,
+                  topic: item.topic,
+                }),
+              ),
+            )
+          : [];
+      await eachLimited(members.keys(), deps.config.FANOUT_COPY_CONCURRENCY, async (i) => {
+        const id = ids[i] as string;
+        await pacer.take();
+        const outcome: Outcome = await deps.deliver(
+          {
+            key: item.key,
+            account,
+            recipient: members[i] as string,
+            payload,
+            push: item.push,
+            topic,
+          },
+          id,
+          id,
+          { ts: item.ts, live: live[i] },
+        );
+        if (outcome.kind === 'failed') failed++;
+      });
+    }
     if (failed > 0) {
       deps.logger.warn(
         { id: item.id, chunk: item.chunk, failed },
