@@ -168,8 +168,11 @@ describe('the Pusher apps page, in headless Chromium', () => {
 
       // The delivery page maps a Pusher user id of the app to its recipient, and finds its events.
       await page.getByRole('link', { name: 'Delivery status' }).click();
-      await page.getByLabel('Pusher app').selectOption(appId);
-      await page.getByLabel('Pusher user id').fill('42');
+      // Within the page navigated to: until it renders, the Pusher page's region and form also
+      // match 'Pusher app' (CI once failed there on a strict-mode violation).
+      const delivery = page.getByRole('region', { name: 'Delivery status' });
+      await delivery.getByLabel('Pusher app').selectOption(appId);
+      await delivery.getByLabel('Pusher user id').fill('42');
       await page.getByRole('button', { name: 'Look up user' }).click();
       // In "any" mode every id maps to a recipient.
       const expected = pusherRecipient(appId, '42', 'any') ?? '';
@@ -209,13 +212,19 @@ describe('the Pusher apps page, in headless Chromium', () => {
     'an app of UUID user ids refuses a user id that is not one, naming the field',
     async () => {
       await page.getByRole('link', { name: 'Pusher apps' }).click();
-      await page.getByLabel('Bound key').selectOption(keyId);
+      await page
+        .getByRole('region', { name: 'Pusher apps' })
+        .getByLabel('Bound key')
+        .selectOption(keyId);
       await page.getByRole('button', { name: 'Create app' }).click();
       await until(async () => expect(await secretShown()).toMatch(/^[0-9a-f]{40}$/));
       await page.getByRole('button', { name: 'I have saved it' }).click();
 
       await page.getByRole('link', { name: 'Delivery status' }).click();
-      await page.getByLabel('Pusher user id').fill('42');
+      await page
+        .getByRole('region', { name: 'Delivery status' })
+        .getByLabel('Pusher user id')
+        .fill('42');
       await page.getByRole('button', { name: 'Look up user' }).click();
       await until(async () =>
         expect(
